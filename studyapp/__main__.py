@@ -1,0 +1,5 @@
+"""Allow `python -m studyapp`."""
+
+from studyapp.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""The `studyapp` command line: global options, subcommand dispatch, error reporting.
+
+Each module in `studyapp.commands` registers its subcommands; handlers import heavy modules
+lazily so `studyapp --help` and the TUI start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from studyapp import __version__
+from studyapp.errors import UserError
+
+COMMAND_MODULES = (
+    "studyapp.commands.notes",
+)
+
+
+def _global_options() -> argparse.ArgumentParser:
+    """Options accepted before or after any subcommand (`studyapp --vault V due` == `studyapp due --vault V`)."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("global options")
+    group.add_argument("--vault", metavar="DIR", default=argparse.SUPPRESS,
+                       help="notes vault (default: configured vault, else <data dir>/vault seeded with the starter deck)")
+    group.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS,
+                       help="database, cache, config and drill workspace (default: $STUDYAPP_DATA_DIR or the platform data dir)")
+    group.add_argument("--now", metavar="ISO-DATETIME", default=argparse.SUPPRESS,
+                       help="freeze the clock at this instant, e.g. 2026-11-22 or 2026-11-22T09:30 (default: real time)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _global_options()
+    parser = argparse.ArgumentParser(
+        prog="studyapp",
+        description="Review your markdown interview notes with FSRS and practise graded PyTorch drills. "
+        "With no command, opens the terminal app.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"studyapp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    try:
+        from studyapp.context import build_context
+
+        ctx = build_context(
+            vault=getattr(args, "vault", None),
+            data_dir=getattr(args, "data_dir", None),
+            now=getattr(args, "now", None),
+        )
+        if handler is None:
+            from studyapp.commands import open_app
+
+            return open_app(ctx)
+        return int(handler(args, ctx) or 0)
+    except UserError as exc:
+        print(f"studyapp: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except ValueError as exc:  # bad --now, bad config
+        print(f"studyapp: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `studyapp due | head`
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

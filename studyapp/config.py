@@ -1,0 +1,68 @@
+"""Typed settings read from `config.toml` in the data dir; every key is optional."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(ValueError):
+    """The config file exists but cannot be used; the message says where and why."""
+
+
+@dataclass
+class Settings:
+    """What a user can configure. Defaults follow Anki's where Anki has one."""
+
+    vault: str | None = None
+    """Folder of the notes vault; unset means the default vault in the data dir."""
+    desired_retention: float = 0.9
+    """Probability of recall FSRS aims for at each review."""
+    maximum_interval: int = 36500
+    """Longest interval FSRS may schedule, in days."""
+    learning_steps_minutes: list[float] = field(default_factory=lambda: [1.0, 10.0])
+    """Steps of a new card before it graduates (an "again" returns it within the session)."""
+    relearning_steps_minutes: list[float] = field(default_factory=lambda: [10.0])
+    """Steps of a lapsed card before it returns to review."""
+    new_per_day: int = 20
+    """New notes introduced per day."""
+    reviews_per_day: int = 200
+    """Reviews shown per day."""
+    grader_timeout: float = 10.0
+    """Seconds a learner's submission may run before it is stopped."""
+    theme: str = "textual-dark"
+    """Textual theme of the TUI."""
+
+
+def load_settings(config_file: Path) -> Settings:
+    """Read settings; a missing file means defaults, a broken one raises ConfigError."""
+    try:
+        raw = config_file.read_bytes()
+    except FileNotFoundError:
+        return Settings()
+    try:
+        data = tomllib.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{config_file}: {exc}") from exc
+    known = {f.name: f for f in fields(Settings)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ConfigError(f"{config_file}: unknown setting(s): {', '.join(unknown)}")
+    settings = Settings()
+    for key, value in data.items():
+        default = getattr(settings, key)
+        expected = type(default) if default is not None else str
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, expected) or isinstance(value, bool) != isinstance(default, bool):
+            raise ConfigError(
+                f"{config_file}: {key} must be {expected.__name__}, got {value!r}"
+            )
+        setattr(settings, key, value)
+    return settings

@@ -1,0 +1,59 @@
+"""Everything one invocation needs: where files live, the settings, and the clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+
+from studyapp.config import Settings, load_settings
+from studyapp.paths import Paths, resolve_paths, seed_default_vault
+
+
+def parse_now(text: str) -> datetime:
+    """Parse `--now`: an ISO date or datetime; without an offset it means local time."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"--now: {text!r} is not an ISO date or datetime (e.g. 2026-11-22 or 2026-11-22T09:30)"
+        ) from None
+    if value.tzinfo is None:
+        value = value.astimezone()  # interpret as local time
+    return value
+
+
+@dataclass
+class Context:
+    """Paths, settings and a clock, built once per CLI call or app start."""
+
+    paths: Paths
+    settings: Settings
+    frozen_now: datetime | None = None
+    """Set by `--now`: the clock stands still at this instant."""
+
+    def now(self) -> datetime:
+        """The current instant, timezone-aware (UTC when the real clock is used)."""
+        return self.frozen_now or datetime.now(timezone.utc)
+
+    def today(self) -> date:
+        """The user's calendar day, in local time."""
+        return self.now().astimezone().date()
+
+    @property
+    def clock_is_frozen(self) -> bool:
+        return self.frozen_now is not None
+
+
+def build_context(
+    vault: str | None = None,
+    data_dir: str | None = None,
+    now: str | datetime | None = None,
+    seed: bool = True,
+) -> Context:
+    """Resolve paths and settings; seed the default vault from `cards/` on first use."""
+    paths = resolve_paths(vault, data_dir)
+    settings = load_settings(paths.config_file)
+    if seed:
+        seed_default_vault(paths)
+    frozen = parse_now(now) if isinstance(now, str) else now
+    return Context(paths=paths, settings=settings, frozen_now=frozen)

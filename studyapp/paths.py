@@ -1,0 +1,104 @@
+"""The one place that knows where studyapp's files live.
+
+Data dir: `--data-dir`, else `$STUDYAPP_DATA_DIR`, else the platform's user data dir.
+Vault: `--vault`, else `$STUDYAPP_VAULT`, else `vault` in the config file, else `<data dir>/vault`
+(seeded from the bundled starter deck on first use).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+APP_NAME = "studyapp"
+DATA_DIR_ENV = "STUDYAPP_DATA_DIR"
+VAULT_ENV = "STUDYAPP_VAULT"
+
+
+def _bundled(name: str) -> Path:
+    """A folder shipped with the app: inside the wheel, or at the top of a source checkout."""
+    package = Path(__file__).resolve().parent
+    installed = package / "_bundled" / name
+    return installed if installed.is_dir() else package.parent / name
+
+
+def cards_dir() -> Path:
+    """The bundled starter deck."""
+    return _bundled("cards")
+
+
+def kernels_dir() -> Path:
+    """The bundled reference kernels and drill specs (loaded by the grader worker only)."""
+    return _bundled("kernels")
+
+
+def default_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Resolved locations for one run of the app."""
+
+    data_dir: Path
+    """Where the database, caches, config and drill workspace live."""
+    vault_dir: Path
+    """The folder tree of markdown notes."""
+    vault_is_default: bool
+    """True when no vault was configured: the vault is `<data dir>/vault`, seeded from `cards/`."""
+
+    @property
+    def config_file(self) -> Path:
+        return self.data_dir / "config.toml"
+
+    @property
+    def database_file(self) -> Path:
+        """Review history and scheduler state (SQLite)."""
+        return self.data_dir / "studyapp.sqlite3"
+
+    @property
+    def cache_file(self) -> Path:
+        """Parsed-metadata cache; safe to delete at any time."""
+        return self.data_dir / "cache.sqlite3"
+
+    @property
+    def workspace_dir(self) -> Path:
+        """Where `studyapp start` writes drill starter files for the learner to edit."""
+        return self.data_dir / "workspace"
+
+
+def resolve_paths(
+    vault: str | os.PathLike | None = None,
+    data_dir: str | os.PathLike | None = None,
+    environ: dict[str, str] | None = None,
+) -> Paths:
+    """Apply the precedence rules above; reads the config file only to find a configured vault."""
+    env = os.environ if environ is None else environ
+    data = Path(data_dir or env.get(DATA_DIR_ENV) or default_data_dir()).expanduser()
+    chosen = vault or env.get(VAULT_ENV)
+    if not chosen:
+        from studyapp.config import load_settings
+
+        chosen = load_settings(data / "config.toml").vault
+    if chosen:
+        return Paths(data.resolve(), Path(chosen).expanduser().resolve(), False)
+    return Paths(data.resolve(), (data / "vault").resolve(), True)
+
+
+def seed_default_vault(paths: Paths) -> bool:
+    """Copy the starter deck into the default vault the first time it is needed.
+
+    Returns True when it seeded. A configured vault is never touched, nor is an existing one.
+    """
+    if not paths.vault_is_default or paths.vault_dir.exists():
+        return False
+    paths.vault_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = paths.vault_dir.with_name(paths.vault_dir.name + ".seeding")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(cards_dir(), tmp, ignore=shutil.ignore_patterns("README*", ".*"))
+    os.replace(tmp, paths.vault_dir)
+    return True

@@ -1,0 +1,108 @@
+"""The CLI skeleton, the paths module and settings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timezone
+from pathlib import Path
+
+import pytest
+
+from studyapp import __version__
+from studyapp.cli import main
+from studyapp.config import ConfigError, load_settings
+from studyapp.context import build_context, parse_now
+from studyapp.paths import cards_dir, kernels_dir, resolve_paths
+
+
+def test_version_and_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert __version__ in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for option in ("--vault", "--data-dir", "--now"):
+        assert option in out
+
+
+def test_global_options_work_after_the_subcommand_too():
+    from studyapp.cli import build_parser
+
+    parser = build_parser()
+    before = parser.parse_args(["--vault", "V", "due"])
+    after = parser.parse_args(["due", "--vault", "V"])
+    assert before.vault == after.vault == "V"
+
+
+def test_data_dir_precedence(tmp_path, monkeypatch):
+    monkeypatch.setenv("STUDYAPP_DATA_DIR", str(tmp_path / "env"))
+    assert resolve_paths().data_dir == (tmp_path / "env").resolve()
+    assert resolve_paths(data_dir=tmp_path / "flag").data_dir == (tmp_path / "flag").resolve()
+
+
+def test_vault_precedence(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    default = resolve_paths(data_dir=data)
+    assert default.vault_is_default and default.vault_dir == (data / "vault").resolve()
+    (data / "config.toml").write_text(f"vault = '{tmp_path / 'configured'}'\n")
+    assert resolve_paths(data_dir=data).vault_dir == (tmp_path / "configured").resolve()
+    flagged = resolve_paths(vault=tmp_path / "flag", data_dir=data)
+    assert flagged.vault_dir == (tmp_path / "flag").resolve() and not flagged.vault_is_default
+
+
+def test_default_vault_is_seeded_once_from_the_starter_deck(tmp_path):
+    ctx = build_context(data_dir=str(tmp_path))
+    vault = ctx.paths.vault_dir
+    bundled = sorted(p.relative_to(cards_dir()) for p in cards_dir().rglob("*.md"))
+    assert sorted(p.relative_to(vault) for p in vault.rglob("*.md")) == bundled
+    (vault / "mine.md").write_text("# my own note\n")
+    build_context(data_dir=str(tmp_path))
+    assert (vault / "mine.md").exists(), "an existing default vault must never be re-seeded"
+
+
+def test_configured_vault_is_never_seeded(tmp_path):
+    ctx = build_context(vault=str(tmp_path / "v"), data_dir=str(tmp_path / "d"))
+    assert not ctx.paths.vault_dir.exists()
+
+
+def test_bundled_folders_exist():
+    assert cards_dir().is_dir()
+    assert (kernels_dir() / "__init__.py").is_file()
+
+
+def test_parse_now():
+    assert parse_now("2026-11-22T09:30:00+00:00").tzinfo == timezone.utc
+    assert parse_now("2026-11-22").tzinfo is not None
+    with pytest.raises(ValueError, match="--now"):
+        parse_now("yesterday")
+
+
+def test_bad_now_is_a_clear_error(capsys):
+    assert main(["due", "--now", "yesterday"]) == 2
+    assert "--now" in capsys.readouterr().err
+
+
+def test_settings(tmp_path):
+    cfg = tmp_path / "config.toml"
+    assert load_settings(cfg).desired_retention == 0.9
+    cfg.write_text("desired_retention = 0.85\nnew_per_day = 5\n")
+    s = load_settings(cfg)
+    assert (s.desired_retention, s.new_per_day) == (0.85, 5)
+    cfg.write_text("desired_retention = 'high'\n")
+    with pytest.raises(ConfigError, match="desired_retention"):
+        load_settings(cfg)
+    cfg.write_text("colour = 'red'\n")
+    with pytest.raises(ConfigError, match="unknown"):
+        load_settings(cfg)
+    cfg.write_text("this is not toml")
+    with pytest.raises(ConfigError, match="config.toml"):
+        load_settings(cfg)
+
+
+def test_module_entry_point_runs():
+    out = subprocess.run([sys.executable, "-m", "studyapp", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and __version__ in out.stdout
