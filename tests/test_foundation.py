@@ -106,3 +106,14 @@ def test_settings(tmp_path):
 def test_module_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "studyapp", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and __version__ in out.stdout
+
+
+def test_kernels_load_under_a_private_name_only():
+    import sys
+
+    from studyapp.kernels_loader import load_kernels
+
+    pkg = load_kernels()
+    assert pkg.__name__ == "studyapp_kernels"
+    assert load_kernels() is pkg
+    assert "kernels" not in sys.modules

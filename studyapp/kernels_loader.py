@@ -1,0 +1,37 @@
+"""Import the bundled `kernels/` folder under a private name.
+
+Our reference kernels must never be importable as a top-level `kernels` package: that name
+belongs to an unrelated project on PyPI, and either could shadow the other. They are loaded from
+`paths.kernels_dir()` as `studyapp_kernels` instead (so `import studyapp_kernels.attention`
+works once `load_kernels()` has run). Only the grader worker and tests call this: it imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from types import ModuleType
+
+from studyapp.paths import kernels_dir
+
+PACKAGE_NAME = "studyapp_kernels"
+
+
+def load_kernels() -> ModuleType:
+    """Return the kernels package, importing it on first use."""
+    loaded = sys.modules.get(PACKAGE_NAME)
+    if loaded is not None:
+        return loaded
+    root = kernels_dir()
+    spec = importlib.util.spec_from_file_location(
+        PACKAGE_NAME, root / "__init__.py", submodule_search_locations=[str(root)]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[PACKAGE_NAME] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[PACKAGE_NAME]
+        raise
+    return module
