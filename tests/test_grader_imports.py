@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("module", ["studyapp.grader.client", "studyapp.cli"])
+@pytest.mark.parametrize("module", ["studyapp.grader.client", "studyapp.commands.drills", "studyapp.cli"])
 def test_module_does_not_import_torch(module):
     code = f"import sys, {module}; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -209,6 +209,7 @@ def _forward_cancel(worker: Worker):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     signal.signal(signal.SIGUSR1, _on_cancel)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the CLI/TUI; they close us
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # a stray print (ours, torch's) must never corrupt the protocol
     die_with_parent()

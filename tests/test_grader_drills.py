@@ -1,0 +1,44 @@
+"""The real drills through the sandbox: starters fail, and every bank file gets the same verdict
+as trusted in-process grading with the same seed (the sandbox changes where code runs, not what
+it is judged to be)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from studyapp.grader.client import GraderClient  # noqa: E402
+from studyapp.kernels_loader import load_kernels  # noqa: E402
+
+BANK = Path(__file__).parent / "drill_bank"
+BANK_FILES = sorted(p for p in BANK.glob("*/*/*.py") if p.parent.name in ("right", "wrong"))
+SEED = 12345
+
+
+@pytest.fixture(scope="module")
+def grader():
+    with GraderClient(timeout=10.0) as client:
+        yield client
+
+
+@pytest.mark.parametrize("drill_id", ["sdpa", "causal_mask", "padding_mask", "mha"])
+def test_every_starter_fails_in_the_sandbox(grader, drill_id):
+    starter = load_kernels().DRILLS[drill_id].starter_path
+    verdict = grader.grade(drill_id, starter, device="cpu")
+    assert verdict["status"] in ("error", "fail")
+    assert "NotImplementedError" in verdict["summary"]
+
+
+@pytest.mark.parametrize("path", BANK_FILES, ids=lambda p: "/".join(p.parts[-3:]))
+def test_bank_file_gets_the_in_process_verdict(grader, path):
+    drill_id, kind = path.parts[-3], path.parts[-2]
+    sandboxed = grader.grade(drill_id, path, device="cpu", seed=SEED)
+    trusted = load_kernels().grade_in_process(drill_id, path, seed=SEED, device="cpu")
+    assert sandboxed["status"] == ("pass" if kind == "right" else trusted["status"])
+    assert (sandboxed["status"] == "pass") == (kind == "right"), sandboxed
+    assert sandboxed["summary"] == trusted["summary"]
+    assert sandboxed["hint"] == trusted["hint"]
+    assert [c["status"] for c in sandboxed["checks"]] == [c["status"] for c in trusted["checks"]]
