@@ -203,3 +203,25 @@ def test_a_dead_worker_gives_an_error_verdict_and_is_restarted(tmp_path):
 def test_unknown_drill_and_unreadable_file_are_errors(client, tmp_path):
     assert "unknown drill" in client.grade("nope", tmp_path / "x.py", device="cpu")["summary"]
     assert "cannot read the file" in client.grade("add", tmp_path / "missing.py", device="cpu")["summary"]
+
+
+def test_learner_code_runs_unprivileged_and_can_still_import_the_standard_library(client, tmp_path):
+    source = textwrap.dedent("""
+        import os
+        def add(a, b):
+            import shelve, fractions, statistics   # not imported by the worker: read from disk now
+            assert os.getuid() != 0 and os.geteuid() != 0
+            return a + b
+    """)
+    verdict, _ = grade_source(client, tmp_path, source)
+    assert verdict["status"] == "pass", verdict
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root worker switches the child to another user")
+def test_learner_code_cannot_write_the_apps_files(client, tmp_path):
+    target = tmp_path / "notes.md"
+    target.write_text("my notes\n")
+    source = f"def add(a, b):\n    open({str(target)!r}, 'w').write('gone')\n    return a + b\n"
+    verdict, _ = grade_source(client, tmp_path, source)
+    assert verdict["status"] == "error" and "PermissionError" in verdict["summary"], verdict
+    assert target.read_text() == "my notes\n"
