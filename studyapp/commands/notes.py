@@ -21,6 +21,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("-v", "--verbose", action="store_true", help="also list files already imported")
     p.set_defaults(handler=print_import)
 
+    p = sub.add_parser("doctor", parents=[common], help="report the environment and every unreadable note")
+    p.set_defaults(handler=lambda args, ctx: _doctor(ctx))
+
+
+def _doctor(ctx) -> int:
+    from studyapp.doctor import run_doctor
+
+    return run_doctor(ctx)
+
 
 def load_vault(ctx):
     """Load the context's vault (with the metadata cache) and report problems on stderr."""
