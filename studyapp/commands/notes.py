@@ -49,8 +49,9 @@ def print_due(ctx, as_json: bool) -> int:
     if as_json:
         import json
 
-        json.dump([d.as_json() for d in due], sys.stdout, ensure_ascii=False, indent=1)
-        sys.stdout.write("\n")
+        # One object per line: readable, and json's C encoder (an indent would use the slow one).
+        rows = ",\n".join(json.dumps(d.as_json(), ensure_ascii=False) for d in due)
+        sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
         return 0
     _print_due_table(due, total=len(snapshot.notes))
     return 0
