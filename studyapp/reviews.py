@@ -310,3 +310,49 @@ def _state_name(state: int) -> str:
     from fsrs import State
 
     return State(state).name.lower()
+
+
+@dataclass
+class DueEntry:
+    """One line of `studyapp due`: a note in the session queue, with its scheduler facts."""
+
+    note: object
+    is_new: bool
+    due_at: datetime
+    retrievability: float | None
+    suspended: bool
+    days_overdue: int | None
+    """Whole local days past its due date (0 when due today); None for a new note."""
+
+    def as_json(self) -> dict:
+        from studyapp.vault.due import DueNote
+
+        data = DueNote(self.note, self.days_overdue).as_json()
+        data.update(
+            due_at=self.due_at.astimezone().isoformat(timespec="seconds"),
+            retrievability=None if self.retrievability is None else round(self.retrievability, 4),
+            suspended=self.suspended,
+        )
+        return data
+
+
+def due_listing(ctx, snapshot) -> list[DueEntry]:
+    """`studyapp due`: today's session queue (daily limits, overdue first, then lowest
+    retrievability, then new notes) for a loaded vault snapshot."""
+    with ReviewService(ctx) as service:
+        reconcile_identity(service.store, snapshot.notes, [p.path for p in snapshot.problems],
+                           ctx.now())
+        queue = service.queue(service.note_cards(snapshot.notes))
+        now, today = ctx.now(), ctx.today()
+        return [
+            DueEntry(
+                note=item.note, is_new=item.is_new, due_at=item.card.due,
+                retrievability=(None if item.is_new
+                                else schedule.retrievability(service.scheduler, item.card, now)),
+                suspended=item.card.suspended,
+                days_overdue=(None if item.is_new
+                              else max((today - item.card.due.astimezone().date()).days, 0)),
+            )
+            for item in queue
+        ]
+
