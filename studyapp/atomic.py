@@ -32,10 +32,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            _write_all(fd, data)
             os.fchmod(fd, mode)
             os.fsync(fd)
         finally:
@@ -50,6 +47,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     fsync_dir(folder)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def fsync_dir(folder: Path) -> None:
     """Make a rename durable; a no-op where folders cannot be opened (Windows)."""
     try:
@@ -62,3 +65,26 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def atomic_create_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Create `path` with `data` atomically; FileExistsError if something is already there.
+
+    The temp file is hard-linked into place, which fails instead of replacing an existing file.
+    """
+    target = Path(path)
+    temp = target.parent / f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(temp, target)
+    finally:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+    fsync_dir(target.parent)

@@ -11,7 +11,8 @@ from pathlib import Path, PurePosixPath
 from studyapp.errors import UserError
 from studyapp.vault.cache import MetadataCache, decode_meta, encode_meta
 from studyapp.vault.model import LoadProblem, Note, NoteWriteError, VaultSnapshot, WriteConflict, note_id
-from studyapp.vault.parse import BOM, NoteFormatError, decode, extract_title, split_note
+from studyapp.vault.blocks import add_default_block
+from studyapp.vault.parse import BOM, NoteFormatError, decode, extract_title, find_layout, split_note
 from studyapp.vault.writeback import comparable, edit_review_keys, validate_updates
 
 NOTE_SUFFIX = ".md"
@@ -158,15 +159,39 @@ class Vault:
         Returns the note re-read from disk.
         """
         validate_updates(updates)
+
+        def edit(text: str, changed: bool) -> str:
+            if changed:
+                self._check_mergeable(note, text, updates)
+            if not find_layout(text).has_block:
+                created = updates.get("created") or updates.get("last_reviewed") or date.today()
+                text = add_default_block(text, note.path, created)
+            return edit_review_keys(text, updates)
+
+        return self._rewrite(note, edit)
+
+    def add_block_in_place(self, note: Note, today: date) -> Note:
+        """Give a block-less note the standard block (import); a note that has one is left alone."""
+
+        def edit(text: str, changed: bool) -> str:
+            if find_layout(text).has_block:
+                return text
+            return add_default_block(text, note.path, today)
+
+        return self._rewrite(note, edit)
+
+    def _rewrite(self, note: Note, edit) -> Note:
+        """Apply `edit(text, changed_since_read) -> new text` to the file and write it atomically.
+
+        The file is re-checked just before the rename; if it changed under us we start again.
+        """
         abs_path = self._abs(note.path)
         for _attempt in range(3):
             raw, stat_key = self._read_for_write(abs_path, note.path)
             changed = content_hash(raw) != note.content_hash
             try:
                 text, bom = decode(raw)
-                if changed:
-                    self._check_mergeable(note, text, updates)
-                new_text = self._edited_text(note.path, text, updates)
+                new_text = edit(text, changed)
             except NoteFormatError as exc:
                 error = WriteConflict if changed else NoteWriteError
                 hint = " (it changed on disk since it was read)" if changed else ""
@@ -181,16 +206,6 @@ class Vault:
             atomic_write_bytes(abs_path, new_raw)
             return self.read_note(note.path)
         raise WriteConflict(f"{note.path}: the note keeps changing on disk; not written")
-
-    def _edited_text(self, path: str, text: str, updates: dict) -> str:
-        from studyapp.vault.parse import find_layout
-
-        if not find_layout(text).has_block:
-            from studyapp.vault.blocks import add_default_block
-
-            created = updates.get("created") or updates.get("last_reviewed") or date.today()
-            text = add_default_block(text, path, created)
-        return edit_review_keys(text, updates)
 
     @staticmethod
     def _check_mergeable(note: Note, text: str, updates: dict) -> None:
