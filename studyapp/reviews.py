@@ -180,6 +180,23 @@ class ReviewService:
         return {"path": path, "rating": schedule.rating_name(last["rating"]),
                 "reviewed_at": last["reviewed_at"], "exact": exact}
 
+    def refresh_mastery(self, drill_id: str, notes=None) -> list[str]:
+        """After a drill result: rewrite `mastery_level` of every note that lists `drill_id`
+        in its `drills`; returns their paths. (Call after `Store.record_drill_attempt`.)"""
+        notes = self.load().notes if notes is None else notes
+        status = self.store.drill_status()
+        now = self.ctx.now()
+        changed = []
+        for item in self.note_cards([n for n in notes if drill_id in n.drills]):
+            card = None if item.is_new else item.card
+            value = schedule.mastery(card, now, self.scheduler, item.note.drills, status)
+            if item.note.mastery_level is not None and abs(item.note.mastery_level - value) < 5e-4:
+                continue
+            self.vault.write_review_keys(self.vault.read_note(item.note.path),
+                                         {"mastery_level": value})
+            changed.append(item.note.path)
+        return changed
+
     def set_suspended(self, path: str, suspended: bool) -> bool:
         """Suspend or unsuspend a note; returns whether the flag changed. Suspended notes are
         never due (the file is not touched: suspension lives in the database)."""

@@ -390,3 +390,16 @@ def test_review_modules_do_not_import_torch_textual_or_pandas():
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_a_drill_pass_raises_the_mastery_of_notes_that_list_it(service, vault):
+    path = vault / "attn" / "scale.md"
+    path.write_text(NEW_NOTE.replace("related_outlines: []", "related_outlines: []\ndrills: [sdpa]"))
+    service.record_review("attn/scale.md", "easy")
+    before = service.vault.read_note("attn/scale.md").mastery_level
+    service.store.record_drill_attempt("sdpa", "pass", attempted_at=T0)
+    assert service.refresh_mastery("sdpa") == ["attn/scale.md"]
+    after = service.vault.read_note("attn/scale.md").mastery_level
+    # before: 0.75 * memory + 0.25 * 0 (no drill passed); after: the same + 0.25 * 1
+    assert after == pytest.approx(before + 0.25, abs=0.002)
+    assert service.refresh_mastery("sdpa") == []  # nothing changed, nothing written
