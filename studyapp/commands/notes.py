@@ -42,10 +42,10 @@ def load_vault(ctx):
 
 
 def print_due(ctx, as_json: bool) -> int:
-    from studyapp.vault.due import due_notes
+    from studyapp.reviews import due_listing
 
     snapshot = load_vault(ctx)
-    due = due_notes(snapshot.notes, ctx.today())
+    due = due_listing(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
     if as_json:
         import json
 
