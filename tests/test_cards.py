@@ -22,6 +22,12 @@ PATHS = card_paths()
 IDS = [str(p.relative_to(CARDS)) for p in PATHS]
 
 
+def test_the_deck_is_big_enough_and_organised_by_topic():
+    assert len(PATHS) >= 24
+    assert len({p.parent for p in PATHS}) >= 5
+    assert not (CARDS / ".gitkeep").exists()
+
+
 @pytest.mark.parametrize("path", PATHS, ids=IDS)
 def test_card_is_in_the_users_format(path):
     card = parse_card(path)
@@ -58,6 +64,37 @@ def test_every_number_in_the_card_is_right(path):
     card = parse_card(path)
     assert check_card(card) == []
     assert unchecked_figures(card) == [], "memory/FLOP/parameter figures need a check"
+
+
+REQUIRED_TOPICS = {
+    "the SDPA flow": r"计算流程",
+    "why sqrt(d_k)": r"√d_k|sqrt",
+    "softmax saturation": r"饱和",
+    "temperature": r"温度",
+    "softmax stability": r"数值稳定",
+    "causal mask": r"因果掩码",
+    "padding mask": r"填充掩码",
+    "combining masks": r"组合|合并.*掩码",
+    "fully masked row": r"全部被屏蔽|全被屏蔽",
+    "self vs cross": r"交叉注意力",
+    "Q/K/V projections": r"Q/K/V|QKV",
+    "multi-head": r"多头",
+    "MHA parameters": r"参数量",
+    "complexity and memory": r"复杂度|显存",
+    "scoring functions": r"加性|余弦",
+    "vs RNN": r"RNN",
+    "FlashAttention": r"FlashAttention",
+    "sparse/local/linear": r"稀疏|线性注意力",
+    "KV cache": r"KV Cache",
+    "MQA/GQA": r"MQA|GQA",
+    "positional encodings": r"位置编码",
+}
+
+
+def test_every_topic_of_the_issue_has_a_card():
+    titles = [parse_card(p).body.splitlines()[0] for p in PATHS]
+    missing = [t for t, rx in REQUIRED_TOPICS.items() if not any(re.search(rx, x) for x in titles)]
+    assert missing == []
 
 
 # --- the checks themselves must be able to fail ---------------------------------------------
