@@ -151,3 +151,19 @@ def test_a_false_assert_comment_is_caught():
     card = _first_card_with("<!--assert ")
     bad = _mutated(card, "<!--assert ", "<!--assert not ")
     assert check_card(bad) != []
+
+
+def test_the_seeded_vault_loads_every_card_with_the_app_parser(tmp_path):
+    from studyapp.context import build_context
+    from studyapp.vault import Vault
+
+    ctx = build_context(data_dir=str(tmp_path))
+    snapshot = Vault(ctx.paths.vault_dir).load()
+    assert snapshot.problems == []
+    assert sorted(note.path for note in snapshot.notes) == sorted(IDS)
+    for note in snapshot.notes:
+        card = parse_card(CARDS / note.path)
+        assert note.title == card.body.splitlines()[0][2:].strip()
+        assert note.answer.strip() and "## 详细技术解析" not in note.answer
+        assert note.drills == card.meta["drills"]
+        assert note.review_count == 0 and note.difficulty == card.meta["difficulty"]
