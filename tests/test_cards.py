@@ -167,3 +167,23 @@ def test_the_seeded_vault_loads_every_card_with_the_app_parser(tmp_path):
         assert note.answer.strip() and "## 详细技术解析" not in note.answer
         assert note.drills == card.meta["drills"]
         assert note.review_count == 0 and note.difficulty == card.meta["difficulty"]
+
+
+def test_a_quoted_wrong_figure_must_stay_wrong():
+    card = _first_card_with("128 MB<!--≠ ")
+    assert check_card(_mutated(card, "128 MB<!--≠ ", "67.1 MB<!--≠ ")) != []
+
+
+@pytest.mark.parametrize(
+    ("stated", "value", "ok"),
+    [
+        ("64", 64.0, True), ("64", 65.0, False), ("67,108,864", 67108864, True),
+        ("67,108,864", 67108865, False), ("0.665", 0.66524, True), ("0.665", 0.6656, False),
+        ("2.65e10", 2.6489e10, True), ("2.65e10", 2.7e10, False), ("1.80e308", 1.7976e308, True),
+        ("-65504", -65504.0, True),
+    ],
+)
+def test_a_stated_number_must_be_the_value_rounded_to_its_digits(stated, value, ok):
+    from deck_checks import stated_matches
+
+    assert stated_matches(stated, value) is ok
