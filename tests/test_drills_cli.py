@@ -124,3 +124,18 @@ def test_watch_regrades_on_save_and_exits_cleanly_on_ctrl_c(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_first_pass_updates_mastery_in_the_notes_that_list_the_drill(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    note = vault / "attention.md"
+    note.write_text("---\ntitle: Attention by hand\ntags: [attention]\ndrills: [sdpa]\n"
+                    "review_count: 0\nmastery_level: 0.0\n---\n\nSoftmax of scaled scores, then weights times values.\n")
+    untouched = vault / "other.md"
+    untouched.write_text("---\ntitle: Unrelated\ntags: [misc]\nmastery_level: 0.0\n---\n\nNothing to do with drills.\n")
+    before = untouched.read_bytes()
+    out = studyapp("--vault", str(vault), "grade", "sdpa", str(RIGHT), "--device", "cpu", data_dir=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "mastery_level: 0.25" in note.read_text()
+    assert untouched.read_bytes() == before

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client
+from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client
 from studyapp.grader.processes import descendants
 from studyapp.grader.worker import KERNELS_ENV
 

@@ -18,6 +18,12 @@ BANK_FILES = sorted(p for p in BANK.glob("*/*/*.py") if p.parent.name in ("right
 SEED = 12345
 
 
+def _without_tracebacks(text: str) -> str:
+    """Tracebacks differ on purpose: in-process they show grader frames, sandboxed only the learner's."""
+    return "\n".join(line for line in text.splitlines()
+                     if line.strip() and not line.startswith((" ", "Traceback (most recent call last)")))
+
+
 @pytest.fixture(scope="module")
 def grader():
     with GraderClient(timeout=10.0) as client:
@@ -40,5 +46,21 @@ def test_bank_file_gets_the_in_process_verdict(grader, path):
     assert sandboxed["status"] == ("pass" if kind == "right" else trusted["status"])
     assert (sandboxed["status"] == "pass") == (kind == "right"), sandboxed
     assert sandboxed["summary"] == trusted["summary"]
-    assert sandboxed["hint"] == trusted["hint"]
+    assert _without_tracebacks(sandboxed["hint"]) == _without_tracebacks(trusted["hint"])
     assert [c["status"] for c in sandboxed["checks"]] == [c["status"] for c in trusted["checks"]]
+
+
+@pytest.mark.parametrize("source, status, words", [
+    ("def scaled_dot_product_attention(Q, K, V, mask=None):\n    return None\n", "fail", "NoneType"),
+    ("def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q.numpy()\n", "fail", "numpy"),
+    ("def scaled_dot_product_attention(Q, K):\n    return Q\n", "error", "wrong signature"),
+    ("def attention(Q, K, V, mask=None):\n    return Q\n", "error", "no function or class named"),
+    ("import torch\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n    while True:\n        pass\n",
+     "error", "timed out"),
+])
+def test_the_real_judge_and_the_sandbox_name_broken_submissions(grader, tmp_path, source, status, words):
+    path = tmp_path / "sdpa.py"
+    path.write_text(source)
+    verdict = grader.grade("sdpa", path, device="cpu", timeout=2.0)
+    assert verdict["status"] == status, verdict
+    assert words in verdict["summary"] + " " + verdict["hint"], verdict

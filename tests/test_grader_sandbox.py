@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.grader_helpers import fake_drill_client, is_alive, processes_below, worker_pid
+from grader_helpers import fake_drill_client, is_alive, processes_below, worker_pid
 
 TIMEOUT = 2.0
 SLACK = 3.0

@@ -133,7 +133,7 @@ def grade_files(args, ctx) -> int:
         client.start()  # torch imports in the worker while we get on
         for file in args.files:
             verdict = client.grade(args.drill, file, device=args.device)
-            record_attempt(ctx.paths, verdict, ctx.now())
+            record_attempt(ctx, verdict)
             results.append(verdict)
             if not args.json:
                 print(format_verdict(verdict), flush=True)
@@ -152,16 +152,17 @@ def watch_drill(args, ctx) -> int:
     if not path.is_file():
         hint = f" (create it with `studyapp start {info.id}`)" if not args.file else ""
         raise UsageError(f"no such file: {path}{hint}")
+    path = path.resolve()
     with _client(args, ctx) as client:
         client.start()
         try:
             while True:
                 verdict = client.grade(info.id, path, device=args.device)
-                record_attempt(ctx.paths, verdict, ctx.now())
+                record_attempt(ctx, verdict)
                 print(format_verdict(verdict), flush=True)
                 print(f"\nwatching {path} (Ctrl-C to stop)", flush=True)
                 for changes in watchfiles.watch(path.parent, debounce=200, rust_timeout=0,
-                                                watch_filter=lambda _, changed: Path(changed) == path.absolute()):
+                                                watch_filter=lambda _, changed: Path(changed).resolve() == path):
                     if path.is_file():
                         break
         except KeyboardInterrupt:
