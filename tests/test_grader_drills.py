@@ -64,3 +64,12 @@ def test_the_real_judge_and_the_sandbox_name_broken_submissions(grader, tmp_path
     verdict = grader.grade("sdpa", path, device="cpu", timeout=2.0)
     assert verdict["status"] == status, verdict
     assert words in verdict["summary"] + " " + verdict["hint"], verdict
+
+
+def test_a_module_with_the_wrong_constructor_gets_a_wrong_signature_verdict(grader, tmp_path):
+    path = tmp_path / "mha.py"
+    path.write_text("import torch\n\nclass MultiHeadAttention(torch.nn.Module):\n"
+                    "    def __init__(self, d_model):\n        super().__init__()\n")
+    verdict = grader.grade("mha", path, device="cpu")
+    assert verdict["status"] == "error"
+    assert verdict["summary"].startswith("wrong signature: MultiHeadAttention(d_model)"), verdict
