@@ -229,3 +229,27 @@ def test_learner_code_cannot_write_the_apps_files(client, tmp_path):
     verdict, _ = grade_source(client, tmp_path, source)
     assert verdict["status"] == "error" and "PermissionError" in verdict["summary"], verdict
     assert target.read_text() == "my notes\n"
+
+
+def test_the_worker_outlives_the_thread_that_started_it(tmp_path):
+    """The TUI grades from worker threads: the warm worker must not die when one of them ends."""
+    path = tmp_path / "good.py"
+    path.write_text("def add(a, b):\n    return a + b\n")
+    with fake_drill_client() as grader:
+        first = {}
+        thread = threading.Thread(target=lambda: first.update(grader.grade("add", path, device="cpu")))
+        thread.start()
+        thread.join()
+        pid = worker_pid(grader)
+        time.sleep(0.3)
+        assert first["status"] == "pass"
+        assert grader.grade("add", path, device="cpu")["status"] == "pass"
+        assert worker_pid(grader) == pid
+
+
+def test_the_worker_exits_when_its_client_goes(tmp_path):
+    grader = fake_drill_client()
+    grader.start()
+    proc = grader._proc
+    proc.stdin.close()  # what the OS does when the client process dies
+    assert proc.wait(timeout=60) == 0

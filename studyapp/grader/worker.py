@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 
 from studyapp.grader import verdicts
-from studyapp.grader.limits import Limits, become_subreaper, die_with_parent
+from studyapp.grader.limits import Limits, become_subreaper
 
 KERNELS_ENV = "STUDYAPP_GRADER_KERNELS"
 """Tests only: load drills from this folder instead of the bundled kernels/."""
@@ -212,9 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the CLI/TUI; they close us
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # a stray print (ours, torch's) must never corrupt the protocol
-    die_with_parent()
-    if os.getppid() == 1:
-        return 0
+    # No PR_SET_PDEATHSIG here: it fires when the *thread* that started us ends (a TUI worker
+    # thread), not the client process. When the client goes, stdin reaches EOF and we leave.
     become_subreaper()
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
@@ -232,7 +231,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         result = worker.handle(job)
         result["file"] = str(job.get("file"))
-        protocol.write(json.dumps({"id": job.get("id"), "verdict": result}) + "\n")
+        try:
+            protocol.write(json.dumps({"id": job.get("id"), "verdict": result}) + "\n")
+        except BrokenPipeError:
+            break  # the client is gone
+
     if worker.cuda_worker is not None:
         worker.cuda_worker.stdin.close()
         worker.cuda_worker.wait()
