@@ -253,3 +253,21 @@ def test_the_worker_exits_when_its_client_goes(tmp_path):
     proc = grader._proc
     proc.stdin.close()  # what the OS does when the client process dies
     assert proc.wait(timeout=60) == 0
+
+
+def test_closing_during_a_grade_cancels_it_and_stops_the_worker(tmp_path):
+    path = tmp_path / "loop.py"
+    path.write_text("def add(a, b):\n    while True:\n        pass\n")
+    grader = fake_drill_client()
+    result = {}
+    thread = threading.Thread(target=lambda: result.update(grader.grade("add", path, device="cpu", timeout=60)))
+    thread.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (grader._proc and processes_below(grader)):
+        time.sleep(0.05)
+    proc = grader._proc
+    started = time.monotonic()
+    grader.close()
+    thread.join(timeout=10)
+    assert proc.poll() is not None and time.monotonic() - started < 5
+    assert result["status"] == "error"
