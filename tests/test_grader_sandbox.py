@@ -38,7 +38,7 @@ HOSTILE = {
     "segfault": ("import ctypes\ndef add(a, b):\n    ctypes.string_at(0)\n", "segmentation fault"),
     "huge_prints": ("def add(a, b):\n    while True:\n        print('x' * 1000)\n", "output limit"),
     "huge_print_once": ("def add(a, b):\n    print('y' * (50 << 20))\n    return a + b\n", "output limit"),
-    "fork_bomb": ("import os\ndef add(a, b):\n    while True:\n        os.fork()\n", ""),
+    "fork_bomb": ("import os\ndef add(a, b):\n    while True:\n        os.fork()\n", "too many processes"),
     "kills_its_group": ("import os, signal\ndef add(a, b):\n    os.killpg(0, signal.SIGKILL)\n", "SIGKILL"),
     "returns_none": ("def add(a, b):\n    pass\n", "returned NoneType"),
     "returns_numpy": ("def add(a, b):\n    return (a + b).numpy()\n", "returned ndarray"),

@@ -64,6 +64,8 @@ def _stage_failure(exc: BaseException, filename: str) -> dict | None:
         return {"stage": "memory", "error": _error(exc, filename)}
     if _is_output_limit(exc):
         return {"stage": "output", "error": _error(exc, filename)}
+    if isinstance(exc, BlockingIOError) and exc.errno == errno.EAGAIN:  # fork() over RLIMIT_NPROC
+        return {"stage": "processes", "error": _error(exc, filename)}
     return None
 
 

@@ -165,6 +165,9 @@ class Worker:
         if stage == "output":
             return error(f"your code printed more than the output limit ({limits.output_cap >> 10} KiB)",
                          "Remove the prints in loops; the output below is truncated.")
+        if stage == "processes":
+            return error(f"your code started too many processes (limit {limits.extra_processes})",
+                         "Drills need no processes or threads of their own: a fork bomb?")
         if stage == "unsendable":
             return error("returned something the grader cannot read back", outcome["message"])
         if stage != "ran":
