@@ -84,3 +84,26 @@ def test_fitting_never_returns_worse_parameters_than_those_in_use():
     fit = fit_parameters(logs, current=FORGETFUL, steps=0)  # no steps: the defaults, worse
     assert fit.parameters == pytest.approx(FORGETFUL)
     assert fit.log_loss_after == fit.log_loss_before
+
+
+def test_optimize_command_fits_the_users_log_and_stores_the_parameters(tmp_path, capsys):
+    from studyapp.cli import main
+    from studyapp.store import Store, utc_text
+
+    (tmp_path / "vault").mkdir()
+    with Store(tmp_path / "data" / "studyapp.sqlite3") as store:
+        keys: dict[int, int] = {}
+        for log in _simulated_log(FORGETFUL, cards=120, reviews=8, seed=1):
+            if log.card_id not in keys:
+                keys[log.card_id] = store.add_note(f"n{log.card_id}.md", None, None, T0)
+            store.insert_review({
+                "note_key": keys[log.card_id], "rating": int(log.rating),
+                "reviewed_at": utc_text(log.review_datetime), "state_after": 2,
+                "due_after": utc_text(log.review_datetime), "scheduled_days": 1, "path": "x.md"})
+    common = ["--vault", str(tmp_path / "vault"), "--data-dir", str(tmp_path / "data")]
+    assert main(["optimize", *common]) == 0
+    before, after = (float(x) for x in capsys.readouterr().out.split("reviews: ")[1]
+                     .replace(" before,", "").split()[:2])
+    assert after < before - 0.02
+    with Store(tmp_path / "data" / "studyapp.sqlite3") as store:
+        assert store.latest_params() != pytest.approx(DEFAULT_PARAMETERS)
