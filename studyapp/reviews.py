@@ -359,8 +359,10 @@ def due_listing(ctx, snapshot) -> list[DueEntry]:
     with ReviewService(ctx) as service:
         reconcile_identity(service.store, snapshot.notes, [p.path for p in snapshot.problems],
                            ctx.now())
-        queue = service.queue(service.note_cards(snapshot.notes))
         now, today = ctx.now(), ctx.today()
+        # Only notes that can be due now matter: the queue takes nothing due later.
+        items = note_cards(service.store, service.scheduler, snapshot.notes, now, due_by=now)
+        queue = service.queue(items)
         return [
             DueEntry(
                 note=item.note, is_new=item.is_new, due_at=item.card.due,
