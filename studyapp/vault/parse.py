@@ -74,6 +74,11 @@ def find_layout(text: str) -> Layout:
 
 def parse_block(block: str) -> dict:
     """The block's mapping (empty block: {}); raises NoteFormatError for anything else."""
+    from studyapp.vault.fastyaml import parse_simple_block
+
+    meta = parse_simple_block(block)  # the users' common shape, without building YAML nodes
+    if meta is not None:
+        return meta
     import yaml  # here, not at the top: a warm `due` never parses YAML and skips the import
 
     SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
