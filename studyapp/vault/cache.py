@@ -41,13 +41,17 @@ def _decode(obj: dict):
     return obj
 
 
+_JSON_SCALARS = frozenset((str, int, float, bool, type(None), date, datetime))
+
+
 def _json_safe(value) -> bool:
     """True when JSON round-trips the value exactly (string keys, no sets or bytes)."""
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_safe(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_json_safe(v) for v in value)
-    return value is None or isinstance(value, (str, int, float, date))
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _json_safe(v) for k, v in value.items())
+    if kind is list:
+        return all(type(v) is str or _json_safe(v) for v in value)
+    return kind in _JSON_SCALARS
 
 
 def encode_meta(meta: dict) -> str | None:

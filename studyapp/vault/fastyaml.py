@@ -21,7 +21,8 @@ _UNSAFE = re.compile(
 )
 """Anything but newline, printable ASCII and ordinary printable Unicode: tabs, CR, NEL, the
 Unicode line separators, BOMs and control characters make YAML behave specially, so we defer."""
-_PLAIN_START = re.compile(r"[^-?:,\[\]{}#&*!|>'\"%@` ]")
+_NOT_PLAIN_START = frozenset("-?:,[]{}#&*!|>'\"%@` ")
+"""Indicators (and the space) a plain scalar we accept may not start with."""
 _DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _SIMPLE_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*")
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -40,13 +41,25 @@ def _implicit_resolvers() -> dict:
     return _resolvers
 
 
+_tags: dict[str, str] = {}
+"""Resolved tags of recent scalars: keys and most values repeat from note to note."""
+
+
 def _plain_tag(value: str) -> str:
     """The tag PyYAML's resolver gives a plain scalar (mirrors `BaseResolver.resolve`)."""
+    tag = _tags.get(value)
+    if tag is not None:
+        return tag
     table = _implicit_resolvers()
-    for tag, regexp in table.get(value[0] if value else "", []) + table.get(None, []):
+    tag = "tag:yaml.org,2002:str"
+    for candidate, regexp in table.get(value[0] if value else "", []) + table.get(None, []):
         if regexp.match(value):
-            return tag
-    return "tag:yaml.org,2002:str"
+            tag = candidate
+            break
+    if len(_tags) >= 4096:
+        _tags.clear()
+    _tags[value] = tag
+    return tag
 
 
 _BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
@@ -91,7 +104,7 @@ def _scalar(text: str):
         return inner
     if text == "[]":
         return []
-    if not _PLAIN_START.match(first) or ": " in text or " #" in text or text[-1] == ":":
+    if first in _NOT_PLAIN_START or ": " in text or " #" in text or text[-1] == ":":
         return _MISSING
     return _plain(text)
 
