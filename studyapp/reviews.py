@@ -11,9 +11,7 @@ file was never written.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -23,8 +21,7 @@ from studyapp import schedule
 from studyapp.errors import UserError
 from studyapp.session import NoteCard, derive_card, note_cards, reconcile_identity, session_queue
 from studyapp.store import CardRow, Store, utc_text
-
-log = logging.getLogger(__name__)
+from studyapp.vault.vault import content_hash
 
 OWNED_REVIEW_KEYS = ("last_reviewed", "next_review", "review_count", "mastery_level")
 
@@ -94,7 +91,7 @@ class ReviewService:
         now = self.ctx.now()
         note = self.vault.read_note(path)
         old_bytes = note.abs_path.read_bytes()
-        if hashlib.sha256(old_bytes).hexdigest() != note.content_hash:
+        if content_hash(old_bytes) != note.content_hash:
             note = self.vault.read_note(path)  # edited this very instant: read it again
             old_bytes = note.abs_path.read_bytes()
         row = self.store.note_by_path(path)
@@ -170,7 +167,7 @@ class ReviewService:
         try:
             if exact:
                 self.vault.restore_bytes(path, old_bytes, last["hash_after"])
-                new_hash = hashlib.sha256(old_bytes).hexdigest()
+                new_hash = content_hash(old_bytes)
             else:
                 new_hash = self.vault.write_review_keys(note, old_values).content_hash
         except BaseException:
@@ -266,6 +263,7 @@ def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str) -> Non
 
 def repair_pending(store: Store, vault) -> list[str]:
     """Finish or drop file writes a crash interrupted; returns one line per repair."""
+    import logging  # rarely needed: kept off the start-up path
     done = []
     for entry in store.journal():
         try:
@@ -285,7 +283,7 @@ def repair_pending(store: Store, vault) -> list[str]:
         else:
             store.clear_journal(entry.id)
             done.append(f"{entry.path}: dropped an interrupted {entry.kind} (file not written)")
-        log.warning(done[-1])
+        logging.getLogger(__name__).warning(done[-1])
     return done
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from datetime import date
 from pathlib import Path, PurePosixPath
@@ -19,6 +18,9 @@ NOTE_SUFFIX = ".md"
 
 
 def content_hash(raw: bytes) -> str:
+    """sha256 of a note's bytes, as hex (hashlib is imported on first use: a warm load never hashes)."""
+    import hashlib
+
     return hashlib.sha256(raw).hexdigest()
 
 
