@@ -101,7 +101,8 @@ class ReviewService:
         is_new = stored is None and before.stability is None
         duration_ms = None if duration_seconds is None else int(round(duration_seconds * 1000))
         after = schedule.review(self.scheduler, before, rating, now, duration_ms)
-        value = schedule.mastery(after, now, self.scheduler, note.drills, self.store.drill_status())
+        value = schedule.mastery(after, now, self.scheduler, note.pairing().drills,
+                                self.store.drill_status())
         today = now.astimezone().date()
         file_values = {
             "last_reviewed": today,
@@ -178,15 +179,23 @@ class ReviewService:
                 "reviewed_at": last["reviewed_at"], "exact": exact}
 
     def refresh_mastery(self, drill_id: str, notes=None) -> list[str]:
-        """After a drill result: rewrite `mastery_level` of every note that lists `drill_id`
-        in its `drills`; returns their paths. (Call after `Store.record_drill_attempt`.)"""
+        """After a drill result: rewrite `mastery_level` of every note paired with `drill_id`
+        (declared in its `drills:` key, or suggested from its text); returns their paths.
+        Notes without a metadata block are left alone: only `import` adds one.
+        (Call after `Store.record_drill_attempt`.)"""
         notes = self.load().notes if notes is None else notes
         status = self.store.drill_status()
         now = self.ctx.now()
+        paired = {}
+        for note in notes:
+            if note.has_block:
+                drills = note.pairing().drills
+                if drill_id in drills:
+                    paired[note.path] = drills
         changed = []
-        for item in self.note_cards([n for n in notes if drill_id in n.drills]):
+        for item in self.note_cards([n for n in notes if n.path in paired]):
             card = None if item.is_new else item.card
-            value = schedule.mastery(card, now, self.scheduler, item.note.drills, status)
+            value = schedule.mastery(card, now, self.scheduler, paired[item.note.path], status)
             if item.note.mastery_level is not None and abs(item.note.mastery_level - value) < 5e-4:
                 continue
             self.vault.write_review_keys(self.vault.read_note(item.note.path),

@@ -142,6 +142,16 @@ class Note:
         })
         return note
 
+    def pairing(self):
+        """The drills that train this note: its `drills:` key, else suggested from its text.
+
+        Reads the body (lazily, from disk after a cached load), so call it for the notes shown,
+        not for a whole large vault on a hot path.
+        """
+        from studyapp.pairing import drills_for
+
+        return drills_for(self.meta, self.body)
+
     @property
     def abs_path(self) -> Path:
         return Path(self.source)
