@@ -189,3 +189,21 @@ def _environ(pid: int) -> bytes:
         return Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:
         return b""
+
+
+def test_drills_json_lists_the_notes_each_drill_trains(tmp_path):
+    """On the seeded starter deck every card declares its drills, so the inverse is known."""
+    import yaml
+
+    expected: dict[str, set[str]] = {}
+    for card in (ROOT / "cards").rglob("*.md"):
+        if card.name.startswith("README"):
+            continue
+        meta = yaml.safe_load(card.read_text(encoding="utf-8").split("---\n")[1])
+        for drill in meta.get("drills") or []:
+            expected.setdefault(drill, set()).add(card.relative_to(ROOT / "cards").as_posix())
+    out = studyapp("drills", "--json", data_dir=tmp_path)
+    assert out.returncode == 0, out.stderr
+    listed = {d["id"]: set(d["notes"]) for d in json.loads(out.stdout)}
+    assert listed == {drill: expected.get(drill, set()) for drill in listed}
+    assert all(listed.values()), "every drill trains at least one starter card"
