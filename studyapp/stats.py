@@ -134,8 +134,12 @@ def format_stats(stats: Stats) -> str:
         lines.append("Recent days: " + "  ".join(f"{d[5:]}:{n}" for d, n in recent))
     if stats.mastery_by_tag:
         lines.append("Mastery by tag:")
-        width = max(len(t) for t in stats.mastery_by_tag)
+        from studyapp.textwidth import display_width, fit
+
+        width = max(display_width(t) for t in stats.mastery_by_tag)
         for tag, info in stats.mastery_by_tag.items():
             bar = "#" * round(info["mastery"] * 20)
-            lines.append(f"  {tag:<{width}}  {info['mastery']:.2f} {bar:<20} ({int(info['notes'])} notes)")
+            notes = int(info["notes"])
+            lines.append(f"  {fit(tag, width)}  {info['mastery']:.2f} {bar:<20} "
+                         f"({notes} note{'s' if notes != 1 else ''})")
     return "\n".join(lines)

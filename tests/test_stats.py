@@ -114,3 +114,19 @@ def test_same_day_reviews_do_not_count_towards_optimizing():
     logs = [ReviewLog(1, Rating.Good, t0 + timedelta(minutes=m), None) for m in (0, 1, 10)]
     logs.append(ReviewLog(1, Rating.Good, t0 + timedelta(days=2), None))
     assert countable_reviews(logs) == 1
+
+
+def test_mastery_table_aligns_chinese_tags():
+    from datetime import date
+
+    from studyapp.stats import Stats
+    from studyapp.textwidth import display_width
+
+    stats = Stats(today=date(2026, 3, 10), total_reviews=0, reviews_per_day={}, forecast=[],
+                  retention=[], streak=0, counts_by_state={},
+                  mastery_by_tag={"Attention": {"notes": 3, "mastery": 0.5},
+                                  "注意力/掩码": {"notes": 1, "mastery": 0.25}})
+    rows = format_stats(stats).split("Mastery by tag:\n")[1].splitlines()
+    columns = {display_width(row[: row.index("0.")]) for row in rows}
+    assert len(columns) == 1, rows
+    assert rows[1].endswith("(1 note)")
