@@ -66,11 +66,11 @@ class StudyApp(App):
         super().__init__()
         self.ctx = ctx
         if session is None:
-            from studyapp.session import StudySession
+            from studyapp.facade import StudyFacade
 
-            session = StudySession(ctx)
+            session = StudyFacade(ctx)
         self.session = session
-        """The domain facade (`studyapp.session.StudySession` or a test double with its methods)."""
+        """The domain facade (`studyapp.facade.StudyFacade` or a test double with its methods)."""
         self.session_ready = False
         """True once the vault and history are loaded; screens wait for it before asking for data."""
         try:

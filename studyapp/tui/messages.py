@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.message import Message
 
-from studyapp.session import Card, DrillInfo, NoteRow, Problem, ReviewProgress, StatsData, TodaySummary
+from studyapp.views import Card, DrillInfo, NoteRow, Problem, ReviewProgress, StatsData, TodaySummary
 
 
 @dataclass

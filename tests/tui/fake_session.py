@@ -1,4 +1,4 @@
-"""An in-memory stand-in for `studyapp.session.StudySession`, for screen tests that do not need
+"""An in-memory stand-in for `studyapp.facade.StudyFacade`, for screen tests that do not need
 the real vault and scheduler (those flows are tested against the real session elsewhere)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from pathlib import Path
 
-from studyapp.session import (
+from studyapp.views import (
     RATING_LABELS,
     Card,
     DrillDetail,

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Footer, Header, LoadingIndicator, Markdown, Static, TextArea
 
-from studyapp.session import DrillDetail
+from studyapp.views import DrillDetail
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen

@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
 
-from studyapp.session import NoteRow, Problem
+from studyapp.views import NoteRow, Problem
 from studyapp.tui.messages import NotesListed
 from studyapp.tui.screens.base import StudyScreen
 

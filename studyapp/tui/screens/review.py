@@ -12,7 +12,7 @@ from textual.markup import escape
 from textual.reactive import reactive
 from textual.widgets import Button, Footer, Header, Markdown, Static
 
-from studyapp.session import RATING_LABELS, Card, RatingOption
+from studyapp.views import RATING_LABELS, Card, RatingOption
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import ReviewCardReady
 from studyapp.tui.screens.base import StudyScreen

@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
-from studyapp.session import StatsData
+from studyapp.views import StatsData
 from studyapp.tui.messages import StatsComputed
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.bars import MasteryBars

@@ -1,14 +1,13 @@
-"""The one small interface the TUI talks to: plain view objects over the vault, scheduler,
-statistics and grader.
+"""Plain view objects the TUI draws, produced by `studyapp.facade.StudyFacade`.
 
-Torch-free and Textual-free, so screens depend on this module alone and tests can swap in a
-fake with the same methods. Heavy domain modules are imported where they are first used.
+Torch-free and Textual-free: screens depend on these and on the facade's methods only, so
+tests can swap in a fake facade.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 
 RATING_LABELS = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
@@ -144,20 +143,3 @@ class StatsData:
     drill_history: tuple[tuple[date, int, int], ...]
     """Per day: drill attempts passed, attempts not passed."""
     counts_by_state: dict[str, int] = field(default_factory=dict)
-
-
-def format_interval(start: datetime, end: datetime) -> str:
-    """Anki-style short interval: `10m`, `5h`, `3d`, `1.5mo`, `2.1y`."""
-    seconds = max(0.0, (end - start).total_seconds())
-    minutes = seconds / 60
-    if minutes < 60:
-        return f"{max(1, round(minutes))}m"
-    hours = minutes / 60
-    if hours < 24:
-        return f"{round(hours)}h"
-    days = hours / 24
-    if days < 30:
-        return f"{round(days)}d"
-    if days < 365:
-        return f"{days / 30:.1f}mo".replace(".0mo", "mo")
-    return f"{days / 365:.1f}y".replace(".0y", "y")
