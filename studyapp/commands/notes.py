@@ -3,13 +3,88 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("due", parents=[common], help="list notes due today (per --now)")
+    p = sub.add_parser("due", parents=[common], help="list notes due today (per --now), then new notes")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.set_defaults(handler=lambda args, ctx: print_due(ctx, as_json=args.json))
 
+    p = sub.add_parser("import", parents=[common], help="add the metadata block to notes; copy outside files in",
+                       description="With no PATH: add the standard metadata block to every note in the vault "
+                       "that lacks one. With PATHs (files or folders outside the vault): copy their .md, "
+                       ".markdown and .txt files into the vault as .md notes with the block. Bodies are kept "
+                       "byte for byte; importing twice changes nothing.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders outside the vault")
+    p.add_argument("--dry-run", action="store_true", help="show what would happen, write nothing")
+    p.add_argument("-v", "--verbose", action="store_true", help="also list files already imported")
+    p.set_defaults(handler=print_import)
+
+
+def load_vault(ctx):
+    """Load the context's vault (with the metadata cache) and report problems on stderr."""
+    from studyapp.vault import Vault
+
+    snapshot = Vault(ctx.paths.vault_dir, ctx.paths.cache_file).load()
+    for problem in snapshot.problems:
+        print(f"studyapp: warning: {problem.path}: {problem.reason}", file=sys.stderr)
+    return snapshot
+
 
 def print_due(ctx, as_json: bool) -> int:
-    raise NotImplementedError("vault loading lands with the vault issue")
+    from studyapp.vault.due import due_notes
+
+    snapshot = load_vault(ctx)
+    due = due_notes(snapshot.notes, ctx.today())
+    if as_json:
+        import json
+
+        json.dump([d.as_json() for d in due], sys.stdout, ensure_ascii=False, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    _print_due_table(due, total=len(snapshot.notes))
+    return 0
+
+
+def _print_due_table(due, total: int) -> None:
+    import shutil
+
+    from studyapp.textwidth import fit
+
+    reviews = sum(not d.is_new for d in due)
+    new = len(due) - reviews
+    print(f"{reviews} due, {new} new, {total} notes in the vault")
+    if not due:
+        return
+    columns = shutil.get_terminal_size((100, 24)).columns
+    title_width = max(20, min(60, columns - 46))
+    print(f"{'NEXT REVIEW':<11}  {'OVERDUE':>7}  {'DIFF':<6}  {fit('TITLE', title_width)}  PATH")
+    for d in due:
+        note = d.note
+        when = note.next_review.isoformat() if note.next_review else "new"
+        overdue = "" if d.is_new else (f"{d.days_overdue}d" if d.days_overdue else "today")
+        line = f"{when:<11}  {overdue:>7}  {(note.difficulty or '-')[:6]:<6}  {fit(note.title, title_width)}  {note.path}"
+        print(line.rstrip())
+
+
+def print_import(args, ctx) -> int:
+    from pathlib import Path
+
+    from studyapp.vault import Vault
+    from studyapp.vault.importer import import_notes
+
+    vault = Vault(ctx.paths.vault_dir, ctx.paths.cache_file)
+    actions = import_notes(vault, [Path(p) for p in args.paths], ctx.today(), args.dry_run)
+    prefix = "would " if args.dry_run else ""
+    counts: dict[str, int] = {}
+    for action in actions:
+        counts[action.kind] = counts.get(action.kind, 0) + 1
+        if action.kind == "problem":
+            print(f"studyapp: warning: {action.describe()}", file=sys.stderr)
+        elif action.kind != "already-imported" or args.verbose:
+            print(prefix + action.describe())
+    done = counts.get("add-block", 0) + counts.get("copy", 0)
+    print(f"{prefix}import {done} note(s); {counts.get('already-imported', 0)} already imported, "
+          f"{counts.get('problem', 0)} skipped with problems")
+    return 1 if counts.get("problem") else 0

@@ -1,0 +1,31 @@
+"""Terminal display width of text, so tables of Chinese titles line up (no wcwidth dependency)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def char_width(ch: str) -> int:
+    if unicodedata.combining(ch) or ch in "\u200b\u200c\u200d\ufeff":
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def display_width(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return sum(char_width(ch) for ch in text)
+
+
+def fit(text: str, width: int) -> str:
+    """`text` cut (with an ellipsis) or padded with spaces to exactly `width` columns."""
+    if display_width(text) <= width:
+        return text + " " * (width - display_width(text))
+    out, used = [], 0
+    for ch in text:
+        w = char_width(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…" + " " * (width - used - 1)

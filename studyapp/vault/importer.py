@@ -1,0 +1,139 @@
+"""`studyapp import`: give notes the standard metadata block, and bring outside files in.
+
+Notes in the vault without a block get one in place; `.md`, `.markdown` and `.txt` files from
+elsewhere are copied into the vault as `.md` notes with a block (an existing note is never
+overwritten: a free name is chosen). Bodies stay byte for byte and importing twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from studyapp.errors import UserError
+from studyapp.vault.blocks import add_default_block
+from studyapp.vault.parse import BOM, NoteFormatError, decode, find_layout
+from studyapp.vault.vault import NOTE_SUFFIX, Vault
+
+IMPORTABLE_SUFFIXES = (".md", ".markdown", ".txt")
+
+
+@dataclass(frozen=True)
+class ImportAction:
+    """One thing import did (or, with --dry-run, would do)."""
+
+    kind: str
+    """'add-block', 'copy', 'already-imported' or 'problem'."""
+    path: str
+    """The note's path in the vault (for 'problem': the file's path)."""
+    source: str | None = None
+    reason: str | None = None
+
+    def describe(self) -> str:
+        if self.kind == "add-block":
+            return f"add metadata block: {self.path}"
+        if self.kind == "copy":
+            return f"copy {self.source} -> {self.path}"
+        if self.kind == "already-imported":
+            return f"already imported: {self.source} (as {self.path})"
+        return f"skipped {self.path}: {self.reason}"
+
+
+def _with_block(raw: bytes, vault_path: str, today: date) -> bytes | None:
+    """The file's bytes with the standard block added; None if it already has one."""
+    text, bom = decode(raw)
+    if find_layout(text).has_block:
+        return None
+    return ((BOM if bom else "") + add_default_block(text, vault_path, today)).encode("utf-8")
+
+
+def _body_bytes(raw: bytes) -> bytes:
+    """What follows the block (BOM dropped): how an imported copy is recognised."""
+    text, _bom = decode(raw)
+    return text[find_layout(text).body_start:].encode("utf-8")
+
+
+def add_missing_blocks(vault: Vault, today: date, dry_run: bool) -> list[ImportAction]:
+    snapshot = vault.load()
+    actions = [ImportAction("problem", p.path, reason=p.reason) for p in snapshot.problems]
+    for note in snapshot.notes:
+        if note.has_block:
+            continue
+        actions.append(ImportAction("add-block", note.path))
+        if not dry_run:
+            vault.add_block_in_place(note, today)
+    return actions
+
+
+def _sources(path: Path) -> list[tuple[Path, Path]]:
+    """(file, path relative to the import root's parent) for every importable file under `path`."""
+    if path.is_file():
+        return [(path, Path(path.name))]
+    found = []
+    for folder, dirs, files in os.walk(path, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.startswith(".") and name.lower().endswith(IMPORTABLE_SUFFIXES):
+                file = Path(folder) / name
+                found.append((file, Path(path.name) / file.relative_to(path)))
+    return found
+
+
+def _candidates(rel: Path):
+    stem = rel.with_suffix("")
+    yield stem.with_suffix(NOTE_SUFFIX) if stem.suffix == "" else Path(f"{stem}{NOTE_SUFFIX}")
+    for n in range(2, 10_000):
+        yield Path(f"{stem}-{n}{NOTE_SUFFIX}")
+
+
+def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool) -> list[ImportAction]:
+    root = vault.root.resolve()
+    actions: list[ImportAction] = []
+    for given in paths:
+        if not given.exists():
+            raise UserError(f"no such file or folder: {given}")
+        resolved = given.resolve()
+        if resolved == root or root in resolved.parents:
+            raise UserError(f"{given} is inside the vault: run `studyapp import` without a path for notes already there")
+        for file, rel in _sources(resolved):
+            actions.append(_copy_one(vault, file, rel, today, dry_run))
+    return actions
+
+
+def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool) -> ImportAction:
+    try:
+        raw = file.read_bytes()
+        source_body = _body_bytes(raw)
+    except (OSError, NoteFormatError) as exc:
+        return ImportAction("problem", str(file), reason=str(getattr(exc, "strerror", None) or exc))
+    for candidate in _candidates(rel):
+        target = vault.root / candidate
+        note_path = candidate.as_posix()
+        if target.exists():
+            try:
+                if _body_bytes(target.read_bytes()) == source_body:
+                    return ImportAction("already-imported", note_path, source=str(file))
+            except (OSError, NoteFormatError):
+                pass
+            continue
+        new_raw = _with_block(raw, note_path, today) or raw
+        if not dry_run:
+            from studyapp.atomic import atomic_create_bytes
+
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                atomic_create_bytes(target, new_raw)
+            except FileExistsError:
+                continue  # appeared meanwhile: try the next free name
+        return ImportAction("copy", note_path, source=str(file))
+    return ImportAction("problem", str(file), reason="no free file name in the vault")
+
+
+def import_notes(vault: Vault, paths: list[Path], today: date, dry_run: bool) -> list[ImportAction]:
+    """Run the import; returns what was (or would be) done, in order."""
+    if paths:
+        return copy_into_vault(vault, paths, today, dry_run)
+    return add_missing_blocks(vault, today, dry_run)
+

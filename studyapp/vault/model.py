@@ -1,0 +1,160 @@
+"""What loading a vault produces: notes, problems, and the errors write-back raises."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from functools import cached_property
+from pathlib import Path
+
+from studyapp.errors import UserError
+
+OWNED_KEYS = ("created", "last_reviewed", "next_review", "review_count", "mastery_level")
+"""The only metadata keys studyapp ever writes (import adds the whole default block once)."""
+DATE_KEYS = ("created", "last_reviewed", "next_review")
+
+
+class NoteWriteError(UserError):
+    """A note cannot be written safely (malformed, or its owned keys cannot be edited in place)."""
+
+
+class WriteConflict(NoteWriteError):
+    """The note changed on disk since it was read and the change cannot be merged safely."""
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A file in the vault that cannot be read as a note; it is never written to."""
+
+    path: str
+    """Posix path relative to the vault."""
+    reason: str
+    """One line a user understands."""
+
+
+def note_id(path: str) -> str:
+    """A stable id for a note: its relative path, NFC-normalised so macOS and Linux agree."""
+    return unicodedata.normalize("NFC", path)
+
+
+def as_date(value) -> date | None:
+    """A metadata date: a YAML date, a datetime, or a 'YYYY-MM-DD' string; anything else is None."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _as_int(value) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return 0
+
+
+def _as_float(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _as_str_list(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(item) for item in value if item is not None]
+    return [str(value)]
+
+
+@dataclass(frozen=True)
+class Note:
+    """One markdown note: its review keys parsed, its text read lazily from disk when needed."""
+
+    id: str
+    path: str
+    """Posix path relative to the vault."""
+    title: str
+    meta: dict
+    """Every key of the metadata block, as YAML parsed it ({} without a block)."""
+    has_block: bool
+    content_hash: str
+    """sha256 of the file's bytes when it was read; write-back compares against it."""
+    size: int
+    mtime_ns: int
+    abs_path: Path = field(repr=False, compare=False)
+    _body: str | None = field(default=None, repr=False, compare=False)
+    """The body when the file was read during this load; None after a cached load (read lazily)."""
+
+    created: date | None = field(init=False)
+    last_reviewed: date | None = field(init=False)
+    next_review: date | None = field(init=False)
+    review_count: int = field(init=False)
+    difficulty: str | None = field(init=False)
+    mastery_level: float | None = field(init=False)
+    tags: list[str] = field(init=False)
+    drills: list[str] = field(init=False)
+
+    def __post_init__(self):
+        meta = self.meta
+        set_ = object.__setattr__
+        for key in DATE_KEYS:
+            set_(self, key, as_date(meta.get(key)))
+        set_(self, "review_count", _as_int(meta.get("review_count")))
+        difficulty = meta.get("difficulty")
+        set_(self, "difficulty", None if difficulty is None else str(difficulty))
+        set_(self, "mastery_level", _as_float(meta.get("mastery_level")))
+        set_(self, "tags", _as_str_list(meta.get("tags")))
+        set_(self, "drills", _as_str_list(meta.get("drills")))
+
+    @property
+    def is_new(self) -> bool:
+        """Never scheduled: no block, or no next_review date."""
+        return self.next_review is None
+
+    @cached_property
+    def body(self) -> str:
+        """The text after the metadata block (read from disk on first use after a cached load)."""
+        if self._body is not None:
+            return self._body
+        from studyapp.vault.parse import NoteFormatError, decode, find_layout
+
+        try:
+            text, _bom = decode(self.abs_path.read_bytes())
+            return text[find_layout(text).body_start:]
+        except (OSError, NoteFormatError) as exc:
+            raise UserError(f"{self.path}: cannot read the note: {exc}") from None
+
+    @cached_property
+    def answer(self) -> str:
+        """The short answer to recall: the section under the first `## ` heading."""
+        from studyapp.vault.parse import extract_answer
+
+        return extract_answer(self.body)
+
+
+@dataclass
+class VaultSnapshot:
+    """The result of one load: notes sorted by path, and files that could not be read."""
+
+    notes: list[Note]
+    problems: list[LoadProblem]
+    parsed: int = 0
+    """How many files were read and parsed (the rest came from the metadata cache)."""
+    reused: int = 0
+    """How many notes came from the metadata cache without reading the file."""
+
+    def by_path(self) -> dict[str, Note]:
+        return {note.path: note for note in self.notes}

@@ -1,0 +1,155 @@
+"""Reading one note's text: decoding, the `---` metadata block, title and answer.
+
+Pure functions over strings, shared by loading, write-back and import.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+import yaml
+
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+BOM = "\ufeff"
+_FENCE_LINE = re.compile(r"^---[ \t]*\r?$", re.M)
+_HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*?)[ \t]*\r?$)", re.M)
+PLAIN_TITLE_MAX_CHARS = 80
+"""A first line that is not a heading is the title only when it is at most this long."""
+
+
+class NoteFormatError(ValueError):
+    """The note cannot be read safely; the message is one line a user understands."""
+
+
+def decode(raw: bytes) -> tuple[str, bool]:
+    """UTF-8 text without its BOM, and whether a BOM was there."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NoteFormatError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    if text.startswith(BOM):
+        return text[1:], True
+    return text, False
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the metadata block sits in a note's text (offsets into the BOM-less text)."""
+
+    has_block: bool
+    block_start: int = 0
+    """First character after the opening `---` line."""
+    block_end: int = 0
+    """First character of the closing `---` line."""
+    body_start: int = 0
+    """First character after the closing `---` line (its line ending included)."""
+    newline: str = "\n"
+    """The line ending the note uses ("\\r\\n" or "\\n")."""
+
+
+def detect_newline(text: str) -> str:
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+def find_layout(text: str) -> Layout:
+    """Locate the block; raises NoteFormatError for an opening `---` that is never closed."""
+    newline = detect_newline(text)
+    first_end = text.find("\n")
+    first_line = text if first_end < 0 else text[:first_end]
+    if first_line.rstrip(" \t\r") != "---":
+        return Layout(False, newline=newline)
+    if first_end < 0:
+        raise NoteFormatError("metadata block opened with '---' but never closed")
+    block_start = first_end + 1
+    close = _FENCE_LINE.search(text, block_start)
+    if close is None:
+        raise NoteFormatError("metadata block opened with '---' but never closed")
+    body_start = close.end()
+    if body_start < len(text) and text[body_start] == "\n":
+        body_start += 1
+    return Layout(True, block_start, close.start(), body_start, newline)
+
+
+def parse_block(block: str) -> dict:
+    """The block's mapping (empty block: {}); raises NoteFormatError for anything else."""
+    try:
+        meta = yaml.load(block, Loader=SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 2}" if mark is not None else ""  # +1 for 1-based, +1 for '---'
+        problem = (exc.problem or exc.context or "syntax error").strip()
+        raise NoteFormatError(f"metadata block is not valid YAML{where}: {problem}") from None
+    except Exception as exc:  # constructor errors: bad dates, unhashable keys, recursion
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        raise NoteFormatError(f"metadata block is not valid YAML: {message}") from None
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise NoteFormatError(
+            f"metadata block must be a mapping of keys to values, not a {type(meta).__name__}"
+        )
+    return meta
+
+
+def split_note(text: str) -> tuple[Layout, dict, str]:
+    """Layout, parsed metadata and body of a BOM-less note text."""
+    layout = find_layout(text)
+    if not layout.has_block:
+        return layout, {}, text
+    meta = parse_block(text[layout.block_start:layout.block_end])
+    return layout, meta, text[layout.body_start:]
+
+
+def _headings(body: str):
+    """(level, text, start, end) of `#`/`##` headings outside fenced code blocks."""
+    open_fence = None
+    for match in _HEADING_OR_CODE_FENCE.finditer(body):
+        fence = match.group(1)
+        if fence:
+            if open_fence is None:
+                open_fence = fence
+            elif fence == open_fence:
+                open_fence = None
+            continue
+        if open_fence is None:
+            yield len(match.group(2)), match.group(3), match.start(), match.end()
+
+
+def extract_title(body: str, path: str) -> str:
+    """The note's title, from its first non-empty line when that is a `# ` heading or short.
+
+    Users' notes open with `# <question>`; plain notes open with a title line. Only when the first
+    line is long do we look further, for a `# ` heading outside code fences: web-clipped notes
+    hold unfenced code whose `# comments` would otherwise pass for headings. Else the file name.
+    """
+    for line in body.splitlines():
+        line = line.strip().lstrip(BOM).strip()
+        if not line:
+            continue
+        if line.startswith("# ") and line[2:].strip():
+            return line[2:].strip()
+        if len(line) <= PLAIN_TITLE_MAX_CHARS and not line.startswith(("#", "```", "~~~")):
+            return line
+        break
+    for level, text, _start, _end in _headings(body):
+        if level == 1 and text:
+            return text
+    return PurePosixPath(path).stem
+
+
+def extract_answer(body: str) -> str:
+    """The section under the first `## ` heading, up to the next `## ` or `# ` heading."""
+    start = None
+    for level, _text, line_start, line_end in _headings(body):
+        if start is None:
+            if level == 2:
+                start = line_end
+            continue
+        return body[start:line_start].strip()
+    return body[start:].strip() if start is not None else ""

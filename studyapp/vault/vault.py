@@ -1,0 +1,259 @@
+"""The vault: a folder tree of markdown notes, loaded with a metadata cache and written safely."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path, PurePosixPath
+
+from studyapp.errors import UserError
+from studyapp.vault.cache import MetadataCache, decode_meta, encode_meta
+from studyapp.vault.model import LoadProblem, Note, NoteWriteError, VaultSnapshot, WriteConflict, note_id
+from studyapp.vault.blocks import add_default_block
+from studyapp.vault.parse import BOM, NoteFormatError, decode, extract_title, find_layout, split_note
+from studyapp.vault.writeback import comparable, edit_review_keys, validate_updates
+
+NOTE_SUFFIX = ".md"
+
+
+def content_hash(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class _File:
+    path: str
+    abs_path: Path
+    size: int
+    mtime_ns: int
+
+
+def _is_hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+class Vault:
+    """A notes folder. `load()` reads every note; write-back changes only the owned review keys."""
+
+    def __init__(self, root: Path, cache_file: Path | None = None):
+        self.root = Path(root)
+        self.cache = MetadataCache(cache_file, self.root.resolve()) if cache_file else None
+
+    # -- loading -------------------------------------------------------------------------
+
+    def scan(self) -> tuple[list[_File], list[LoadProblem]]:
+        """Every visible `*.md` file (symlinks followed, directory loops cut), sorted by path."""
+        if not self.root.is_dir():
+            raise UserError(f"the vault folder does not exist: {self.root}")
+        files: list[_File] = []
+        problems: list[LoadProblem] = []
+        seen_dirs: set[tuple[int, int]] = set()
+        stack = [(self.root, "")]
+        while stack:
+            folder, prefix = stack.pop()
+            try:
+                st = os.stat(folder)
+                key = (st.st_dev, st.st_ino)
+                if key in seen_dirs:
+                    continue  # a directory symlink loop, or the same folder linked twice
+                seen_dirs.add(key)
+                entries = list(os.scandir(folder))
+            except OSError as exc:
+                problems.append(LoadProblem(prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}"))
+                continue
+            for entry in entries:
+                name = entry.name
+                if _is_hidden(name):
+                    continue
+                rel = prefix + name
+                try:
+                    if entry.is_dir():
+                        stack.append((Path(entry.path), rel + "/"))
+                        continue
+                    if not name.endswith(NOTE_SUFFIX):
+                        continue
+                    st = entry.stat()
+                except FileNotFoundError:
+                    if entry.is_symlink():
+                        problems.append(LoadProblem(rel, "broken symbolic link"))
+                    continue
+                except OSError as exc:
+                    problems.append(LoadProblem(rel, f"cannot read: {exc.strerror}"))
+                    continue
+                if entry.is_file():
+                    files.append(_File(rel, Path(entry.path), st.st_size, st.st_mtime_ns))
+        files.sort(key=lambda f: f.path)
+        return files, problems
+
+    def load(self) -> VaultSnapshot:
+        """Every note and every problem; unchanged files come from the cache without being read."""
+        files, problems = self.scan()
+        cached = self.cache.read() if self.cache else {}
+        notes: list[Note] = []
+        fresh: list[tuple] = []
+        parsed = reused = 0
+        for f in files:
+            row = cached.get(f.path)
+            if row is not None and row[0] == f.size and row[1] == f.mtime_ns:
+                reused += 1
+                _size, _mtime, digest, has_block, title, meta_json, problem = row
+                if problem:
+                    problems.append(LoadProblem(f.path, problem))
+                else:
+                    notes.append(Note(note_id(f.path), f.path, title, decode_meta(meta_json),
+                                      bool(has_block), digest, f.size, f.mtime_ns, f.abs_path))
+                continue
+            parsed += 1
+            try:
+                raw = f.abs_path.read_bytes()
+            except OSError as exc:
+                problems.append(LoadProblem(f.path, f"cannot read: {exc.strerror}"))
+                continue
+            result = _note_from_bytes(f.path, f.abs_path, raw, f.size, f.mtime_ns)
+            if isinstance(result, LoadProblem):
+                problems.append(result)
+                fresh.append((f.path, f.size, f.mtime_ns, None, None, None, None, result.reason))
+            else:
+                notes.append(result)
+                meta_json = encode_meta(result.meta)
+                if meta_json is not None:
+                    fresh.append((f.path, f.size, f.mtime_ns, result.content_hash,
+                                  int(result.has_block), result.title, meta_json, None))
+        if self.cache:
+            present = {f.path for f in files}
+            self.cache.update(fresh, [path for path in cached if path not in present])
+        problems.sort(key=lambda p: p.path)
+        return VaultSnapshot(notes, problems, parsed=parsed, reused=reused)
+
+    def _abs(self, path: str) -> Path:
+        rel = PurePosixPath(path)
+        if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+            raise UserError(f"not a path inside the vault: {path}")
+        return self.root / rel
+
+    def read_note(self, path: str) -> Note:
+        """One note, fresh from disk; UserError when it is missing or cannot be read."""
+        abs_path = self._abs(path)
+        try:
+            raw = abs_path.read_bytes()
+            st = os.stat(abs_path)
+        except FileNotFoundError:
+            raise UserError(f"no such note in the vault: {path}") from None
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+        result = _note_from_bytes(path, abs_path, raw, st.st_size, st.st_mtime_ns)
+        if isinstance(result, LoadProblem):
+            raise UserError(f"{path}: {result.reason}")
+        return result
+
+    # -- writing -------------------------------------------------------------------------
+
+    def write_review_keys(self, note: Note, updates: dict) -> Note:
+        """Write the owned review keys into the note's file, changing nothing else.
+
+        A value of None writes `null`. If the file changed since `note` was read, the update is
+        applied to the new content when none of the updated keys was edited meanwhile; otherwise
+        WriteConflict. A note without a block gets the standard block (as `import` adds it).
+        Returns the note re-read from disk.
+        """
+        validate_updates(updates)
+
+        def edit(text: str, changed: bool) -> str:
+            if changed:
+                self._check_mergeable(note, text, updates)
+            if not find_layout(text).has_block:
+                created = updates.get("created") or updates.get("last_reviewed") or date.today()
+                text = add_default_block(text, note.path, created)
+            return edit_review_keys(text, updates)
+
+        return self._rewrite(note, edit)
+
+    def add_block_in_place(self, note: Note, today: date) -> Note:
+        """Give a block-less note the standard block (import); a note that has one is left alone."""
+
+        def edit(text: str, changed: bool) -> str:
+            if find_layout(text).has_block:
+                return text
+            return add_default_block(text, note.path, today)
+
+        return self._rewrite(note, edit)
+
+    def _rewrite(self, note: Note, edit) -> Note:
+        """Apply `edit(text, changed_since_read) -> new text` to the file and write it atomically.
+
+        The file is re-checked just before the rename; if it changed under us we start again.
+        """
+        abs_path = self._abs(note.path)
+        for _attempt in range(3):
+            raw, stat_key = self._read_for_write(abs_path, note.path)
+            changed = content_hash(raw) != note.content_hash
+            try:
+                text, bom = decode(raw)
+                new_text = edit(text, changed)
+            except NoteFormatError as exc:
+                error = WriteConflict if changed else NoteWriteError
+                hint = " (it changed on disk since it was read)" if changed else ""
+                raise error(f"{note.path}{hint}: {exc}; not written") from None
+            new_raw = ((BOM if bom else "") + new_text).encode("utf-8")
+            if new_raw == raw:
+                return self.read_note(note.path)
+            if _stat_key(abs_path) != stat_key:
+                continue  # edited while we worked: start again from the new content
+            from studyapp.atomic import atomic_write_bytes
+
+            atomic_write_bytes(abs_path, new_raw)
+            return self.read_note(note.path)
+        raise WriteConflict(f"{note.path}: the note keeps changing on disk; not written")
+
+    @staticmethod
+    def _check_mergeable(note: Note, text: str, updates: dict) -> None:
+        """A concurrent edit is merged only if it left the keys we are about to write alone."""
+        try:
+            _layout, meta, _body = split_note(text)
+        except NoteFormatError as exc:
+            raise NoteFormatError(f"the new content cannot be read: {exc}") from None
+        for key in updates:
+            if comparable(meta.get(key)) != comparable(note.meta.get(key)):
+                raise NoteFormatError(f"'{key}' was edited meanwhile")
+
+    @staticmethod
+    def _read_for_write(abs_path: Path, path: str) -> tuple[bytes, tuple]:
+        try:
+            before = _stat_key(abs_path)
+            raw = abs_path.read_bytes()
+        except FileNotFoundError:
+            raise WriteConflict(f"{path}: the note was deleted or moved; not written") from None
+        except OSError as exc:
+            raise NoteWriteError(f"{path}: cannot read: {exc.strerror}; not written") from None
+        return raw, before
+
+    def restore_bytes(self, path: str, old_bytes: bytes, expected_hash: str) -> None:
+        """Put back earlier bytes (undo), only if the file still holds what we last wrote."""
+        abs_path = self._abs(path)
+        try:
+            current = abs_path.read_bytes()
+        except FileNotFoundError:
+            raise WriteConflict(f"{path}: the note was deleted or moved; not restored") from None
+        if content_hash(current) != expected_hash:
+            raise WriteConflict(f"{path}: the note was edited since; not restored")
+        from studyapp.atomic import atomic_write_bytes
+
+        atomic_write_bytes(abs_path, old_bytes)
+
+
+def _stat_key(abs_path: Path) -> tuple:
+    st = os.stat(abs_path)
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _note_from_bytes(path: str, abs_path: Path, raw: bytes, size: int, mtime_ns: int) -> Note | LoadProblem:
+    try:
+        text, _bom = decode(raw)
+        layout, meta, body = split_note(text)
+    except NoteFormatError as exc:
+        return LoadProblem(path, str(exc))
+    title = extract_title(body, path)
+    return Note(note_id(path), path, title, meta, layout.has_block, content_hash(raw),
+                size, mtime_ns, abs_path, body)

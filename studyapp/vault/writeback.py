@@ -1,0 +1,187 @@
+"""Byte-exact write-back: change only the values of the review keys studyapp owns.
+
+The block is edited as raw lines, never re-dumped: key order, quoting, comments, unknown keys,
+line endings and the body stay as they were. The edited block is parsed again and compared with
+what was intended before anything is written (defence in depth).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date, datetime
+
+from studyapp.vault.model import DATE_KEYS, OWNED_KEYS
+from studyapp.vault.parse import NoteFormatError, find_layout, parse_block
+
+_NULL_TOKENS = {"", "~", "null", "Null", "NULL"}
+_COMPLEX_START = tuple("|>[{&*!%@`")
+
+
+def validate_updates(updates: dict) -> None:
+    """Reject keys studyapp does not own and values of the wrong type (a bug in the caller)."""
+    for key, value in updates.items():
+        if key not in OWNED_KEYS:
+            raise ValueError(f"{key!r} is not a review key studyapp may write ({', '.join(OWNED_KEYS)})")
+        if value is None:
+            continue
+        if key in DATE_KEYS:
+            ok = isinstance(value, date) and not isinstance(value, datetime)
+        elif key == "review_count":
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok:
+            raise TypeError(f"{key}: unsupported value {value!r}")
+
+
+def comparable(value):
+    """A value as it compares across quoting styles: dates as 'YYYY-MM-DD', numbers as numbers."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int):
+        return float(value)
+    return value
+
+
+def render_float(value: float) -> str:
+    """A float as yaml.dump writes it, so YAML reads it back as the same float."""
+    text = repr(float(value)).lower()
+    if "." not in text:
+        text = text.replace("e", ".0e", 1) if "e" in text else text + ".0"
+    return text
+
+
+def _render(value, style: str) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, date):
+        text = value.isoformat()
+        return text if style == "plain" else f"{style}{text}{style}"
+    if isinstance(value, int):
+        return str(value)
+    return render_float(value)
+
+
+def _split_lines(block: str) -> list[str]:
+    return re.findall(r"[^\n]*\n|[^\n]+$", block)
+
+
+def _value_span(line: str, after_colon: int) -> tuple[int, int, str]:
+    """(start, end, style) of the scalar after `key:`; raises NoteFormatError if not a plain scalar."""
+    content_end = len(line.rstrip("\r\n"))
+    start = after_colon
+    while start < content_end and line[start] in " \t":
+        start += 1
+    if start == content_end:
+        return start, start, "plain"
+    first = line[start]
+    if first == "#":  # `key:  # comment` holds null
+        return after_colon, after_colon, "plain"
+    if first in "'\"":
+        end = start + 1
+        while end < content_end:
+            if line[end] == first:
+                if first == "'" and end + 1 < content_end and line[end + 1] == "'":
+                    end += 2
+                    continue
+                return start, end + 1, first
+            end += 2 if first == '"' and line[end] == "\\" else 1
+        raise NoteFormatError("a quoted value spans several lines")
+    if first in _COMPLEX_START or line.startswith("- ", start):
+        raise NoteFormatError("the value is not a single plain scalar")
+    comment = re.search(r"[ \t]#", line[start:content_end])
+    end = start + comment.start() if comment else content_end
+    while end > start and line[end - 1] in " \t":
+        end -= 1
+    return start, end, "plain"
+
+
+def _note_date_style(lines: list[str]) -> str:
+    """The quoting the note uses for its dates (users' notes: single quotes)."""
+    for line in lines:
+        for key in DATE_KEYS:
+            match = re.match(rf"{key}[ \t]*:", line)
+            if match:
+                try:
+                    start, end, style = _value_span(line, match.end())
+                except NoteFormatError:
+                    continue
+                if line[start:end] not in _NULL_TOKENS:
+                    return style
+    return "'"
+
+
+def edit_block(block: str, updates: dict, newline: str) -> str:
+    """The block text with the updated values; raises NoteFormatError when it cannot be done safely."""
+    validate_updates(updates)
+    old_meta = parse_block(block)
+    lines = _split_lines(block)
+    date_style = _note_date_style(lines)
+    appended = []
+    for key in OWNED_KEYS:
+        if key not in updates:
+            continue
+        value = updates[key]
+        pattern = re.compile(rf"{re.escape(key)}[ \t]*:(?=[ \t\r\n]|$)")
+        found = [i for i, line in enumerate(lines) if pattern.match(line)]
+        if len(found) > 1:
+            raise NoteFormatError(f"the key '{key}' appears more than once in the metadata block")
+        if not found:
+            if key in old_meta:
+                raise NoteFormatError(f"cannot locate the line of '{key}' in the metadata block")
+            appended.append(key)
+            continue
+        if key in old_meta and comparable(old_meta[key]) == comparable(value):
+            continue  # already holds this value: leave the line byte for byte
+        index = found[0]
+        line = lines[index]
+        start, end, style = _value_span(line, pattern.match(line).end())
+        if start == end and index + 1 < len(lines) and lines[index + 1][:1] in (" ", "\t", "-"):
+            raise NoteFormatError(f"the value of '{key}' spans several lines")
+        if line[start:end] in _NULL_TOKENS:
+            style = date_style  # a first value takes the quoting of the note's other dates
+        token = _render(value, style)
+        if start == end and (start == 0 or line[start - 1] == ":"):
+            token = " " + token
+        lines[index] = line[:start] + token + line[end:]
+    new_block = "".join(lines)
+    if appended:
+        if new_block and not new_block.endswith("\n"):
+            new_block += newline
+        for key in appended:
+            new_block += f"{key}: {_render(updates[key], date_style)}{newline}"
+    verify_edit(old_meta, new_block, updates, appended)
+    return new_block
+
+
+def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[str]) -> None:
+    """Parse the edited block and check that only the intended values changed."""
+    try:
+        new_meta = parse_block(new_block)
+    except NoteFormatError:
+        raise NoteFormatError("refusing to write: the edited metadata block would not parse") from None
+    if list(new_meta) != list(old_meta) + appended:
+        raise NoteFormatError("refusing to write: the edit would change which keys the note has")
+    for key, new_value in new_meta.items():
+        if key in updates:
+            ok = comparable(new_value) == comparable(updates[key])
+        else:
+            old_value = old_meta[key]
+            ok = new_value == old_value or repr(new_value) == repr(old_value)
+        if not ok:
+            raise NoteFormatError(f"refusing to write: the edit would change '{key}' unexpectedly")
+
+
+def edit_review_keys(text: str, updates: dict) -> str:
+    """A note's (BOM-less) text with its review keys updated; the note must have a block."""
+    layout = find_layout(text)
+    if not layout.has_block:
+        raise NoteFormatError("the note has no metadata block")
+    block = text[layout.block_start:layout.block_end]
+    new_block = edit_block(block, updates, layout.newline)
+    return text[:layout.block_start] + new_block + text[layout.block_end:]

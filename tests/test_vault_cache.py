@@ -1,0 +1,70 @@
+"""The metadata cache: a second load reads only files that changed (counted, not timed)."""
+
+from __future__ import annotations
+
+import os
+
+from studyapp.vault import Vault
+from vault_fixtures import USERS_NOTE, write
+
+OLD_NS = 1_700_000_000_000_000_000  # files older than the racy-mtime window
+
+
+def make(tmp_path, n=5):
+    vault = tmp_path / "vault"
+    for i in range(n):
+        path = write(vault / "主题" / f"n{i}.md", USERS_NOTE.replace("review_count: 0", f"review_count: {i}"))
+        os.utime(path, ns=(OLD_NS, OLD_NS))
+    return vault
+
+
+def test_second_load_parses_only_changed_files(tmp_path):
+    vault_dir = make(tmp_path)
+    cache = tmp_path / "data" / "cache.sqlite3"
+    first = Vault(vault_dir, cache).load()
+    assert (first.parsed, first.reused) == (5, 0)
+    second = Vault(vault_dir, cache).load()
+    assert (second.parsed, second.reused) == (0, 5)
+    assert [(n.path, n.title, n.review_count, n.meta, n.content_hash) for n in second.notes] == \
+           [(n.path, n.title, n.review_count, n.meta, n.content_hash) for n in first.notes]
+    assert second.notes[0].answer == first.notes[0].answer  # read lazily from disk
+
+    changed = vault_dir / "主题" / "n3.md"
+    changed.write_text(USERS_NOTE.replace("review_count: 0", "review_count: 42"))
+    os.utime(changed, ns=(OLD_NS + 1, OLD_NS + 1))
+    (vault_dir / "主题" / "n0.md").unlink()
+    write(vault_dir / "bad.md", "---\n[\n---\n")
+    os.utime(vault_dir / "bad.md", ns=(OLD_NS, OLD_NS))
+    third = Vault(vault_dir, cache).load()
+    assert (third.parsed, third.reused) == (2, 3)
+    assert third.by_path()["主题/n3.md"].review_count == 42 and "主题/n0.md" not in third.by_path()
+    fourth = Vault(vault_dir, cache).load()
+    assert (fourth.parsed, fourth.reused) == (0, 5)
+    assert [p.path for p in fourth.problems] == ["bad.md"]
+
+
+def test_recently_modified_files_are_not_trusted_to_the_cache(tmp_path):
+    vault_dir = tmp_path / "vault"
+    write(vault_dir / "fresh.md", USERS_NOTE)  # mtime = now: a same-tick edit could go unseen
+    cache = tmp_path / "cache.sqlite3"
+    Vault(vault_dir, cache).load()
+    assert Vault(vault_dir, cache).load().parsed == 1
+
+
+def test_a_broken_cache_file_is_rebuilt(tmp_path):
+    vault_dir = make(tmp_path, 2)
+    cache = tmp_path / "cache.sqlite3"
+    cache.write_bytes(b"this is not sqlite" * 100)
+    assert Vault(vault_dir, cache).load().parsed == 2
+    assert Vault(vault_dir, cache).load().reused == 2
+
+
+def test_metadata_json_cannot_hold_is_reparsed_not_mangled(tmp_path):
+    vault_dir = tmp_path / "vault"
+    path = write(vault_dir / "a.md", "---\n1: 数字键\nwhen: 2026-03-02 10:00:00+08:00\nreview_count: 2\n---\n# 标题\n")
+    os.utime(path, ns=(OLD_NS, OLD_NS))
+    cache = tmp_path / "cache.sqlite3"
+    first = Vault(vault_dir, cache).load().notes[0]
+    second_snap = Vault(vault_dir, cache).load()
+    assert second_snap.notes[0].meta == first.meta and 1 in first.meta
+    assert second_snap.parsed == 1

@@ -1,0 +1,58 @@
+"""`studyapp due`: what is due per --now, overdue first, new notes after, problems on stderr."""
+
+from __future__ import annotations
+
+import json
+
+from studyapp.cli import main
+from studyapp.textwidth import display_width, fit
+from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
+
+
+def make_vault(tmp_path):
+    vault = tmp_path / "vault"
+    write(vault / "a" / "今天.md", USERS_NOTE.replace("'2026-03-02'\nreview", "'2026-03-10'\nreview"))
+    write(vault / "a" / "过期.md", USERS_NOTE.replace("next_review: '2026-03-02'", "next_review: 2026-03-01"))
+    write(vault / "later.md", USERS_NOTE.replace("next_review: '2026-03-02'", "next_review: '2026-04-01'")
+          .replace("review_count: 0", "review_count: 5"))
+    write(vault / "plain.md", PLAIN_NOTE)
+    write(vault / "drill.md", "---\nnext_review: '2026-03-10'\ndrills: [sdpa, causal_mask]\n---\n# 注意力练习\n")
+    write(vault / "broken.md", "---\ntags: [\n---\n")
+    return vault
+
+
+def run_due(tmp_path, capsys, *extra):
+    vault = make_vault(tmp_path)
+    code = main(["due", "--vault", str(vault), "--now", "2026-03-10T12:00", *extra])
+    return code, capsys.readouterr()
+
+
+def test_due_json_order_and_fields(tmp_path, capsys):
+    code, out = run_due(tmp_path, capsys, "--json")
+    assert code == 0
+    items = json.loads(out.out)
+    assert [i["path"] for i in items] == ["a/过期.md", "a/今天.md", "drill.md", "plain.md"]
+    overdue = items[0]
+    assert overdue["next_review"] == "2026-03-01" and overdue["days_overdue"] == 9
+    assert overdue["title"] == "层归一化与批归一化的区别" and overdue["difficulty"] == "medium"
+    assert overdue["review_count"] == 0 and overdue["mastery_level"] == 0.0 and not overdue["new"]
+    assert items[2]["drills"] == ["sdpa", "causal_mask"]
+    assert items[3]["new"] is True and items[3]["next_review"] is None
+    assert "broken.md" in out.err and "not valid YAML" in out.err
+
+
+def test_due_table_aligns_wide_titles(tmp_path, capsys):
+    code, out = run_due(tmp_path, capsys)
+    assert code == 0
+    lines = out.out.splitlines()
+    assert lines[0].startswith("3 due, 1 new, 5 notes")
+    rows = lines[2:]
+    path_columns = {display_width(row[: row.index(path)]) for row, path in
+                    zip(rows, ["a/过期.md", "a/今天.md", "drill.md", "plain.md"])}
+    assert len(path_columns) == 1, rows
+    assert "broken.md" in out.err
+
+
+def test_fit_counts_wide_characters_as_two_columns():
+    assert fit("注意力", 8) == "注意力  "
+    assert display_width(fit("多头注意力机制详解", 9)) == 9

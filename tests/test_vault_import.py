@@ -1,0 +1,80 @@
+"""`studyapp import`: blocks added in the users' format, bodies byte for byte, idempotent."""
+
+from __future__ import annotations
+
+from studyapp.cli import main
+from studyapp.vault import Vault
+from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
+
+BLOCK = ("---\ncreated: '2026-03-10'\nlast_reviewed: null\nnext_review: '2026-03-10'\nreview_count: 0\n"
+         "difficulty: medium\nmastery_level: 0.0\ntags:\n- 位置编码\n- 位置编码/rope.md\nrelated_outlines: []\n---\n")
+
+
+def run_import(vault, *args):
+    return main(["import", *map(str, args), "--vault", str(vault), "--now", "2026-03-10T08:00"])
+
+
+def snapshot_files(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_plain_notes_get_the_block_and_keep_their_body(tmp_path, capsys):
+    vault = tmp_path / "vault"
+    rope = write(vault / "位置编码" / "rope.md", PLAIN_NOTE)
+    crlf = write(vault / "crlf.md", b"\xef\xbb\xbf" + PLAIN_NOTE.replace("\n", "\r\n").encode())
+    users = write(vault / "ln.md", USERS_NOTE)
+    assert run_import(vault) == 0
+    assert rope.read_bytes().decode() == BLOCK + PLAIN_NOTE
+    raw = crlf.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf---\r\ncreated: '2026-03-10'\r\n")
+    assert raw.endswith(b"\r\n---\r\n" + PLAIN_NOTE.replace("\n", "\r\n").encode())
+    assert b"tags: []\r\n" in raw
+    assert users.read_text() == USERS_NOTE
+    notes = Vault(vault).load().by_path()
+    assert notes["位置编码/rope.md"].title == "旋转位置编码 RoPE 简介"
+    assert notes["位置编码/rope.md"].next_review.isoformat() == "2026-03-10"
+    assert "crlf.md" in capsys.readouterr().out
+
+
+def test_import_twice_changes_nothing_and_dry_run_writes_nothing(tmp_path, capsys):
+    vault = tmp_path / "vault"
+    write(vault / "位置编码" / "rope.md", PLAIN_NOTE)
+    outside = tmp_path / "clips"
+    write(outside / "a.txt", PLAIN_NOTE)
+    write(outside / "sub" / "b.markdown", "# 标题\n正文\n")
+    write(outside / "ignored.pdf", b"%PDF")
+    before = snapshot_files(vault)
+    assert run_import(vault, "--dry-run") == 0
+    assert run_import(vault, outside, "--dry-run") == 0
+    assert snapshot_files(vault) == before
+    assert "would add metadata block: 位置编码/rope.md" in capsys.readouterr().out
+    assert run_import(vault) == 0 and run_import(vault, outside) == 0
+    after = snapshot_files(vault)
+    assert sorted(after) == ["clips/a.md", "clips/sub/b.md", "位置编码/rope.md"]
+    assert run_import(vault) == 0 and run_import(vault, outside) == 0
+    assert snapshot_files(vault) == after
+
+
+def test_outside_files_never_overwrite_an_existing_note(tmp_path):
+    vault = tmp_path / "vault"
+    mine = write(vault / "a.md", USERS_NOTE)
+    source = write(tmp_path / "a.txt", PLAIN_NOTE)
+    assert run_import(vault, source) == 0
+    assert mine.read_text() == USERS_NOTE
+    copied = (vault / "a-2.md").read_text()
+    assert copied.endswith("---\n" + PLAIN_NOTE) and "tags: []\n" in copied
+
+
+def test_malformed_notes_are_reported_and_untouched(tmp_path, capsys):
+    vault = tmp_path / "vault"
+    bad = write(vault / "bad.md", b"---\ntitle: [\nplain text after\n")
+    assert run_import(vault) == 1
+    assert bad.read_bytes() == b"---\ntitle: [\nplain text after\n"
+    assert "bad.md" in capsys.readouterr().err
+
+
+def test_paths_inside_the_vault_are_refused(tmp_path, capsys):
+    vault = tmp_path / "vault"
+    write(vault / "x.md", PLAIN_NOTE)
+    assert run_import(vault, vault / "x.md") == 1
+    assert "inside the vault" in capsys.readouterr().err

@@ -1,0 +1,51 @@
+"""Notes in the users' format, written for these tests (LF text; tests convert as needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+USERS_NOTE = """\
+---
+created: '2026-03-02'
+last_reviewed: null
+next_review: '2026-03-02'
+review_count: 0
+difficulty: medium
+mastery_level: 0.0
+tags:
+- 归一化
+- 归一化/层归一化与批归一化的区别.md
+related_outlines: []
+---
+# 层归一化与批归一化的区别
+
+## 面试标准答案
+
+批归一化在批维度上统计均值方差，层归一化在特征维度上统计，因此不依赖批大小。
+
+## 详细技术解析
+
+```python
+# 这不是标题，是代码里的注释
+import torch
+x = torch.randn(4, 8)
+```
+
+## 相关笔记
+<!-- 自动生成 -->
+"""
+
+PLAIN_NOTE = """\
+旋转位置编码 RoPE 简介
+RoPE 把位置信息写进查询和键的旋转角度里。
+# 代码示例（未加围栏的网页剪藏）
+def rotate(x): return x
+"""
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    path.write_bytes(text)
+    return path
