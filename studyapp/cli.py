@@ -16,6 +16,7 @@ from studyapp.errors import UserError
 
 COMMAND_MODULES = (
     "studyapp.commands.notes",
+    "studyapp.commands.reviews",
 )
 
 

@@ -1,0 +1,129 @@
+"""Review commands: rate, undo, suspend, unsuspend, stats, optimize."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("rate", parents=[common], help="record a review of NOTE (at --now)")
+    p.add_argument("note", metavar="NOTE", help="path of the note, relative to the vault")
+    p.add_argument("--rating", required=True, choices=("again", "hard", "good", "easy"),
+                   help="how well you recalled it")
+    p.add_argument("--duration", type=float, metavar="SECONDS",
+                   help="time spent on the review")
+    p.set_defaults(handler=rate)
+
+    p = sub.add_parser("undo", parents=[common], help="revert the last review (file and history)")
+    p.set_defaults(handler=undo)
+
+    for name, flag in (("suspend", True), ("unsuspend", False)):
+        p = sub.add_parser(name, parents=[common],
+                           help=f"{name} NOTE ({'never' if flag else 'again'} due)")
+        p.add_argument("note", metavar="NOTE", help="path of the note, relative to the vault")
+        p.set_defaults(handler=lambda args, ctx, flag=flag: suspend(args, ctx, flag))
+
+    p = sub.add_parser("stats", parents=[common], help="review statistics")
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.set_defaults(handler=stats)
+
+    p = sub.add_parser("optimize", parents=[common],
+                       help="fit FSRS parameters to your own review log")
+    p.set_defaults(handler=optimize)
+
+
+def _service(ctx):
+    from studyapp.reviews import ReviewService
+
+    service = ReviewService(ctx)
+    for line in service.repaired:
+        print(f"studyapp: {line}", file=sys.stderr)
+    return service
+
+
+def note_path(ctx, text: str) -> str:
+    """NOTE as a vault-relative posix path (an absolute path or ./ path inside the vault works)."""
+    from pathlib import Path
+
+    from studyapp.errors import UsageError
+
+    candidate = Path(text).expanduser()
+    vault = ctx.paths.vault_dir
+    if candidate.is_absolute() or (not (vault / candidate).exists() and candidate.exists()):
+        try:
+            return candidate.resolve().relative_to(vault.resolve()).as_posix()
+        except ValueError:
+            raise UsageError(f"{text} is not inside the vault ({vault})") from None
+    return candidate.as_posix()
+
+
+def rate(args, ctx) -> int:
+    from studyapp.schedule import format_interval
+
+    path = note_path(ctx, args.note)
+    if args.duration is not None and args.duration < 0:
+        from studyapp.errors import UsageError
+
+        raise UsageError("--duration must be zero or more seconds")
+    with _service(ctx) as service:
+        service.load()
+        result = service.record_review(path, args.rating, args.duration)
+    local_due = result.due.astimezone()
+    print(f"{path}: {result.rating}; next review {local_due:%Y-%m-%d %H:%M} "
+          f"(in {format_interval(result.interval)}), mastery {result.mastery:.2f}")
+    return 0
+
+
+def undo(args, ctx) -> int:
+    with _service(ctx) as service:
+        done = service.undo_last()
+    how = "restored exactly" if done["exact"] else "review keys restored (the note was edited since)"
+    print(f"undid the {done['rating']} review of {done['path']}: {how}")
+    return 0
+
+
+def suspend(args, ctx, flag: bool) -> int:
+    path = note_path(ctx, args.note)
+    with _service(ctx) as service:
+        service.load()
+        changed = service.set_suspended(path, flag)
+    word = "suspended" if flag else "unsuspended"
+    print(f"{path}: {word}" if changed else f"{path}: already {word}")
+    return 0
+
+
+def stats(args, ctx) -> int:
+    from studyapp.stats import compute_stats, format_stats
+
+    with _service(ctx) as service:
+        snap = service.load()
+        result = compute_stats(service.store, service.scheduler,
+                               service.note_cards(snap.notes), ctx.now())
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(format_stats(result))
+    return 0
+
+
+def optimize(args, ctx) -> int:
+    from studyapp.errors import UserError
+    from studyapp.optimize import NotEnoughHistory, fit_parameters, logs_from_store
+    from studyapp.store import Store
+
+    with Store.open(ctx.paths) as store:
+        logs = logs_from_store(store)
+        current = store.latest_params()
+        print(f"fitting FSRS parameters to {len(logs)} reviews...", file=sys.stderr)
+        try:
+            fit = fit_parameters(logs, current)
+        except NotEnoughHistory as exc:
+            raise UserError(str(exc)) from None
+        store.save_params(fit.parameters, ctx.now(), fit.log_loss_before, fit.log_loss_after,
+                          fit.review_count)
+    print(f"log loss on {fit.review_count} reviews: {fit.log_loss_before:.4f} before, "
+          f"{fit.log_loss_after:.4f} after")
+    print("parameters: " + ", ".join(f"{p:.4f}" for p in fit.parameters))
+    return 0

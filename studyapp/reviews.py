@@ -1,0 +1,312 @@
+"""Recording reviews: the note file and the database change together or not at all.
+
+A review (and an undo) is written in three steps:
+  1. a journal row saying what is about to happen is committed;
+  2. the note file is rewritten atomically (the vault's byte-exact write-back);
+  3. the review rows are written and the journal row removed, in one transaction.
+A crash between 2 and 3 leaves a journal row; `repair_pending` (run whenever a service opens)
+finishes the database half when the file holds what was written, and drops the row when the
+file was never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from fsrs import Rating
+
+from studyapp import schedule
+from studyapp.errors import UserError
+from studyapp.session import NoteCard, derive_card, note_cards, reconcile_identity, session_queue
+from studyapp.store import CardRow, Store, utc_text
+
+log = logging.getLogger(__name__)
+
+OWNED_REVIEW_KEYS = ("last_reviewed", "next_review", "review_count", "mastery_level")
+
+
+@dataclass
+class ReviewResult:
+    """What one recorded review did (the CLI prints it, the TUI posts it)."""
+
+    path: str
+    rating: str
+    review_id: int
+    due: datetime
+    state: str
+    interval: timedelta
+    mastery: float
+
+
+class ReviewService:
+    """The vault, the database and the scheduler for one run; the TUI keeps one open."""
+
+    def __init__(self, ctx, vault=None, store: Store | None = None):
+        from studyapp.vault import Vault
+
+        self.ctx = ctx
+        self.vault = vault or Vault(ctx.paths.vault_dir, cache_file=ctx.paths.cache_file)
+        self.store = store or Store.open(ctx.paths)
+        self.scheduler = schedule.scheduler_for(ctx, self.store)
+        self.repaired = repair_pending(self.store, self.vault)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> ReviewService:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- reading --------------------------------------------------------------------------
+
+    def load(self):
+        """Load the vault and carry note identities across renames; returns the snapshot."""
+        snap = self.vault.load()
+        reconcile_identity(self.store, snap.notes, [p.path for p in snap.problems], self.ctx.now())
+        return snap
+
+    def note_cards(self, notes) -> list[NoteCard]:
+        return note_cards(self.store, self.scheduler, notes, self.ctx.now())
+
+    def queue(self, items: list[NoteCard]) -> list[NoteCard]:
+        """Today's session queue with the daily limits applied."""
+        now = self.ctx.now()
+        day_start = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+        new_done, reviews_done = self.store.reviews_started_since(day_start)
+        settings = self.ctx.settings
+        return session_queue(items, self.scheduler, now,
+                             new_left=settings.new_per_day - new_done,
+                             reviews_left=settings.reviews_per_day - reviews_done)
+
+    # -- recording ------------------------------------------------------------------------
+
+    def record_review(self, path: str, rating: Rating | str,
+                      duration_seconds: float | None = None) -> ReviewResult:
+        """Rate the note at `path` now: schedule it, write its owned keys, log the review."""
+        if isinstance(rating, str):
+            rating = schedule.parse_rating(rating)
+        now = self.ctx.now()
+        note = self.vault.read_note(path)
+        old_bytes = note.abs_path.read_bytes()
+        if hashlib.sha256(old_bytes).hexdigest() != note.content_hash:
+            note = self.vault.read_note(path)  # edited this very instant: read it again
+            old_bytes = note.abs_path.read_bytes()
+        row = self.store.note_by_path(path)
+        key = row.key if row else None
+        stored = self.store.card(key) if key is not None else None
+        before = stored or derive_card(note, key, self.scheduler, now)[0]
+        is_new = stored is None and before.stability is None
+        duration_ms = None if duration_seconds is None else int(round(duration_seconds * 1000))
+        after = schedule.review(self.scheduler, before, rating, now, duration_ms)
+        value = schedule.mastery(after, now, self.scheduler, note.drills, self.store.drill_status())
+        today = now.astimezone().date()
+        file_values = {
+            "last_reviewed": today,
+            "next_review": max(after.due.astimezone().date(), today),
+            "review_count": note.review_count + 1,
+            "mastery_level": value,
+        }
+        review_row = {
+            "rating": int(rating),
+            "reviewed_at": utc_text(now),
+            "duration_ms": duration_ms,
+            "state_before": None if is_new else before.state,
+            "state_after": after.state,
+            "stability_before": before.stability,
+            "stability_after": after.stability,
+            "difficulty_before": before.difficulty,
+            "difficulty_after": after.difficulty,
+            "due_before": None if is_new else utc_text(before.due),
+            "due_after": utc_text(after.due),
+            "scheduled_days": (after.due - now).total_seconds() / 86400,
+            "elapsed_days": (None if before.last_review is None
+                             else (now - before.last_review).total_seconds() / 86400),
+            "card_before": stored.to_json() if stored else None,
+            "file_values_before": json.dumps(
+                _json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}), default=str),
+            "path": path,
+            "hash_before": note.content_hash,
+        }
+        payload = {"review": review_row, "card_after": after.to_json(), "title": note.title,
+                   "file_values": _json_values(file_values)}
+        entry = self.store.add_journal("review", path, note.content_hash, None, payload, now)
+        try:
+            new_note = self.vault.write_review_keys(note, file_values)
+        except BaseException:
+            self.store.clear_journal(entry)
+            raise
+        review_id = _finish_review(self.store, entry, payload, new_note.content_hash,
+                                   old_bytes, now)
+        return ReviewResult(path, schedule.rating_name(rating), review_id, after.due,
+                            _state_name(after.state), after.due - now, value)
+
+    def undo_last(self) -> dict:
+        """Revert the most recent review: the note's bytes and the database rows.
+
+        The exact old bytes come back when the note is unchanged since the review; if it was
+        edited meanwhile, only the owned keys get their old values (the edit is kept); if even
+        that cannot be done safely, nothing changes and UserError says why.
+        """
+        last = self.store.last_review()
+        if last is None:
+            raise UserError("nothing to undo: no review has been recorded")
+        note_row = self.store.note_by_key(last["note_key"])
+        path = note_row.path
+        if note_row.deleted:
+            raise UserError(f"cannot undo: the reviewed note {path} is no longer in the vault")
+        note = self.vault.read_note(path)
+        old_bytes = self.store.undo_bytes(last["id"])
+        old_values = _values_from_json(last["file_values_before"])
+        exact = old_bytes is not None and note.content_hash == last["hash_after"]
+        payload = {"review_id": last["id"], "file_values": _json_values(old_values)}
+        entry = self.store.add_journal("undo", path, note.content_hash, None, payload,
+                                       self.ctx.now())
+        try:
+            if exact:
+                self.vault.restore_bytes(path, old_bytes, last["hash_after"])
+                new_hash = hashlib.sha256(old_bytes).hexdigest()
+            else:
+                new_hash = self.vault.write_review_keys(note, old_values).content_hash
+        except BaseException:
+            self.store.clear_journal(entry)
+            raise
+        _finish_undo(self.store, entry, last["id"], new_hash)
+        return {"path": path, "rating": schedule.rating_name(last["rating"]),
+                "reviewed_at": last["reviewed_at"], "exact": exact}
+
+    def set_suspended(self, path: str, suspended: bool) -> bool:
+        """Suspend or unsuspend a note; returns whether the flag changed. Suspended notes are
+        never due (the file is not touched: suspension lives in the database)."""
+        note = self.vault.read_note(path)
+        now = self.ctx.now()
+        with self.store.transaction():
+            key = self._ensure_note(note, now)
+            card = self.store.card(key)
+            if card is None:
+                card = derive_card(note, key, self.scheduler, now)[0]
+                if not suspended:
+                    return False
+                card.suspended = True
+                self.store.put_card(card)
+                return True
+            if card.suspended == suspended:
+                return False
+            self.store.set_suspended(key, suspended)
+            return True
+
+    def _ensure_note(self, note, now: datetime) -> int:
+        row = self.store.note_by_path(note.path)
+        if row is not None:
+            return row.key
+        return self.store.add_note(note.path, note.content_hash, note.title, now)
+
+
+def _finish_review(store: Store, entry: int, payload: dict, hash_after: str,
+                   old_bytes: bytes | None, now: datetime) -> int:
+    """The database half of a review whose file write has happened."""
+    review = dict(payload["review"])
+    path = review["path"]
+    with store.transaction():
+        row = store.note_by_path(path)
+        if row is None:
+            key = store.add_note(path, hash_after, payload.get("title"), now)
+        else:
+            key = row.key
+            store.update_note(key, content_hash=hash_after)
+        card = CardRow.from_json(payload["card_after"])
+        card.note_key = key
+        store.put_card(card)
+        review.update(note_key=key, hash_after=hash_after)
+        review_id = store.insert_review(review, old_bytes=old_bytes)
+        store.clear_journal(entry)
+    return review_id
+
+
+def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str) -> None:
+    """The database half of an undo whose file write has happened."""
+    with store.transaction():
+        last = store.conn.execute("SELECT * FROM reviews WHERE id = ?", (review_id,)).fetchone()
+        if last is not None:
+            key = last["note_key"]
+            current = store.card(key)
+            if last["card_before"] is None:
+                store.delete_card(key)
+            else:
+                card = CardRow.from_json(last["card_before"])
+                if current is not None:
+                    card.suspended = current.suspended  # suspension is not part of the review
+                store.put_card(card)
+            store.update_note(key, content_hash=hash_now)
+            store.delete_review(review_id)
+        store.clear_journal(entry)
+
+
+def repair_pending(store: Store, vault) -> list[str]:
+    """Finish or drop file writes a crash interrupted; returns one line per repair."""
+    done = []
+    for entry in store.journal():
+        try:
+            note = vault.read_note(entry.path)
+        except UserError:
+            note = None
+        wanted = _values_from_json(entry.payload["file_values"])
+        written = note is not None and all(
+            _same(note.meta.get(k), v) for k, v in wanted.items())
+        if note is not None and note.content_hash != entry.hash_before and written:
+            if entry.kind == "review":
+                _finish_review(store, entry.id, entry.payload, note.content_hash, None,
+                               datetime.now(timezone.utc))
+            else:
+                _finish_undo(store, entry.id, entry.payload["review_id"], note.content_hash)
+            done.append(f"{entry.path}: finished an interrupted {entry.kind}")
+        else:
+            store.clear_journal(entry.id)
+            done.append(f"{entry.path}: dropped an interrupted {entry.kind} (file not written)")
+        log.warning(done[-1])
+    return done
+
+
+def _json_values(values: dict) -> dict:
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in values.items()}
+
+
+def _values_from_json(values) -> dict:
+    """Owned values as write_review_keys wants them (dates as dates)."""
+    from datetime import date
+
+    if isinstance(values, str):
+        values = json.loads(values)
+    result = {}
+    for key, value in values.items():
+        if key in ("last_reviewed", "next_review", "created") and isinstance(value, str):
+            try:
+                value = date.fromisoformat(value)
+            except ValueError:
+                pass
+        result[key] = value
+    return result
+
+
+def _same(actual, wanted) -> bool:
+    if hasattr(actual, "isoformat"):
+        actual = actual.isoformat()
+    if hasattr(wanted, "isoformat"):
+        wanted = wanted.isoformat()
+    if isinstance(actual, float) or isinstance(wanted, float):
+        try:
+            return abs(float(actual) - float(wanted)) < 1e-9
+        except (TypeError, ValueError):
+            return False
+    return actual == wanted
+
+
+def _state_name(state: int) -> str:
+    from fsrs import State
+
+    return State(state).name.lower()

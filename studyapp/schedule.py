@@ -1,0 +1,210 @@
+"""FSRS scheduling for notes: the scheduler from settings, cards from the previous tool's
+history, interval previews, retrievability and the one mastery formula.
+
+This wraps the `fsrs` package (Scheduler, Card, Rating, State); it never schedules by itself.
+No torch here: fitting parameters lives in `studyapp.optimize`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import date, datetime, time, timedelta, timezone
+
+from fsrs import Card, Rating, Scheduler, State
+
+from studyapp.config import Settings
+from studyapp.store import CardRow
+
+RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
+
+MASTERY_TARGET_DAYS = 21.0
+"""Stability (days) at which a note's memory counts as fully built (see `mastery`)."""
+MASTERY_DRILL_WEIGHT = 0.25
+"""Share of mastery that comes from passing a note's drills, when it has any."""
+
+LEGACY_LADDERS = {
+    "easy": (1, 3, 7, 15, 30, 60, 120),
+    "medium": (1, 2, 5, 10, 21, 45, 90),
+    "hard": (1, 1, 3, 7, 14, 30, 60),
+}
+"""The previous tool's fixed intervals by difficulty label, indexed by min(review_count, 6)."""
+
+_LABEL_RATING = {"easy": Rating.Easy, "medium": Rating.Good, "hard": Rating.Hard}
+
+
+def parse_rating(text: str) -> Rating:
+    """`again|hard|good|easy` (or 1-4, Anki's keys) to a Rating; ValueError otherwise."""
+    key = text.strip().lower()
+    if key in RATINGS:
+        return RATINGS[key]
+    if key in {"1", "2", "3", "4"}:
+        return Rating(int(key))
+    raise ValueError(f"rating must be again, hard, good or easy (got {text!r})")
+
+
+def rating_name(rating: int) -> str:
+    return Rating(rating).name.lower()
+
+
+def build_scheduler(settings: Settings, parameters: Sequence[float] | None = None,
+                    fuzz: bool = True) -> Scheduler:
+    """An FSRS scheduler from the user's settings and, when fitted, their own parameters."""
+    kwargs = {}
+    if parameters is not None:
+        kwargs["parameters"] = tuple(parameters)
+    return Scheduler(
+        desired_retention=settings.desired_retention,
+        learning_steps=tuple(timedelta(minutes=m) for m in settings.learning_steps_minutes),
+        relearning_steps=tuple(timedelta(minutes=m) for m in settings.relearning_steps_minutes),
+        maximum_interval=settings.maximum_interval,
+        enable_fuzzing=fuzz,
+        **kwargs,
+    )
+
+
+def scheduler_for(ctx, store) -> Scheduler:
+    """The scheduler one run uses: fitted parameters if any; fuzzing off under a frozen clock."""
+    return build_scheduler(ctx.settings, store.latest_params(), fuzz=not ctx.clock_is_frozen)
+
+
+def to_fsrs(row: CardRow) -> Card:
+    return Card(card_id=row.note_key, state=State(row.state), step=row.step,
+                stability=row.stability, difficulty=row.difficulty, due=row.due,
+                last_review=row.last_review)
+
+
+def updated_row(row: CardRow, card: Card, rating: Rating) -> CardRow:
+    """`row` after FSRS produced `card` for `rating`: counters kept by us, not by fsrs."""
+    lapsed = rating == Rating.Again and row.state == State.Review
+    return CardRow(
+        note_key=row.note_key, state=int(card.state), step=card.step,
+        stability=card.stability, difficulty=card.difficulty,
+        due=card.due, last_review=card.last_review, suspended=row.suspended,
+        reps=row.reps + 1, lapses=row.lapses + int(lapsed), legacy=row.legacy,
+    )
+
+
+def new_card(note_key: int, now: datetime) -> CardRow:
+    """A note never reviewed by anyone: FSRS learning state, due now."""
+    return CardRow(note_key=note_key, state=int(State.Learning), step=0, stability=None,
+                   difficulty=None, due=now.astimezone(timezone.utc), last_review=None)
+
+
+def start_of_day(day: date) -> datetime:
+    """Local midnight of `day`, in UTC: a note due on a date is due all of that day."""
+    return datetime.combine(day, time.min).astimezone().astimezone(timezone.utc)
+
+
+def has_legacy_history(review_count: int, last_reviewed: date | None) -> bool:
+    """True when the previous tool already reviewed the note (so it is not new)."""
+    return (review_count or 0) > 0 or last_reviewed is not None
+
+
+def legacy_card(
+    note_key: int,
+    *,
+    review_count: int,
+    last_reviewed: date | None,
+    next_review: date | None,
+    difficulty_label: str | None,
+    scheduler: Scheduler,
+    today: date,
+) -> CardRow:
+    """Migrate the previous tool's history: its current interval becomes the starting
+    stability, its due date is kept, and the card enters the Review state.
+
+    The interval is next_review - last_reviewed; with one of them missing it is read off the
+    tool's ladder for the note's difficulty at the review count (as the tool computed it).
+    The author's difficulty label seeds FSRS difficulty (easy/medium/hard as a first rating of
+    easy/good/hard would).
+    """
+    label = (difficulty_label or "medium").lower()
+    ladder = LEGACY_LADDERS.get(label, LEGACY_LADDERS["medium"])
+    ladder_days = ladder[min(max(review_count - 1, 0), len(ladder) - 1)]
+    if last_reviewed and next_review and next_review > last_reviewed:
+        interval = (next_review - last_reviewed).days
+    else:
+        interval = ladder_days
+    if last_reviewed is None:
+        last_reviewed = (next_review or today) - timedelta(days=interval)
+    due_day = next_review or last_reviewed + timedelta(days=interval)
+    seed = _LABEL_RATING.get(label, Rating.Good)
+    return CardRow(
+        note_key=note_key,
+        state=int(State.Review),
+        step=None,
+        stability=float(max(interval, 1)),
+        difficulty=scheduler._initial_difficulty(rating=seed, clamp=True),
+        due=start_of_day(due_day),
+        last_review=start_of_day(last_reviewed),
+        reps=review_count,
+        legacy=True,
+    )
+
+
+def retrievability(scheduler: Scheduler, row: CardRow, now: datetime) -> float:
+    """Predicted probability of recall now (0 for a note never reviewed)."""
+    return float(scheduler.get_card_retrievability(to_fsrs(row), now.astimezone(timezone.utc)))
+
+
+def review(scheduler: Scheduler, row: CardRow, rating: Rating, now: datetime,
+           duration_ms: int | None = None) -> CardRow:
+    """The card after reviewing it with `rating` at `now`."""
+    card, _ = scheduler.review_card(to_fsrs(row), rating, now.astimezone(timezone.utc),
+                                    duration_ms)
+    return updated_row(row, card, rating)
+
+
+def preview(scheduler: Scheduler, row: CardRow, now: datetime) -> dict[str, timedelta]:
+    """Time until the note is due again for each rating (unfuzzed: what the buttons show)."""
+    steady = Scheduler(parameters=scheduler.parameters,
+                       desired_retention=scheduler.desired_retention,
+                       learning_steps=scheduler.learning_steps,
+                       relearning_steps=scheduler.relearning_steps,
+                       maximum_interval=scheduler.maximum_interval, enable_fuzzing=False)
+    moment = now.astimezone(timezone.utc)
+    result = {}
+    for name, rating in RATINGS.items():
+        card, _ = steady.review_card(to_fsrs(row), rating, moment)
+        result[name] = card.due - moment
+    return result
+
+
+def format_interval(span: timedelta) -> str:
+    """Short human form for buttons and the CLI: 10m, 3h, 4d, 2.5mo, 1.2y."""
+    minutes = span.total_seconds() / 60
+    if minutes < 60:
+        return f"{max(round(minutes), 1)}m"
+    if minutes < 60 * 24:
+        return f"{round(minutes / 60)}h"
+    days = minutes / (60 * 24)
+    if days < 30:
+        return f"{round(days)}d"
+    if days < 365:
+        return f"{days / 30:.1f}mo"
+    return f"{days / 365:.1f}y"
+
+
+def mastery(row: CardRow | None, now: datetime, scheduler: Scheduler,
+            drills: Sequence[str] = (), drill_status: dict[str, str] | None = None) -> float:
+    """The one mastery formula, in [0, 1] (documented in the README, "Mastery").
+
+        memory  = min(1, S / 21 days) * R(now)        S: FSRS stability, R: retrievability
+        drills  = share of the note's drills passed   (only when the note lists drills)
+        mastery = memory                              without drills
+                = 0.75 * memory + 0.25 * drills       with drills
+
+    It rises with demonstrated recall (each successful review grows S), decays as recall
+    fades (R), and falls with a lapse (an "again" cuts S to the post-lapse stability).
+    """
+    memory = 0.0
+    if row is not None and row.stability:
+        memory = min(1.0, row.stability / MASTERY_TARGET_DAYS) * retrievability(scheduler, row, now)
+    if not drills:
+        value = memory
+    else:
+        status = drill_status or {}
+        passed = sum(1 for d in drills if status.get(d) == "passed") / len(drills)
+        value = (1 - MASTERY_DRILL_WEIGHT) * memory + MASTERY_DRILL_WEIGHT * passed
+    return round(min(1.0, max(0.0, value)), 3) if math.isfinite(value) else 0.0

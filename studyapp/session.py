@@ -1,0 +1,123 @@
+"""Which note is whose card, and what to review now: note identity across renames, cards for
+every note (stored, or derived from the previous tool's history), and the session queue."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from fsrs import Scheduler, State
+
+from studyapp.schedule import has_legacy_history, legacy_card, new_card, retrievability
+from studyapp.store import CardRow, Store
+
+LEARN_AHEAD = timedelta(minutes=20)
+"""A learning step due this soon stays in the session (Anki's learn-ahead limit)."""
+
+
+@dataclass
+class NoteCard:
+    """A vault note with its scheduler state."""
+
+    note: object
+    """`studyapp.vault.Note`."""
+    key: int | None
+    """Store key, None until the note is first reviewed or suspended."""
+    card: CardRow
+    """Stored card, else derived: from legacy metadata, or a new card."""
+    is_new: bool
+    """Never reviewed, by us or by the previous tool."""
+
+
+def derive_card(note, key: int | None, scheduler: Scheduler, now: datetime) -> tuple[CardRow, bool]:
+    """(card, is_new) for a note with no stored card: legacy history migrates, else new."""
+    if has_legacy_history(note.review_count, note.last_reviewed):
+        card = legacy_card(
+            key or 0, review_count=note.review_count, last_reviewed=note.last_reviewed,
+            next_review=note.next_review, difficulty_label=note.difficulty,
+            scheduler=scheduler, today=now.astimezone().date(),
+        )
+        return card, False
+    return new_card(key or 0, now), True
+
+
+def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetime) -> list[NoteCard]:
+    """Every note with its card. Reads the database once; writes nothing."""
+    keys = {row.path: row.key for row in store.live_notes()}
+    cards = store.cards()
+    result = []
+    for note in notes:
+        key = keys.get(note.path)
+        stored = cards.get(key) if key is not None else None
+        if stored is not None:
+            result.append(NoteCard(note, key, stored, is_new=False))
+        else:
+            card, is_new = derive_card(note, key, scheduler, now)
+            result.append(NoteCard(note, key, card, is_new))
+    return result
+
+
+def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[str],
+                       now: datetime) -> dict[str, str]:
+    """Keep each stored note's key when its file moved; mark vanished notes deleted.
+
+    A stored path that disappeared is matched to a path that appeared (not yet known to the
+    store) by content hash, else by title when exactly one candidate has it. Unmatched
+    vanished notes are marked deleted and keep their history; a deleted note whose path comes
+    back is revived. Notes that failed to load are still present. Returns {old: new} moves.
+    """
+    present = {n.path for n in notes} | set(problem_paths)
+    known = {row.path: row for row in store.live_notes()}
+    vanished = [row for path, row in known.items() if path not in present]
+    if not vanished:
+        return {}
+    appeared = [n for n in notes if n.path not in known]
+    moves: dict[str, str] = {}
+    with store.transaction():
+        for row in vanished:
+            match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
+            if len(match) != 1:
+                match = [n for n in appeared if row.title and n.title == row.title]
+            if len(match) == 1:
+                note = match[0]
+                appeared.remove(note)
+                store.update_note(row.key, path=note.path, content_hash=note.content_hash)
+                moves[row.path] = note.path
+            else:
+                store.update_note(row.key, deleted=True)
+    return moves
+
+
+def session_queue(items: Sequence[NoteCard], scheduler: Scheduler, now: datetime,
+                  new_left: int, reviews_left: int) -> list[NoteCard]:
+    """What to review now, in order.
+
+    1. learning/relearning steps already due (they are time-sensitive);
+    2. review cards due by now: overdue (due before today) first, then lowest retrievability,
+       at most `reviews_left`;
+    3. new notes, at most `new_left`, in vault order;
+    4. learning steps due within LEARN_AHEAD, so an "again" comes back in the same session.
+    Suspended notes are never due.
+    """
+    today_start = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+    steps_now, steps_soon, reviews, new = [], [], [], []
+    for item in items:
+        card = item.card
+        if card.suspended:
+            continue
+        if item.is_new:
+            new.append(item)
+        elif card.state in (State.Learning, State.Relearning):
+            if card.due <= now:
+                steps_now.append(item)
+            elif card.due <= now + LEARN_AHEAD:
+                steps_soon.append(item)
+        elif card.due <= now:
+            overdue = card.due < today_start
+            reviews.append((not overdue, retrievability(scheduler, card, now), item))
+    steps_now.sort(key=lambda i: i.card.due)
+    steps_soon.sort(key=lambda i: i.card.due)
+    reviews.sort(key=lambda t: t[:2])
+    return (steps_now + [t[2] for t in reviews[:max(reviews_left, 0)]]
+            + new[:max(new_left, 0)] + steps_soon)

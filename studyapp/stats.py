@@ -1,0 +1,141 @@
+"""Progress statistics from the review log and the cards: plain data the TUI draws and
+`studyapp stats` prints."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime, timedelta
+
+from fsrs import Rating, Scheduler, State
+
+from studyapp.schedule import mastery
+from studyapp.store import Store, parse_utc
+
+RETENTION_WINDOWS = (7, 30, 365)
+FORECAST_DAYS = 30
+HEATMAP_DAYS = 365
+
+
+@dataclass
+class Retention:
+    """Anki's true retention over a window: of the reviews of cards that were in the Review
+    state (learning steps excluded), the share not rated "again"."""
+
+    days: int
+    reviews: int
+    passed: int
+    retention: float | None
+    """None when there was no such review in the window."""
+
+
+@dataclass
+class Stats:
+    today: date
+    total_reviews: int
+    reviews_per_day: dict[str, int]
+    """Local ISO date -> reviews that day, last 365 days, only days with reviews (heatmap)."""
+    forecast: list[tuple[str, int]]
+    """(local ISO date, notes due) for the next 30 days; today includes everything overdue."""
+    retention: list[Retention]
+    streak: int
+    """Consecutive days with at least one review, ending today (or yesterday while today has
+    none yet: a streak breaks only when a whole day passes without reviews)."""
+    mastery_by_tag: dict[str, dict[str, float]]
+    """tag -> {"notes": count, "mastery": mean mastery now}."""
+    counts_by_state: dict[str, int] = field(default_factory=dict)
+    """new / learning / review / relearning / suspended (suspended notes counted only there)."""
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["today"] = self.today.isoformat()
+        data["forecast"] = [{"date": d, "due": n} for d, n in self.forecast]
+        return data
+
+
+def local_day(moment: datetime) -> date:
+    return moment.astimezone().date()
+
+
+def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now: datetime) -> Stats:
+    """Statistics as of `now`. `note_cards` are `session.NoteCard`s: every live note with its
+    stored or derived card (the vault says which notes exist, the database what happened)."""
+    today = local_day(now)
+    reviews = store.reviews(since=now - timedelta(days=HEATMAP_DAYS + 1))
+
+    per_day = Counter(local_day(parse_utc(r["reviewed_at"])) for r in reviews)
+    heatmap = {d.isoformat(): n for d, n in sorted(per_day.items())
+               if today - d < timedelta(days=HEATMAP_DAYS)}
+
+    retention = []
+    for days in RETENTION_WINDOWS:
+        start = today - timedelta(days=days - 1)
+        graded = [r for r in reviews if r["state_before"] == State.Review
+                  and local_day(parse_utc(r["reviewed_at"])) >= start]
+        passed = sum(1 for r in graded if r["rating"] != Rating.Again)
+        retention.append(Retention(days, len(graded), passed,
+                                   passed / len(graded) if graded else None))
+
+    streak, day = 0, today if per_day.get(today) else today - timedelta(days=1)
+    while per_day.get(day):
+        streak += 1
+        day -= timedelta(days=1)
+
+    status = store.drill_status()
+    forecast = Counter()
+    counts = Counter({"new": 0, "learning": 0, "review": 0, "relearning": 0, "suspended": 0})
+    by_tag: dict[str, list[float]] = defaultdict(list)
+    for item in note_cards:
+        card = item.card
+        value = 0.0 if item.is_new else mastery(card, now, scheduler, item.note.drills, status)
+        for tag in item.note.tags:
+            by_tag[tag].append(value)
+        if card.suspended:
+            counts["suspended"] += 1
+            continue
+        if item.is_new:
+            counts["new"] += 1
+            continue
+        counts[State(card.state).name.lower()] += 1
+        offset = (max(local_day(card.due), today) - today).days
+        if offset < FORECAST_DAYS:
+            forecast[offset] += 1
+
+    return Stats(
+        today=today,
+        total_reviews=store.review_count(),
+        reviews_per_day=heatmap,
+        forecast=[((today + timedelta(days=i)).isoformat(), forecast[i])
+                  for i in range(FORECAST_DAYS)],
+        retention=retention,
+        streak=streak,
+        mastery_by_tag={tag: {"notes": len(v), "mastery": round(sum(v) / len(v), 3)}
+                        for tag, v in sorted(by_tag.items())},
+        counts_by_state=dict(counts),
+    )
+
+
+def format_stats(stats: Stats) -> str:
+    """Terminal text for `studyapp stats`."""
+    lines = [f"Reviews: {stats.total_reviews} in total, "
+             f"{stats.reviews_per_day.get(stats.today.isoformat(), 0)} today; "
+             f"streak {stats.streak} day{'s' if stats.streak != 1 else ''}"]
+    counts = stats.counts_by_state
+    lines.append("Notes: " + ", ".join(f"{n} {state}" for state, n in counts.items()))
+    lines.append("True retention: " + ", ".join(
+        f"{r.days}d {r.retention:.1%} ({r.passed}/{r.reviews})" if r.retention is not None
+        else f"{r.days}d -" for r in stats.retention))
+    week = stats.forecast[:7]
+    lines.append("Due next 7 days: " + "  ".join(f"{d[5:]}:{n}" for d, n in week))
+    lines.append(f"Due next 30 days: {sum(n for _, n in stats.forecast)}")
+    if stats.reviews_per_day:
+        recent = list(stats.reviews_per_day.items())[-7:]
+        lines.append("Recent days: " + "  ".join(f"{d[5:]}:{n}" for d, n in recent))
+    if stats.mastery_by_tag:
+        lines.append("Mastery by tag:")
+        width = max(len(t) for t in stats.mastery_by_tag)
+        for tag, info in stats.mastery_by_tag.items():
+            bar = "#" * round(info["mastery"] * 20)
+            lines.append(f"  {tag:<{width}}  {info['mastery']:.2f} {bar:<20} ({int(info['notes'])} notes)")
+    return "\n".join(lines)

@@ -1,0 +1,499 @@
+"""The review database: note identity, FSRS card state, the review log, drill attempts, fitted
+parameters, and a journal that makes a review's file write and database rows one unit.
+
+Plain stdlib `sqlite3` in WAL mode with foreign keys on. The schema is versioned with
+`PRAGMA user_version`; `MIGRATIONS[i]` upgrades a database from version i to i + 1, so an old
+database is brought forward in place on open and never rebuilt.
+
+All instants are stored as ISO-8601 text in UTC (`2026-11-22T09:30:00+00:00`), which sorts
+correctly as text. One `Store` keeps one connection open: the TUI records reviews in a loop.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+MIGRATIONS: tuple[str, ...] = (
+    # 0 -> 1: notes, their scheduler state and the review log.
+    """
+    CREATE TABLE notes (
+        key INTEGER PRIMARY KEY,
+        path TEXT NOT NULL,
+        content_hash TEXT,
+        title TEXT,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        first_seen TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX notes_live_path ON notes(path) WHERE deleted = 0;
+    CREATE TABLE cards (
+        note_key INTEGER PRIMARY KEY REFERENCES notes(key),
+        state INTEGER NOT NULL,
+        step INTEGER,
+        stability REAL,
+        difficulty REAL,
+        due TEXT NOT NULL,
+        last_review TEXT,
+        suspended INTEGER NOT NULL DEFAULT 0,
+        reps INTEGER NOT NULL DEFAULT 0,
+        lapses INTEGER NOT NULL DEFAULT 0,
+        legacy INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX cards_due ON cards(due);
+    CREATE TABLE reviews (
+        id INTEGER PRIMARY KEY,
+        note_key INTEGER NOT NULL REFERENCES notes(key),
+        rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 4),
+        reviewed_at TEXT NOT NULL,
+        duration_ms INTEGER,
+        state_before INTEGER,
+        state_after INTEGER NOT NULL,
+        stability_before REAL,
+        stability_after REAL,
+        difficulty_before REAL,
+        difficulty_after REAL,
+        due_before TEXT,
+        due_after TEXT NOT NULL,
+        scheduled_days REAL NOT NULL,
+        elapsed_days REAL,
+        card_before TEXT,
+        file_values_before TEXT,
+        path TEXT NOT NULL,
+        hash_before TEXT,
+        hash_after TEXT
+    );
+    CREATE INDEX reviews_note ON reviews(note_key, reviewed_at);
+    CREATE INDEX reviews_time ON reviews(reviewed_at);
+    """,
+    # 1 -> 2: drill attempts, fitted parameters, undo bytes and the write journal.
+    """
+    CREATE TABLE drill_attempts (
+        id INTEGER PRIMARY KEY,
+        note_key INTEGER REFERENCES notes(key),
+        topic TEXT,
+        drill_id TEXT NOT NULL,
+        verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'fail', 'error')),
+        summary TEXT,
+        attempted_at TEXT NOT NULL,
+        duration_ms INTEGER,
+        file_path TEXT
+    );
+    CREATE INDEX drill_attempts_drill ON drill_attempts(drill_id, attempted_at);
+    CREATE TABLE params (
+        id INTEGER PRIMARY KEY,
+        fitted_at TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        log_loss_before REAL,
+        log_loss_after REAL,
+        review_count INTEGER
+    );
+    CREATE TABLE undo_bytes (
+        review_id INTEGER PRIMARY KEY REFERENCES reviews(id) ON DELETE CASCADE,
+        content BLOB NOT NULL
+    );
+    CREATE TABLE journal (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        path TEXT NOT NULL,
+        hash_before TEXT,
+        hash_after TEXT,
+        payload TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+UNDO_DEPTH = 50
+"""How many recent reviews keep the note's old bytes for an exact undo."""
+
+DRILL_VERDICTS = ("pass", "fail", "error")
+
+
+def utc_text(moment: datetime) -> str:
+    """The stored form of an instant: ISO-8601 in UTC, so text order is time order."""
+    if moment.tzinfo is None:
+        raise ValueError("instants must be timezone-aware")
+    return moment.astimezone(timezone.utc).isoformat()
+
+
+def parse_utc(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used (newer schema than this app, or a broken file)."""
+
+
+@dataclass
+class NoteRow:
+    """A note as the database knows it; `key` stays the same across renames."""
+
+    key: int
+    path: str
+    content_hash: str | None
+    title: str | None
+    deleted: bool
+
+
+@dataclass
+class CardRow:
+    """FSRS state of one note (fields mirror `fsrs.Card`), plus what FSRS does not keep."""
+
+    note_key: int
+    state: int
+    step: int | None
+    stability: float | None
+    difficulty: float | None
+    due: datetime
+    last_review: datetime | None
+    suspended: bool = False
+    reps: int = 0
+    lapses: int = 0
+    legacy: bool = False
+    """Seeded from the previous tool's metadata rather than from our own reviews."""
+
+    def to_json(self) -> str:
+        data = dict(self.__dict__)
+        data["due"] = utc_text(self.due)
+        data["last_review"] = utc_text(self.last_review) if self.last_review else None
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> CardRow:
+        data = json.loads(text)
+        data["due"] = parse_utc(data["due"])
+        data["last_review"] = parse_utc(data["last_review"])
+        return cls(**data)
+
+
+@dataclass
+class JournalEntry:
+    """A file write whose database half has not committed yet (see `reviews.repair_pending`)."""
+
+    id: int
+    kind: str
+    path: str
+    hash_before: str | None
+    hash_after: str | None
+    payload: dict[str, Any]
+
+
+class Store:
+    """One open connection to the review database."""
+
+    def __init__(self, database_file: Path | str):
+        self.database_file = Path(database_file)
+        if str(database_file) != ":memory:":
+            self.database_file.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(
+                str(database_file), isolation_level=None, check_same_thread=False, timeout=10
+            )
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode survives a process crash (what the journal protects against);
+            # only a power cut can lose the last commits, never corrupt the database.
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{database_file}: cannot open the review database: {exc}") from exc
+        self._depth = 0
+
+    @classmethod
+    def open(cls, paths) -> Store:
+        """The database of a `Paths` (data_dir/studyapp.sqlite3)."""
+        return cls(paths.database_file)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- schema -------------------------------------------------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def _migrate(self) -> None:
+        version = self.schema_version
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.database_file} was written by a newer studyapp (schema {version}, "
+                f"this one knows {SCHEMA_VERSION}); upgrade studyapp"
+            )
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            # executescript commits first, so the DDL and the version bump run as one script.
+            self.conn.executescript(
+                "BEGIN IMMEDIATE;\n"
+                + MIGRATIONS[target - 1]
+                + f"\nPRAGMA user_version = {target};\nCOMMIT;"
+            )
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT, rolled back on any exception; nests as one transaction."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self.conn
+            finally:
+                self._depth -= 1
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+        finally:
+            self._depth = 0
+
+    # -- note identity --------------------------------------------------------------------------
+
+    def note_by_path(self, path: str) -> NoteRow | None:
+        """The live (not deleted) note at `path`."""
+        row = self.conn.execute(
+            "SELECT * FROM notes WHERE path = ? AND deleted = 0", (path,)
+        ).fetchone()
+        return _note(row) if row else None
+
+    def note_by_key(self, key: int) -> NoteRow | None:
+        row = self.conn.execute("SELECT * FROM notes WHERE key = ?", (key,)).fetchone()
+        return _note(row) if row else None
+
+    def live_notes(self) -> list[NoteRow]:
+        return [_note(r) for r in self.conn.execute("SELECT * FROM notes WHERE deleted = 0")]
+
+    def add_note(self, path: str, content_hash: str | None, title: str | None,
+                 seen_at: datetime) -> int:
+        with self.transaction():
+            cur = self.conn.execute(
+                "INSERT INTO notes(path, content_hash, title, first_seen) VALUES (?, ?, ?, ?)",
+                (path, content_hash, title, utc_text(seen_at)),
+            )
+            return cur.lastrowid
+
+    def update_note(self, key: int, *, path: str | None = None, content_hash: str | None = None,
+                    title: str | None = None, deleted: bool | None = None) -> None:
+        changes = {k: v for k, v in (("path", path), ("content_hash", content_hash),
+                                     ("title", title), ("deleted", deleted)) if v is not None}
+        if not changes:
+            return
+        sets = ", ".join(f"{name} = ?" for name in changes)
+        with self.transaction():
+            self.conn.execute(f"UPDATE notes SET {sets} WHERE key = ?", (*changes.values(), key))
+
+    # -- cards ---------------------------------------------------------------------------------
+
+    def card(self, note_key: int) -> CardRow | None:
+        row = self.conn.execute("SELECT * FROM cards WHERE note_key = ?", (note_key,)).fetchone()
+        return _card(row) if row else None
+
+    def cards(self) -> dict[int, CardRow]:
+        """Every card of a live note, by note key."""
+        rows = self.conn.execute(
+            "SELECT c.* FROM cards c JOIN notes n ON n.key = c.note_key WHERE n.deleted = 0"
+        )
+        return {r["note_key"]: _card(r) for r in rows}
+
+    def put_card(self, card: CardRow) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO cards(note_key, state, step, stability, difficulty, due,"
+                " last_review, suspended, reps, lapses, legacy) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (card.note_key, card.state, card.step, card.stability, card.difficulty,
+                 utc_text(card.due), utc_text(card.last_review) if card.last_review else None,
+                 int(card.suspended), card.reps, card.lapses, int(card.legacy)),
+            )
+
+    def delete_card(self, note_key: int) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM cards WHERE note_key = ?", (note_key,))
+
+    def set_suspended(self, note_key: int, suspended: bool) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE cards SET suspended = ? WHERE note_key = ?",
+                              (int(suspended), note_key))
+
+    # -- the review log ------------------------------------------------------------------------
+
+    def insert_review(self, row: dict[str, Any], old_bytes: bytes | None = None) -> int:
+        """Append one review (columns of `reviews`); keep `old_bytes` for an exact undo."""
+        names = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        with self.transaction():
+            review_id = self.conn.execute(
+                f"INSERT INTO reviews({names}) VALUES ({marks})", tuple(row.values())
+            ).lastrowid
+            if old_bytes is not None:
+                self.conn.execute("INSERT INTO undo_bytes(review_id, content) VALUES (?, ?)",
+                                  (review_id, old_bytes))
+                self.conn.execute(
+                    "DELETE FROM undo_bytes WHERE review_id NOT IN"
+                    " (SELECT review_id FROM undo_bytes ORDER BY review_id DESC LIMIT ?)",
+                    (UNDO_DEPTH,),
+                )
+            return review_id
+
+    def last_review(self) -> sqlite3.Row | None:
+        """The most recently recorded review (the one `undo` reverts)."""
+        return self.conn.execute("SELECT * FROM reviews ORDER BY id DESC LIMIT 1").fetchone()
+
+    def undo_bytes(self, review_id: int) -> bytes | None:
+        row = self.conn.execute(
+            "SELECT content FROM undo_bytes WHERE review_id = ?", (review_id,)
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def delete_review(self, review_id: int) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM reviews WHERE id = ?", (review_id,))
+
+    def reviews(self, since: datetime | None = None) -> list[sqlite3.Row]:
+        """The review log in time order (optionally from `since`)."""
+        if since is None:
+            return self.conn.execute("SELECT * FROM reviews ORDER BY reviewed_at, id").fetchall()
+        return self.conn.execute(
+            "SELECT * FROM reviews WHERE reviewed_at >= ? ORDER BY reviewed_at, id",
+            (utc_text(since),),
+        ).fetchall()
+
+    def review_count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+
+    def reviews_started_since(self, since: datetime) -> tuple[int, int]:
+        """(new cards first reviewed, review-state reviews) since `since`, for daily limits."""
+        row = self.conn.execute(
+            "SELECT SUM(state_before IS NULL), SUM(state_before IS NOT NULL) FROM reviews"
+            " WHERE reviewed_at >= ?",
+            (utc_text(since),),
+        ).fetchone()
+        return int(row[0] or 0), int(row[1] or 0)
+
+    # -- drills (used by the grader) -----------------------------------------------------------
+
+    def record_drill_attempt(
+        self,
+        drill_id: str,
+        verdict: str,
+        *,
+        summary: str = "",
+        note_key: int | None = None,
+        topic: str | None = None,
+        duration_ms: int | None = None,
+        file_path: str | None = None,
+        attempted_at: datetime | None = None,
+    ) -> int:
+        """Log one graded submission of drill `drill_id` and return the attempt's id.
+
+        `verdict` is "pass", "fail" (wrong answer) or "error" (did not run: syntax error,
+        timeout, crash). `note_key`/`topic` tie it to a note or a tag when known; `attempted_at`
+        defaults to now (UTC). The attempt counts towards `drill_status` and note mastery.
+        """
+        if verdict not in DRILL_VERDICTS:
+            raise ValueError(f"verdict must be one of {DRILL_VERDICTS}, got {verdict!r}")
+        when = attempted_at or datetime.now(timezone.utc)
+        with self.transaction():
+            return self.conn.execute(
+                "INSERT INTO drill_attempts(note_key, topic, drill_id, verdict, summary,"
+                " attempted_at, duration_ms, file_path) VALUES (?,?,?,?,?,?,?,?)",
+                (note_key, topic, drill_id, verdict, summary, utc_text(when), duration_ms,
+                 None if file_path is None else str(file_path)),
+            ).lastrowid
+
+    def drill_status(self) -> dict[str, str]:
+        """`{drill_id: "passed" | "failing"}` for every drill attempted at least once.
+
+        A drill passed once stays "passed" (a later broken experiment does not undo having
+        solved it, as in rustlings); attempted but never passed is "failing". Drills missing
+        from the dict were never attempted ("not started").
+        """
+        rows = self.conn.execute(
+            "SELECT drill_id, MAX(verdict = 'pass') FROM drill_attempts GROUP BY drill_id"
+        )
+        return {drill: "passed" if passed else "failing" for drill, passed in rows}
+
+    def drill_attempts(self, drill_id: str | None = None) -> list[sqlite3.Row]:
+        if drill_id is None:
+            return self.conn.execute(
+                "SELECT * FROM drill_attempts ORDER BY attempted_at, id").fetchall()
+        return self.conn.execute(
+            "SELECT * FROM drill_attempts WHERE drill_id = ? ORDER BY attempted_at, id",
+            (drill_id,),
+        ).fetchall()
+
+    # -- fitted parameters ---------------------------------------------------------------------
+
+    def save_params(self, parameters: Iterable[float], fitted_at: datetime,
+                    log_loss_before: float | None, log_loss_after: float | None,
+                    review_count: int) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO params(fitted_at, parameters, log_loss_before, log_loss_after,"
+                " review_count) VALUES (?,?,?,?,?)",
+                (utc_text(fitted_at), json.dumps([float(p) for p in parameters]),
+                 log_loss_before, log_loss_after, review_count),
+            )
+
+    def latest_params(self) -> list[float] | None:
+        """The most recently fitted FSRS parameters, or None to use the defaults."""
+        row = self.conn.execute(
+            "SELECT parameters FROM params ORDER BY id DESC LIMIT 1").fetchone()
+        return None if row is None else json.loads(row[0])
+
+    # -- the write journal ---------------------------------------------------------------------
+
+    def add_journal(self, kind: str, path: str, hash_before: str | None,
+                    hash_after: str | None, payload: dict[str, Any], at: datetime) -> int:
+        """Durably note a file write about to happen, before it happens."""
+        with self.transaction():
+            return self.conn.execute(
+                "INSERT INTO journal(kind, path, hash_before, hash_after, payload, created_at)"
+                " VALUES (?,?,?,?,?,?)",
+                (kind, path, hash_before, hash_after, json.dumps(payload), utc_text(at)),
+            ).lastrowid
+
+    def set_journal_hash_after(self, entry_id: int, hash_after: str) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE journal SET hash_after = ? WHERE id = ?",
+                              (hash_after, entry_id))
+
+    def journal(self) -> list[JournalEntry]:
+        return [
+            JournalEntry(r["id"], r["kind"], r["path"], r["hash_before"], r["hash_after"],
+                         json.loads(r["payload"]))
+            for r in self.conn.execute("SELECT * FROM journal ORDER BY id")
+        ]
+
+    def clear_journal(self, entry_id: int) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM journal WHERE id = ?", (entry_id,))
+
+
+def _note(row: sqlite3.Row) -> NoteRow:
+    return NoteRow(row["key"], row["path"], row["content_hash"], row["title"], bool(row["deleted"]))
+
+
+def _card(row: sqlite3.Row) -> CardRow:
+    return CardRow(
+        note_key=row["note_key"], state=row["state"], step=row["step"],
+        stability=row["stability"], difficulty=row["difficulty"], due=parse_utc(row["due"]),
+        last_review=parse_utc(row["last_review"]), suspended=bool(row["suspended"]),
+        reps=row["reps"], lapses=row["lapses"], legacy=bool(row["legacy"]),
+    )
