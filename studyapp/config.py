@@ -36,6 +36,8 @@ class Settings:
     """Reviews shown per day."""
     grader_timeout: float = 10.0
     """Seconds a learner's submission may run before it is stopped."""
+    grader_memory_mb: int = 2048
+    """Memory a submission may allocate, in MiB, beyond what the grader itself already uses."""
     theme: str = "textual-dark"
     """Textual theme of the TUI."""
 

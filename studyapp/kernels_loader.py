@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from pathlib import Path
 from types import ModuleType
 
 from studyapp.paths import kernels_dir
@@ -17,12 +18,15 @@ from studyapp.paths import kernels_dir
 PACKAGE_NAME = "studyapp_kernels"
 
 
-def load_kernels() -> ModuleType:
-    """Return the kernels package, importing it on first use."""
+def load_kernels(root: Path | None = None) -> ModuleType:
+    """Return the kernels package, importing it on first use.
+
+    `root` replaces the bundled folder; only the grader's own tests pass it (a fake drill).
+    """
     loaded = sys.modules.get(PACKAGE_NAME)
     if loaded is not None:
         return loaded
-    root = kernels_dir()
+    root = root or kernels_dir()
     spec = importlib.util.spec_from_file_location(
         PACKAGE_NAME, root / "__init__.py", submodule_search_locations=[str(root)]
     )

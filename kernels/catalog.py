@@ -1,0 +1,123 @@
+"""What each drill is, in words: ids, titles, tags, statements, hints, starter files.
+
+Importable WITHOUT torch, so `studyapp drills` can list drills without paying torch's import.
+The grading logic for each id lives in the `*_drill.py` modules (which import torch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+STARTERS_DIR = Path(__file__).resolve().parent / "starters"
+
+
+@dataclass(frozen=True)
+class DrillInfo:
+    """The learner-facing description of one drill."""
+
+    id: str
+    """Stable id used by the CLI (`studyapp start sdpa`) and stored with attempts."""
+    title: str
+    tags: tuple[str, ...]
+    """Concepts the drill trains, matching tags in the users' notes."""
+    entry: str
+    """Name of the function or class the learner's file must define."""
+    statement: str
+    """Markdown shown in the CLI/TUI: the contract in the learner's terms."""
+    hints: tuple[str, ...]
+    """Progressive hints, most general first."""
+
+    @property
+    def starter_path(self) -> Path:
+        """The file `studyapp start` copies: its docstring states the contract."""
+        return STARTERS_DIR / f"{self.id}.py"
+
+
+SDPA = DrillInfo(
+    id="sdpa",
+    title="Scaled dot-product attention",
+    tags=("attention", "sdpa", "softmax", "masking"),
+    entry="scaled_dot_product_attention",
+    statement="""\
+Write `scaled_dot_product_attention(Q, K, V, mask=None)`.
+
+- `Q` is `(*, n, d_k)`, `K` is `(*, m, d_k)`, `V` is `(*, m, d_v)`, with zero to two leading
+  dims; `n` may differ from `m` and `d_k` from `d_v`.
+- `mask` (optional) is bool, int or float 0/1 and broadcasts to `(*, n, m)`:
+  1/True = the query may attend to that key, 0/False = blocked.
+- Return `softmax(Q K^T / sqrt(d_k)) V` of shape `(*, n, d_v)`, in the inputs' dtype and on
+  their device, or the tuple `(output, attention_weights)` (weights `(*, n, m)`, graded too).
+- Don't modify the inputs. Scores can reach +-100: keep the softmax numerically stable.
+""",
+    hints=(
+        "Scale the scores by 1/sqrt(d_k), where d_k is Q's last dim.",
+        "Block keys with scores.masked_fill(mask == 0, float('-inf')) before the softmax.",
+        "Softmax over the keys: the last dim of the (*, n, m) scores.",
+        "torch.softmax already subtracts the row max; a hand-written exp() needs it too.",
+    ),
+)
+
+CAUSAL_MASK = DrillInfo(
+    id="causal_mask",
+    title="Causal mask",
+    tags=("attention", "masking", "causal", "decoder"),
+    entry="causal_mask",
+    statement="""\
+Write `causal_mask(n)`: an `(n, n)` tensor (bool, or int/float 0/1) that is True/1 where key
+`j <= i` (query `i` may see itself and the past) and False/0 where `j > i`.
+It is used as `scores.masked_fill(mask == 0, float('-inf'))`.
+""",
+    hints=(
+        "Row i is the query, column j the key: allowed means j <= i.",
+        "torch.tril keeps the diagonal and everything below it.",
+        "Return 1/True where attending is allowed, not an additive 0/-inf mask.",
+    ),
+)
+
+PADDING_MASK = DrillInfo(
+    id="padding_mask",
+    title="Padding mask",
+    tags=("attention", "masking", "padding", "batching"),
+    entry="padding_mask",
+    statement="""\
+Write `padding_mask(lengths, max_len)`. `lengths` (a 1-D tensor or a list) holds each
+sequence's true length in a batch padded to `max_len`. Return a mask (bool or 0/1) that
+broadcasts to `(batch, max_len, max_len)` — typically `(batch, 1, max_len)`; a
+`(batch, 1, 1, max_len)` result is accepted too — that is True where the key position is
+< that sequence's length and False for padding keys (positions >= length).
+Rows of padding queries are not graded.
+""",
+    hints=(
+        "Compare torch.arange(max_len) with the lengths: position < length is a real token.",
+        "Block KEYS (the last dim), not queries: padding must never be attended to.",
+        "Add a query dim so it broadcasts over the (batch, n, m) scores: mask[:, None, :].",
+    ),
+)
+
+MHA = DrillInfo(
+    id="mha",
+    title="Multi-head attention",
+    tags=("attention", "multi-head", "transformer", "nn.Module"),
+    entry="MultiHeadAttention",
+    statement="""\
+Write `class MultiHeadAttention(torch.nn.Module)` with `__init__(self, d_model, num_heads)`
+and attributes `W_q`, `W_k`, `W_v`, `W_o`, each `nn.Linear(d_model, d_model)` with bias.
+
+`forward(self, Q, K, V, mask=None)` takes `(batch, seq, d_model)` inputs (K and V may be
+longer or shorter than Q) and an optional 0/1 mask broadcastable to `(batch, 1, n, m)`
+(1/True = may attend). Project, split into heads of size `d_model // num_heads`, run scaled
+dot-product attention per head, merge the heads and apply `W_o`. Return the output
+`(batch, n, d_model)` or `(output, weights)` with weights `(batch, heads, n, m)`.
+
+The grader loads random weights and non-zero biases into your own W_q..W_o.
+""",
+    hints=(
+        "Split heads with .view(batch, seq, heads, d_head).transpose(1, 2).",
+        "Scale by sqrt(d_head), not sqrt(d_model).",
+        "Merge with .transpose(1, 2).reshape(batch, n, d_model) before W_o.",
+        "A (batch, 1, n, m) mask already broadcasts over the heads dim.",
+    ),
+)
+
+CATALOG: dict[str, DrillInfo] = {info.id: info for info in (SDPA, CAUSAL_MASK, PADDING_MASK, MHA)}

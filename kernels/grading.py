@@ -1,0 +1,315 @@
+"""The drill machinery shared by every drill: cases, exporting results, checks, verdicts.
+
+A drill builds `Case`s in the trusted parent, `run_case` runs the learner's code in the child
+and exports plain data, and `judge` (parent again) turns the results into a verdict. See
+/work/briefs/grading-contract.md for the process model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .catalog import DrillInfo
+
+CORE, EXTRA = "core", "extra"
+
+# torch.testing.assert_close's defaults, per dtype: (rtol, atol).
+DEFAULT_TOLERANCE = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+}
+MISTAKE_MATCH = 1e-3
+"""Largest scaled distance at which a learner's output counts as 'the same' as a known mistake."""
+
+
+@dataclass
+class Case:
+    """One set of inputs. The parent keeps `payload` pristine for the oracle; the child gets a copy."""
+
+    name: str
+    payload: dict
+    tier: str = CORE
+    """EXTRA cases (float16/bfloat16) are reported but never decide pass/fail."""
+    value_check: str = "values"
+    """Name of the check this case's values feed, e.g. "values float32"."""
+    notes: str = ""
+    """The case's shapes and mask in words, quoted in messages."""
+    extra: dict = field(default_factory=dict)
+
+
+def export(value, depth: int = 0):
+    """Turn whatever learner code returned into plain data that `torch.load(weights_only=True)` accepts."""
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach()
+        if tensor.layout != torch.strided:
+            tensor = tensor.to_dense()
+        plain = tensor.as_subclass(torch.Tensor).resolve_conj().resolve_neg().cpu().clone()
+        return {"type": "Tensor", "tensor": plain, "dtype": str(tensor.dtype),
+                "device": str(tensor.device), "shape": list(tensor.shape)}
+    if isinstance(value, (tuple, list)) and depth < 2:
+        return {"type": type(value).__name__, "items": [export(v, depth + 1) for v in value[:4]],
+                "length": len(value)}
+    try:
+        text = repr(value)[:200]
+    except Exception as error:  # a learner object whose __repr__ raises
+        text = f"<repr failed: {type(error).__name__}>"
+    return {"type": type(value).__name__, "repr": text}
+
+
+def clone_tree(value):
+    """Deep copy of the tensors in a payload, so the learner gets inputs it may (wrongly) mutate."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, dict):
+        return {k: clone_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(clone_tree(v) for v in value)
+    return value
+
+
+def describe_returned(exported: dict) -> str:
+    """'a tuple of 3', 'NoneType', 'ndarray' ... for messages about wrong return types."""
+    kind = exported.get("type")
+    if kind in ("tuple", "list"):
+        return f"a {kind} of {exported.get('length')}"
+    return kind if kind != "Tensor" else "a Tensor"
+
+
+def unpack_output(exported: dict, allow_weights: bool):
+    """(output, weights or None, problem or None) from an exported return value."""
+    if exported.get("type") == "Tensor":
+        return exported, None, None
+    items = exported.get("items")
+    if (allow_weights and exported.get("type") == "tuple" and exported.get("length") == 2
+            and all(item.get("type") == "Tensor" for item in items)):
+        return items[0], items[1], None
+    wanted = "a Tensor or a tuple (output, weights)" if allow_weights else "a Tensor"
+    got = describe_returned(exported)
+    if exported.get("type") == "ndarray":
+        got += " (a numpy array: keep it a torch.Tensor)"
+    return None, None, f"returned {got}; expected {wanted}"
+
+
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bitwise-equal, with NaN equal to NaN (for the determinism and mutation checks)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return torch.equal(a, b)
+
+
+def compare_values(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float,
+                   ignore_rows: torch.Tensor | None = None):
+    """Check |actual - expected| <= atol + rtol |expected| elementwise, like assert_close.
+
+    `ignore_rows` is a bool `(*, n)` tensor of query rows left out (fully masked rows).
+    Returns (ok, largest abs error, its index as a tuple, actual there, expected there).
+    """
+    a = actual.to(torch.float64)
+    e = expected.to(torch.float64)
+    graded = torch.ones(e.shape, dtype=torch.bool)
+    if ignore_rows is not None and ignore_rows.any():
+        graded = ~ignore_rows.unsqueeze(-1).expand(e.shape)
+    error = (a - e).abs()
+    error = torch.where(torch.isnan(error), torch.full_like(error, float("inf")), error)
+    error = torch.where(graded, error, torch.zeros_like(error))
+    excess = error - (atol + rtol * e.abs())
+    flat = int(torch.argmax(error).item()) if error.numel() else 0
+    if error.numel() and not bool(torch.isfinite(error.reshape(-1)[flat])):
+        flat = int(torch.argmax(torch.isinf(error).reshape(-1).to(torch.int8)).item())
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), e.shape)) if e.numel() else ()
+    ok = bool((excess <= 0).all())
+    largest = float(error.reshape(-1)[flat]) if e.numel() else 0.0
+    return ok, largest, index, (float(a[index]) if e.numel() else 0.0), (float(e[index]) if e.numel() else 0.0)
+
+
+def mistake_distance(actual: torch.Tensor, candidate: torch.Tensor) -> float:
+    """How far the learner's output is from a known mistake's output, scaled by its magnitude.
+
+    NaN in the candidate (a row it leaves undefined) matches anything; inf if shapes differ.
+    """
+    if tuple(actual.shape) != tuple(candidate.shape):
+        return float("inf")
+    a = actual.to(torch.float64)
+    c = candidate.to(torch.float64)
+    defined = ~torch.isnan(c)
+    if not defined.any():
+        return float("inf")
+    a, c = a[defined], c[defined]
+    same_nonfinite = (a == c) & ~torch.isfinite(c)
+    if bool((~torch.isfinite(a) & ~same_nonfinite).any()) or bool((~torch.isfinite(c) & ~same_nonfinite).any()):
+        return float("inf")
+    finite = torch.isfinite(c)
+    if not finite.any():
+        return 0.0
+    diff = (a[finite] - c[finite]).abs().max()
+    return float(diff / (1.0 + c[finite].abs().max()))
+
+
+def format_index(index: tuple) -> str:
+    return "[" + ", ".join(str(i) for i in index) + "]"
+
+
+def shape_text(shape) -> str:
+    return "(" + ", ".join(str(int(s)) for s in shape) + ")"
+
+
+@dataclass
+class Failure:
+    """One failed check on one case, kept for the diagnosis."""
+
+    check: str
+    case: Case
+    result: dict
+    message: str
+
+
+class CheckBook:
+    """Aggregates per-case outcomes into a few readable checks (one row per check kind)."""
+
+    def __init__(self, order: list[tuple[str, str]]):
+        self.order = order
+        self.tiers = dict(order)
+        self.status: dict[str, str] = {}
+        self.messages: dict[str, str] = {}
+        self.counts: dict[str, list[int]] = {name: [0, 0] for name, _ in order}
+        self.failures: list[Failure] = []
+        self.errors: list[tuple[Case, dict]] = []
+
+    def passed(self, name: str, message: str = "") -> None:
+        self.counts[name][0] += 1
+        if self.status.get(name) != "fail":
+            self.status[name] = "pass"
+            if message and not self.messages.get(name):
+                self.messages[name] = message
+
+    def failed(self, name: str, case: Case, result: dict, message: str) -> None:
+        self.counts[name][1] += 1
+        if self.status.get(name) != "fail":
+            self.status[name] = "fail"
+            self.messages[name] = message
+        self.failures.append(Failure(name, case, result, message))
+
+    def note(self, name: str, status: str, message: str) -> None:
+        """Set an informational outcome (extra tier), keeping the first failure's message."""
+        if self.status.get(name) == "fail":
+            return
+        if status == "fail" or name not in self.status:
+            self.status[name], self.messages[name] = status, message
+
+    def error(self, case: Case, error: dict) -> None:
+        if case.tier == CORE:
+            self.errors.append((case, error))
+        else:
+            text = f"{case.name}: raised {error.get('type')}: {error.get('message', '')}"
+            self.failed(case.value_check, case, {"error": error}, text)
+
+    def core_failures(self) -> list[Failure]:
+        return [f for f in self.failures if self.tiers.get(f.check) == CORE]
+
+    def rows(self) -> list[dict]:
+        rows = []
+        for name, tier in self.order:
+            status = self.status.get(name, "skip")
+            message = self.messages.get(name, "")
+            ok, bad = self.counts[name]
+            if status == "pass" and not message:
+                message = f"{ok} case{'s' if ok != 1 else ''}"
+            elif status == "fail" and ok + bad > 1:
+                message = f"{bad} of {ok + bad} cases fail; first: {message}"
+            elif status == "skip" and not message:
+                message = "not exercised"
+            rows.append({"name": name, "tier": tier, "status": status, "message": message})
+        return rows
+
+
+class Drill:
+    """Base class: metadata from the catalog, the judge loop and verdict assembly."""
+
+    info: DrillInfo
+    check_order: list[tuple[str, str]] = []
+    mistakes: dict[str, str] = {}
+    """Known mistake id -> what it is, in plain words (used in hints)."""
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def title(self) -> str:
+        return self.info.title
+
+    @property
+    def tags(self) -> list[str]:
+        return list(self.info.tags)
+
+    @property
+    def statement(self) -> str:
+        return self.info.statement
+
+    @property
+    def entry(self) -> str:
+        return self.info.entry
+
+    @property
+    def starter_path(self):
+        return self.info.starter_path
+
+    @property
+    def hints(self) -> list[str]:
+        return list(self.info.hints)
+
+    def make_cases(self, seed: int, device: str) -> list[Case]:
+        raise NotImplementedError
+
+    def run_case(self, entry_obj, payload: dict) -> dict:
+        raise NotImplementedError
+
+    def check_case(self, case: Case, result: dict, book: CheckBook) -> None:
+        raise NotImplementedError
+
+    def diagnose(self, failures: list[Failure]) -> tuple[str | None, str]:
+        """(mistake id, hint) for the core failures; drills override with known mistakes."""
+        first = failures[0]
+        return None, f"{first.check}: {first.message}"
+
+    def judge(self, cases: list[Case], results: list[dict], device: str) -> dict:
+        """The verdict for one submission (runs in the trusted parent)."""
+        book = CheckBook(self.check_order)
+        for case, result in zip(cases, results):
+            if not isinstance(result, dict) or "error" in result:
+                error = result.get("error") if isinstance(result, dict) else None
+                book.error(case, error or {"type": "GraderError", "message": "no result"})
+            else:
+                self.check_case(case, result, book)
+        return self.verdict(book)
+
+    def verdict(self, book: CheckBook) -> dict:
+        checks = book.rows()
+        if book.errors:
+            case, error = book.errors[0]
+            where = f"{case.name} ({case.notes})" if case.notes else case.name
+            summary = f"raised {error.get('type')} on {where}: {error.get('message', '')}".strip()
+            return {"status": "error", "summary": summary[:300], "mistake": "raises",
+                    "hint": (error.get("traceback") or summary)[-1500:], "checks": checks}
+        failures = book.core_failures()
+        if failures:
+            mistake, hint = self.diagnose(failures)
+            failing = [row["name"] for row in checks if row["tier"] == CORE and row["status"] == "fail"]
+            summary = "failed: " + ", ".join(failing)
+            if mistake in self.mistakes:
+                summary += f" (looks like: {self.mistakes[mistake]})"
+            return {"status": "fail", "summary": summary, "mistake": mistake, "hint": hint,
+                    "checks": checks}
+        notes = [row["name"] for row in checks if row["tier"] == EXTRA and row["status"] == "fail"]
+        summary = "all core checks pass"
+        if notes:
+            summary += " (extra notes: " + ", ".join(notes) + ")"
+        hint = next((row["message"] for row in checks if row["tier"] == EXTRA
+                     and row["status"] == "fail"), "")
+        return {"status": "pass", "summary": summary, "mistake": None, "hint": hint, "checks": checks}

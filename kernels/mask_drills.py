@@ -1,0 +1,230 @@
+"""The `causal_mask` and `padding_mask` drills: graded on which positions they allow.
+
+Any dtype is accepted as long as the values are 0/1 (or bool): nonzero = may attend.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .catalog import CAUSAL_MASK, PADDING_MASK
+from .grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, same_values, shape_text
+
+CHECK_ORDER = [("return type", CORE), ("shape", CORE), ("mask values", CORE),
+               ("allowed positions", CORE), ("deterministic", CORE)]
+
+COMMON_MISTAKES = {
+    "additive_mask": "an additive mask (0 where allowed, -inf/-1e9 where blocked); the contract wants 1/True = may attend",
+    "inverted_mask": "inverted: True/1 marks the blocked positions instead of the allowed ones",
+}
+
+
+def _pattern_text(allowed: torch.Tensor) -> str:
+    rows = allowed.reshape(-1, allowed.shape[-1])[:6]
+    return " / ".join("".join("1" if v else "0" for v in row.tolist()) for row in rows)
+
+
+class MaskDrill(Drill):
+    """Calls the learner's builder twice and grades the allowed pattern."""
+
+    check_order = CHECK_ORDER
+    arg_names: tuple[str, ...] = ()
+
+    def run_case(self, entry_obj, payload: dict) -> dict:
+        calls = []
+        for _ in range(2):
+            args = clone_tree([payload[name] for name in self.arg_names])
+            calls.append(export(entry_obj(*args)))
+        return {"calls": calls}
+
+    def expected_allowed(self, case: Case) -> torch.Tensor:
+        raise NotImplementedError
+
+    def normalize_shape(self, case: Case, tensor: torch.Tensor) -> tuple[torch.Tensor | None, str]:
+        """The learner's mask in the graded layout, or (None, why its shape is wrong)."""
+        raise NotImplementedError
+
+    def graded(self, case: Case) -> torch.Tensor:
+        """Bool tensor of the positions that are graded (all, unless rows are exempt)."""
+        return torch.ones_like(self.expected_allowed(case))
+
+    def candidates(self, case: Case) -> list[tuple[str, torch.Tensor]]:
+        return []
+
+    def check_case(self, case: Case, result: dict, book: CheckBook) -> None:
+        first, second = result["calls"]
+        where = f"{case.name} ({case.notes})"
+        if first.get("type") != "Tensor":
+            kind = first.get("type")
+            book.failed("return type", case, result, f"{where}: returned {kind}; expected a torch.Tensor")
+            return
+        book.passed("return type")
+        tensor = first["tensor"]
+        allowed, problem = self.normalize_shape(case, tensor)
+        if problem:
+            book.failed("shape", case, result, f"{where}: {problem}")
+            return
+        book.passed("shape")
+        values_ok = tensor.dtype == torch.bool or bool(((tensor == 0) | (tensor == 1)).all())
+        if values_ok:
+            book.passed("mask values")
+        else:
+            odd = tensor[(tensor != 0) & (tensor != 1)].reshape(-1)[0].item()
+            book.failed("mask values", case, result, f"{where}: values must be 0/1 or bool, found {odd}")
+        expected = self.expected_allowed(case)
+        graded = self.graded(case)
+        wrong = (allowed != expected) & graded
+        if wrong.any():
+            index = tuple(int(i) for i in wrong.nonzero()[0])
+            got = "allowed" if bool(allowed[index]) else "blocked"
+            want = "allowed" if bool(expected[index]) else "blocked"
+            book.failed("allowed positions", case, result,
+                        f"{where}: {int(wrong.sum())} wrong position(s); first at {list(index)}: {got}, should be "
+                        f"{want}. Rows: got {_pattern_text(allowed & graded)}, expected {_pattern_text(expected & graded)}")
+        else:
+            book.passed("allowed positions")
+        if second.get("type") == "Tensor" and same_values(second["tensor"], tensor):
+            book.passed("deterministic")
+        else:
+            book.failed("deterministic", case, result, f"{where}: two calls returned different masks")
+
+    def diagnose(self, failures: list[Failure]):
+        first = failures[0]
+        for failure in failures:
+            if failure.check == "mask values":
+                tensor = failure.result["calls"][0]["tensor"]
+                if tensor.is_floating_point() and bool((tensor < 0).any()):
+                    return "additive_mask", f"Looks like {self.mistakes['additive_mask']}. {failure.message}"
+        votes: dict[str, int] = {}
+        for failure in failures:
+            if failure.check not in ("allowed positions", "shape"):
+                continue
+            mistake = self.match(failure)
+            if mistake:
+                votes[mistake] = votes.get(mistake, 0) + 1
+        if votes:
+            mistake = max(votes, key=votes.get)
+            return mistake, f"Looks like {self.mistakes[mistake]}. {first.check}: {first.message}"
+        plain = {"return type": "wrong_return_type", "shape": "wrong_shape", "deterministic": "nondeterministic"}
+        return plain.get(first.check, "wrong_positions"), f"{first.check}: {first.message}"
+
+    def match(self, failure: Failure) -> str | None:
+        tensor = failure.result["calls"][0]["tensor"]
+        allowed, problem = self.normalize_shape(failure.case, tensor)
+        if problem:
+            return self.match_shape(failure.case, tensor)
+        graded = self.graded(failure.case)
+        for mistake, candidate in self.candidates(failure.case):
+            if bool(((allowed == candidate) | ~graded).all()):
+                return mistake
+        return None
+
+    def match_shape(self, case: Case, tensor: torch.Tensor) -> str | None:
+        return None
+
+
+class CausalMaskDrill(MaskDrill):
+    info = CAUSAL_MASK
+    arg_names = ("n",)
+    mistakes = {**COMMON_MISTAKES,
+                "inverted_mask": "inverted: allowed above the diagonal (torch.triu); query i may see keys j <= i",
+                "strict_diagonal": "off by one: the diagonal is blocked (tril(diagonal=-1)); a position may attend to itself",
+                "transposed_shape": "wrong shape"}
+
+    def make_cases(self, seed: int, device: str) -> list[Case]:
+        gen = torch.Generator().manual_seed(seed)
+        fresh = [int(n) for n in torch.randint(2, 12, (2,), generator=gen)]
+        sizes = [("public n=1", 1), ("public n=2", 2), ("public n=5", 5), ("public n=8", 8)]
+        sizes += [(f"seed {seed} n={n}", n) for n in fresh]
+        return [Case(name, {"n": n}, notes=f"n={n}") for name, n in sizes]
+
+    def expected_allowed(self, case):
+        n = case.payload["n"]
+        return torch.ones(n, n, dtype=torch.bool).tril()
+
+    def normalize_shape(self, case, tensor):
+        n = case.payload["n"]
+        if tuple(tensor.shape) != (n, n):
+            return None, f"shape {shape_text(tensor.shape)}, expected ({n}, {n})"
+        return tensor != 0, ""
+
+    def candidates(self, case):
+        n = case.payload["n"]
+        ones = torch.ones(n, n, dtype=torch.bool)
+        return [("inverted_mask", ones.triu()), ("inverted_mask", ones.triu(1)),
+                ("strict_diagonal", ones.tril(-1))]
+
+
+class PaddingMaskDrill(MaskDrill):
+    info = PADDING_MASK
+    arg_names = ("lengths", "max_len")
+    mistakes = {**COMMON_MISTAKES,
+                "inverted_mask": "inverted: the padding keys are allowed and the real tokens blocked",
+                "off_by_one": "off by one: the comparison keeps or drops one key too many (use position < length)",
+                "blocks_queries": "blocks padding QUERIES (rows) instead of padding KEYS (the last dim)",
+                "missing_query_dim": "wrong shape: a (batch, max_len) mask broadcasts against the scores' query dim; return (batch, 1, max_len)"}
+
+    def make_cases(self, seed: int, device: str) -> list[Case]:
+        gen = torch.Generator().manual_seed(seed)
+        batch = 2 + int(torch.randint(0, 4, (1,), generator=gen))
+        max_len = batch + 1 + int(torch.randint(0, 4, (1,), generator=gen))
+        fresh = torch.randint(1, max_len + 1, (batch,), generator=gen)
+        fresh[0] = max_len - 1
+        specs = [
+            ("public list", [3, 1, 5, 2], 5),
+            ("public tensor", torch.tensor([2, 6, 4]), 6),
+            ("public single sequence", torch.tensor([3], dtype=torch.int32), 5),
+            ("public batch = max_len", [1, 3, 2], 3),
+            (f"seed {seed}", fresh, max_len),
+        ]
+        cases = []
+        for name, lengths, max_len in specs:
+            kind = "list" if isinstance(lengths, list) else f"tensor {str(lengths.dtype).replace('torch.', '')}"
+            cases.append(Case(name, {"lengths": lengths, "max_len": max_len},
+                              notes=f"lengths {list(map(int, lengths))} ({kind}), max_len={max_len}"))
+        return cases
+
+    def _lengths(self, case):
+        return torch.as_tensor(case.payload["lengths"]).reshape(-1).to(torch.int64)
+
+    def expected_allowed(self, case):
+        lengths, max_len = self._lengths(case), case.payload["max_len"]
+        keys = torch.arange(max_len)[None, :] < lengths[:, None]
+        return keys[:, None, :].expand(len(lengths), max_len, max_len)
+
+    def graded(self, case):
+        lengths, max_len = self._lengths(case), case.payload["max_len"]
+        real_queries = torch.arange(max_len)[None, :] < lengths[:, None]
+        return real_queries[:, :, None].expand(len(lengths), max_len, max_len)
+
+    def normalize_shape(self, case, tensor):
+        batch, max_len = len(self._lengths(case)), case.payload["max_len"]
+        target = (batch, max_len, max_len)
+        shape = tuple(tensor.shape)
+        if len(shape) == 4 and shape[1] == 1:
+            tensor, shape = tensor[:, 0], shape[:1] + shape[2:]
+        ok = len(shape) == 3 and shape[0] == batch
+        try:
+            torch.broadcast_shapes(shape, target)
+        except RuntimeError:
+            ok = False
+        if not ok or torch.broadcast_shapes(shape, target) != target:
+            return None, (f"shape {shape_text(tensor.shape)} does not broadcast to (batch, max_len, max_len) = "
+                          f"{shape_text(target)} with batch first; expected e.g. ({batch}, 1, {max_len})")
+        return (tensor != 0).expand(target), ""
+
+    def candidates(self, case):
+        lengths, max_len = self._lengths(case), case.payload["max_len"]
+        positions = torch.arange(max_len)[None, :]
+        target = (len(lengths), max_len, max_len)
+        keys = lambda allowed: allowed[:, None, :].expand(target)  # noqa: E731
+        return [("inverted_mask", keys(positions >= lengths[:, None])),
+                ("off_by_one", keys(positions <= lengths[:, None])),
+                ("off_by_one", keys(positions < lengths[:, None] - 1)),
+                ("blocks_queries", (positions < lengths[:, None])[:, :, None].expand(target))]
+
+    def match_shape(self, case, tensor):
+        batch, max_len = len(self._lengths(case)), case.payload["max_len"]
+        if tuple(tensor.shape) == (batch, max_len):
+            return "missing_query_dim"
+        return None

@@ -1,0 +1,141 @@
+"""What runs inside the sandboxed child: load the learner's file, call the drill on each case.
+
+Everything the child sends back is plain data serialized with `torch.save`; the parent loads it
+with `weights_only=True`, so nothing with behaviour can cross, and the parent judges.
+"""
+
+from __future__ import annotations
+
+import errno
+import inspect
+import io
+import os
+import sys
+import traceback
+import types
+
+MODULE_NAME = "submission"
+
+
+def _learner_traceback(exc: BaseException, filename: str) -> str:
+    """The traceback cut down to the learner's own frames (the grader's are noise to them)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    lines = traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).rstrip()
+
+
+def _error(exc: BaseException, filename: str) -> dict:
+    return {"type": type(exc).__name__, "message": str(exc)[:2000],
+            "traceback": _learner_traceback(exc, filename)[-4000:]}
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and ("allocate" in text or "out of memory" in text)
+
+
+def _is_output_limit(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno == errno.EFBIG
+
+
+def _raised_by_the_call(exc: BaseException, filename: str) -> bool:
+    """A TypeError with no learner frame was raised calling their code: the signature is wrong."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return isinstance(exc, TypeError) and not any(f.filename == filename for f in frames)
+
+
+def _signature(obj) -> str:
+    try:
+        target = obj.__init__ if isinstance(obj, type) else obj
+        return f"{getattr(obj, '__name__', 'entry')}{inspect.signature(target)}"
+    except (TypeError, ValueError):
+        return repr(obj)[:200]
+
+
+def _stage_failure(exc: BaseException, filename: str) -> dict | None:
+    """Failures that stop the whole submission, whatever case they happened in."""
+    if isinstance(exc, SystemExit):
+        return {"stage": "exit", "code": repr(exc.code)}
+    if _is_out_of_memory(exc):
+        return {"stage": "memory", "error": _error(exc, filename)}
+    if _is_output_limit(exc):
+        return {"stage": "output", "error": _error(exc, filename)}
+    return None
+
+
+def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
+    """Import the learner's source as a module and run every case; never raises."""
+    try:
+        code = compile(source, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return {"stage": "syntax", "error": {
+            "type": type(exc).__name__, "message": getattr(exc, "msg", str(exc)),
+            "line": getattr(exc, "lineno", None) or 0, "text": (getattr(exc, "text", "") or "").rstrip()}}
+    module = types.ModuleType(MODULE_NAME)
+    module.__file__ = filename
+    sys.modules[MODULE_NAME] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException as exc:  # noqa: BLE001 - anything the learner's top level does
+        failure = _stage_failure(exc, filename)
+        if failure:
+            return failure
+        stage = "import" if isinstance(exc, ImportError) else "load"
+        return {"stage": stage, "error": _error(exc, filename)}
+    entry = getattr(module, drill.entry, None)
+    if entry is None:
+        defined = sorted(n for n, v in vars(module).items()
+                         if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == MODULE_NAME)
+        return {"stage": "entry", "entry": drill.entry, "defined": defined}
+    results = []
+    for payload in payloads:
+        try:
+            results.append(drill.run_case(entry, payload))
+        except BaseException as exc:  # noqa: BLE001
+            failure = _stage_failure(exc, filename)
+            if failure:
+                return failure
+            if _raised_by_the_call(exc, filename):
+                return {"stage": "signature", "signature": _signature(entry), "error": _error(exc, filename)}
+            results.append({"error": _error(exc, filename)})
+    return {"stage": "ran", "results": results}
+
+
+def serialize(outcome: dict) -> bytes:
+    import torch
+
+    buffer = io.BytesIO()
+    try:
+        torch.save(outcome, buffer)
+    except Exception as exc:  # noqa: BLE001 - e.g. an object run_case could not export
+        buffer = io.BytesIO()
+        torch.save({"stage": "unsendable", "message": f"{type(exc).__name__}: {exc}"[:500]}, buffer)
+    return buffer.getvalue()
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: int) -> None:
+    """The child's whole life after its limits are set: evaluate, send, flush, `_exit`."""
+    status = 0
+    owner = os.getpid()
+    try:
+        outcome = evaluate(drill, source, filename, payloads)
+        if os.getpid() != owner:  # a copy made by the learner's os.fork(): only the child answers
+            os._exit(0)
+        write_all(result_fd, serialize(outcome))
+    except BaseException:  # noqa: BLE001 - the parent reports a child that sent nothing
+        status = 70
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - output cap reached, closed by the learner...
+            pass
+    os._exit(status)

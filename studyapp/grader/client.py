@@ -1,0 +1,149 @@
+"""`GraderClient`: how the CLI and the TUI grade a file without importing torch themselves.
+
+It starts the worker (`python -m studyapp.grader.worker`) lazily, or early with `start()` so
+torch imports while the caller does other work, sends one job at a time and always answers with
+a verdict: a worker that dies or stops answering is killed, restarted on the next call, and the
+submission gets an error verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from studyapp.grader.verdicts import error_verdict
+
+STARTUP_ALLOWANCE = 120.0
+"""Seconds on top of a job's timeout for importing torch, building cases and judging."""
+
+
+class GraderClient:
+    """One warm worker; `grade` is safe to call from a worker thread while `cancel` is called from another."""
+
+    def __init__(self, timeout: float = 10.0, memory_mb: int = 2048, env: dict[str, str] | None = None):
+        self.timeout = timeout
+        self.memory_mb = memory_mb
+        self.env = env
+        self._proc: subprocess.Popen | None = None
+        self._log = None
+        self._buffer = b""
+        self._next_id = 0
+        self._lock = threading.Lock()
+        self._cancelled = False
+
+    def start(self) -> None:
+        """Start the worker now if it is not running (it keeps importing torch in the background)."""
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        self._log = tempfile.TemporaryFile()
+        self._buffer = b""
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "studyapp.grader.worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, bufsize=0,
+            env=self.env if self.env is not None else _env_with_our_package(),
+        )
+
+    def grade(self, drill_id: str, path: str | os.PathLike, device: str = "auto",
+              timeout: float | None = None, seed: int | None = None) -> dict:
+        """Grade one file; returns the verdict dict (see `verdicts.verdict`)."""
+        timeout = self.timeout if timeout is None else timeout
+        with self._lock:
+            self._cancelled = False
+            started = time.monotonic()
+            self.start()
+            self._next_id += 1
+            job = {"id": self._next_id, "drill": drill_id, "file": str(Path(path).absolute()),
+                   "device": device, "timeout": timeout, "seed": seed, "memory_mb": self.memory_mb}
+            answer = self._exchange(job, deadline=started + timeout + STARTUP_ALLOWANCE)
+            if answer is None:
+                summary = "cancelled" if self._cancelled else "the grader stopped unexpectedly"
+                answer = error_verdict(drill_id, str(path), device, summary, self._log_tail(),
+                                       seconds=time.monotonic() - started)
+                self._kill()
+            answer["file"] = str(path)
+            return answer
+
+    def cancel(self) -> None:
+        """Stop the submission being graded now; its `grade` call returns a "cancelled" verdict."""
+        self._cancelled = True
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.kill(proc.pid, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+    def __enter__(self) -> GraderClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _exchange(self, job: dict, deadline: float) -> dict | None:
+        proc = self._proc
+        try:
+            proc.stdin.write((json.dumps(job) + "\n").encode())
+        except OSError:
+            return None
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                while b"\n" in self._buffer:
+                    line, self._buffer = self._buffer.split(b"\n", 1)
+                    try:
+                        message = json.loads(line)
+                    except ValueError:
+                        continue
+                    if message.get("id") == job["id"]:
+                        return message["verdict"]
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not selector.select(remaining):
+                    return None
+                chunk = os.read(proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    return None
+                self._buffer += chunk
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            proc.stdin.close()
+            proc.stdout.close()
+
+    def _log_tail(self) -> str:
+        if self._log is None:
+            return ""
+        self._log.seek(0, os.SEEK_END)
+        size = self._log.tell()
+        self._log.seek(max(0, size - 2000))
+        return self._log.read().decode("utf-8", "replace")
+
+
+def _env_with_our_package() -> dict[str, str]:
+    """The worker must import this very `studyapp`, even when it runs from a source checkout."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env

@@ -1,0 +1,96 @@
+"""Resource limits for a learner's child process, and how to apply them inside it."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+from dataclasses import dataclass
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+UNPRIVILEGED_UID = 65534  # "nobody": root ignores RLIMIT_NPROC, so a root worker drops to it
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may use."""
+
+    timeout: float = 10.0
+    """Wall-clock seconds the learner's code may run (measured by the parent)."""
+    memory_budget: int = 2 << 30
+    """Bytes of address space on top of what the forked worker already maps (torch alone maps GBs)."""
+    output_cap: int = 1 << 20
+    """Bytes of stdout+stderr kept; writing more fails with EFBIG (RLIMIT_FSIZE)."""
+    extra_processes: int = 16
+    """Processes/threads the child may add to its user's count: enough for a helper, not a bomb."""
+
+
+def prctl(option: int, value: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(option, value, 0, 0, 0)
+
+
+def become_subreaper() -> None:
+    """Orphans of a learner's processes are reparented to us, so we can find and kill them all."""
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent dies (a crashed worker leaves no child running)."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def address_space_size() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def tasks_of_user(uid: int) -> int:
+    """How many tasks (threads count) `uid` runs now: RLIMIT_NPROC is compared with this number."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                total += int(fields["Threads"])
+        except (OSError, KeyError, ValueError):
+            continue
+    return total
+
+
+def drop_privileges(workdir: str) -> None:
+    """A root worker runs learner code as `nobody`: RLIMIT_NPROC then holds and the app's files are safe."""
+    if os.geteuid() != 0:
+        return
+    os.chown(workdir, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+    os.setgroups([])
+    os.setgid(UNPRIVILEGED_UID)
+    os.setuid(UNPRIVILEGED_UID)
+
+
+def apply_child_limits(limits: Limits, workdir: str, limit_memory: bool = True) -> None:
+    """Run in the child before any learner code: own session, lower privileges, hard limits."""
+    os.setsid()
+    drop_privileges(workdir)
+    die_with_parent()  # after setuid, which clears it
+    os.chdir(workdir)
+    os.environ["HOME"] = workdir
+    os.environ["TMPDIR"] = workdir
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over the output cap: EFBIG, not a silent death
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_cap, limits.output_cap))
+    cpu = int(limits.timeout) + 2  # a backstop: the parent's wall clock normally acts first
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    nproc = tasks_of_user(os.getuid()) + limits.extra_processes
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    if limit_memory:
+        ceiling = address_space_size() + limits.memory_budget
+        resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))

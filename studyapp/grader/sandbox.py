@@ -1,0 +1,191 @@
+"""Run one submission in a child process under limits and collect what it sent back.
+
+On CPU the child is forked from the warm worker (torch is already imported, so a run costs
+milliseconds). For CUDA, where forking after CUDA initialisation is unsafe, the child is a fresh
+interpreter (`python -m studyapp.grader.spawned`). Either way the parent owns the wall clock and
+kills the child's whole tree afterwards.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from studyapp.grader.limits import Limits, apply_child_limits
+from studyapp.grader.processes import kill_descendants
+
+READY = b"R"
+"""First byte a child sends: its learner code starts now, so the wall clock starts now."""
+STARTUP_LIMIT = 120.0
+"""Seconds a spawned child may take to import torch and initialise CUDA before it is ready."""
+MAX_RESULT_BYTES = 512 << 20
+"""A child that sends more than this is stopped: the parent must not be the one to run out of memory."""
+
+
+@dataclass
+class ChildRun:
+    """What the parent knows after a child is gone."""
+
+    outcome: bytes | None = None
+    """The serialized outcome, when the child sent one completely."""
+    exit_code: int | None = None
+    """Exit status; negative for a signal (as in `subprocess`)."""
+    timed_out: bool = False
+    cancelled: bool = False
+    too_much_data: bool = False
+    output: bytes = b""
+    """What it printed (stdout and stderr), up to the cap."""
+    leftovers: bool = False
+    """Some of its processes could not be killed."""
+    seconds: float = 0.0
+
+
+def _child_setup(capture_fd: int, keep_fd: int, limits: Limits, workdir: str, limit_memory: bool) -> None:
+    """Point stdio away from the worker's protocol, close everything else, apply the limits."""
+    for sig in (signal.SIGUSR1, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(capture_fd, 1)
+    os.dup2(capture_fd, 2)
+    os.closerange(3, keep_fd)
+    os.closerange(keep_fd + 1, 65536)
+    apply_child_limits(limits, workdir, limit_memory=limit_memory)
+
+
+def run_forked(child_main: Callable[[int], None], limits: Limits, cancelled: Callable[[], bool],
+               spare: frozenset[int] = frozenset()) -> ChildRun:
+    """Fork; in the child set limits and call `child_main(result_fd)`, which must never return."""
+    workdir = tempfile.mkdtemp(prefix="studyapp-grade-")
+    capture = tempfile.TemporaryFile()
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        try:
+            os.close(read_fd)
+            _child_setup(capture.fileno(), write_fd, limits, workdir, limit_memory=True)
+            os.write(write_fd, READY)
+            child_main(write_fd)
+        finally:
+            os._exit(71)
+    os.close(write_fd)
+    try:
+        return _collect(pid, read_fd, capture, limits, cancelled, spare)
+    finally:
+        _remove_tree(workdir)
+
+
+def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool],
+                spare: frozenset[int] = frozenset()) -> ChildRun:
+    """Start a fresh interpreter (CUDA-safe); it reads `job` from stdin, then stdin is /dev/null."""
+    workdir = tempfile.mkdtemp(prefix="studyapp-grade-")
+    capture = tempfile.TemporaryFile()
+    read_fd, write_fd = os.pipe()
+    env = dict(os.environ, STUDYAPP_GRADER_WORKDIR=workdir, STUDYAPP_GRADER_RESULT_FD=str(write_fd),
+               STUDYAPP_GRADER_LIMITS=f"{limits.timeout},{limits.memory_budget},{limits.output_cap},{limits.extra_processes}")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "studyapp.grader.spawned"], stdin=subprocess.PIPE,
+        stdout=capture, stderr=capture, pass_fds=(write_fd,), env=env, cwd=workdir,
+    )
+    os.close(write_fd)
+    try:
+        try:
+            proc.stdin.write(job)
+            proc.stdin.close()
+        except OSError:
+            pass  # it died early; _collect reports how
+        return _collect(proc.pid, read_fd, capture, limits, cancelled, spare, popen=proc)
+    finally:
+        _remove_tree(workdir)
+
+
+def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callable[[], bool],
+             spare: frozenset[int], popen: subprocess.Popen | None = None) -> ChildRun:
+    run = ChildRun()
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    poller.register(read_fd, select.POLLIN)
+    poller.register(pidfd, select.POLLIN)
+    data = bytearray()
+    started = time.monotonic()
+    deadline = started + STARTUP_LIMIT
+    ready = exited = eof = False
+    while not (exited and eof):
+        if cancelled():
+            run.cancelled = True
+            break
+        now = time.monotonic()
+        if now >= deadline:
+            run.timed_out = True
+            break
+        for fd, _ in poller.poll(min(deadline - now, 0.1) * 1000):
+            if fd == pidfd:
+                exited = True
+                poller.unregister(pidfd)
+                os.set_blocking(read_fd, False)  # what it wrote is in the pipe; its heirs may hold it open
+            if eof:
+                continue
+            while True:
+                try:
+                    chunk = os.read(read_fd, 1 << 20)
+                except BlockingIOError:
+                    chunk = None
+                if chunk:
+                    data += chunk
+                    if not ready and data[:1] == READY:
+                        ready = True
+                        started = time.monotonic()
+                        deadline = started + limits.timeout
+                if chunk == b"" or (chunk is None and exited):
+                    eof = True  # drained; whatever still holds the pipe is killed below
+                    poller.unregister(read_fd)
+                if not exited or eof:
+                    break
+        if len(data) > MAX_RESULT_BYTES:
+            run.too_much_data = True
+            break
+    run.seconds = time.monotonic() - started
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _, status = os.waitpid(pid, 0)
+    if popen is not None:
+        popen.returncode = os.waitstatus_to_exitcode(status)
+    run.exit_code = os.waitstatus_to_exitcode(status)
+    run.leftovers = not kill_descendants(spare)
+    os.close(pidfd)
+    os.close(read_fd)
+    if ready and not (run.timed_out or run.cancelled or run.too_much_data) and len(data) > 1:
+        run.outcome = bytes(data[1:])
+    capture.seek(0)
+    run.output = capture.read(limits.output_cap)
+    capture.close()
+    return run
+
+
+def load_outcome(raw: bytes) -> dict:
+    """Load a child's outcome, allowing plain data and tensors only (never code)."""
+    import torch
+
+    return torch.load(io.BytesIO(raw), weights_only=True, map_location="cpu")
+
+
+def _remove_tree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,242 @@
+"""The grading worker: `python -m studyapp.grader.worker [--cuda]`.
+
+It imports torch once, then serves JSON-line jobs on stdin and answers JSON-line verdicts on
+stdout. A job: {"id", "drill", "file", "device": "auto"|"cpu"|"cuda", "timeout", "seed",
+"memory_mb"}; an answer: {"id", "verdict"}. Learner code never runs here: each job runs in a
+child forked from this (CPU) or spawned fresh (CUDA, by a `--cuda` sub-worker started on first
+use so that this process never initialises CUDA and stays safe to fork). SIGUSR1 cancels the
+running job.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from studyapp.grader import verdicts
+from studyapp.grader.limits import Limits, become_subreaper, die_with_parent
+
+KERNELS_ENV = "STUDYAPP_GRADER_KERNELS"
+"""Tests only: load drills from this folder instead of the bundled kernels/."""
+
+_cancel_requested = False
+
+
+def _on_cancel(signum, frame) -> None:
+    global _cancel_requested
+    _cancel_requested = True
+
+
+def load_drills() -> dict:
+    from studyapp.kernels_loader import load_kernels
+
+    override = os.environ.get(KERNELS_ENV)
+    return load_kernels(Path(override) if override else None).DRILLS
+
+
+class Worker:
+    """Turns jobs into verdicts; holds the drills and, once needed, the CUDA sub-worker."""
+
+    def __init__(self, cuda_mode: bool):
+        import torch
+
+        self.torch = torch
+        self.cuda_mode = cuda_mode
+        self.drills = load_drills()
+        self.cuda_worker: subprocess.Popen | None = None
+
+    def cuda_available(self) -> bool:
+        torch = self.torch
+        # With PYTORCH_NVML_BASED_CUDA_CHECK=1 this asks NVML and leaves CUDA uninitialised (fork-safe).
+        return torch.backends.cuda.is_built() and torch.cuda.is_available()
+
+    def handle(self, job: dict) -> dict:
+        global _cancel_requested
+        _cancel_requested = False
+        started = time.monotonic()
+        drill_id, file = str(job.get("drill")), str(job.get("file"))
+        device = job.get("device") or "auto"
+        if device == "auto":
+            device = "cuda" if self.cuda_available() else "cpu"
+        try:
+            result = self._grade(job, drill_id, file, device)
+        except Exception:  # noqa: BLE001 - a grader bug must still produce a verdict
+            result = verdicts.error_verdict(drill_id, file, device, "internal grader error",
+                                            traceback.format_exc()[-4000:])
+        result["seconds"] = round(time.monotonic() - started, 3)
+        return result
+
+    def _grade(self, job: dict, drill_id: str, file: str, device: str) -> dict:
+        drill = self.drills.get(drill_id)
+        if drill is None:
+            return verdicts.error_verdict(drill_id, file, device, f"unknown drill {drill_id!r}",
+                                          f"Known drills: {', '.join(sorted(self.drills))}")
+        if device not in ("cpu", "cuda"):
+            return verdicts.error_verdict(drill_id, file, device, f"unknown device {device!r}")
+        if device == "cuda" and not self.cuda_available():
+            return verdicts.error_verdict(drill_id, file, device, "CUDA is not available on this machine",
+                                          "Grade with --device cpu (or auto).")
+        if device == "cuda" and not self.cuda_mode:
+            return self._forward_to_cuda_worker(job)
+        try:
+            source = Path(file).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            return verdicts.error_verdict(drill_id, file, device, f"cannot read the file: {exc}")
+        limits = Limits(timeout=float(job.get("timeout") or 10.0),
+                        memory_budget=int(job.get("memory_mb") or 2048) << 20)
+        seed = job.get("seed")
+        seed = int(seed) if seed is not None else random.SystemRandom().randrange(1 << 31)
+        cases = drill.make_cases(seed, device)
+        payloads = [case.payload for case in cases]
+        run = self._run_child(drill, source, file, payloads, limits)
+        result = self._interpret(run, drill, cases, drill_id, file, device, limits)
+        result["seed"] = seed
+        verdicts.attach_output(result, run.output, cap_reached=len(run.output) >= limits.output_cap)
+        if run.leftovers:
+            result["detail"] += "\n(Some processes it started could not be stopped.)"
+        return result
+
+    def _run_child(self, drill, source: str, file: str, payloads: list, limits: Limits):
+        from studyapp.grader import sandbox
+        from studyapp.grader.child import run_and_exit
+
+        spare = frozenset([self.cuda_worker.pid]) if self.cuda_worker else frozenset()
+        if not self.cuda_mode:
+            return sandbox.run_forked(lambda fd: run_and_exit(drill, source, file, payloads, fd),
+                                      limits, lambda: _cancel_requested, spare)
+        buffer = io.BytesIO()
+        self.torch.save({"drill": drill.id, "source": source, "filename": file, "payloads": payloads}, buffer)
+        return sandbox.run_spawned(buffer.getvalue(), limits, lambda: _cancel_requested, spare)
+
+    def _interpret(self, run, drill, cases, drill_id, file, device, limits: Limits) -> dict:
+        from studyapp.grader.sandbox import load_outcome
+
+        def error(summary: str, detail: str = "") -> dict:
+            return verdicts.error_verdict(drill_id, file, device, summary, detail)
+
+        if run.cancelled:
+            return error("cancelled")
+        if run.timed_out:
+            return error(f"timed out after {limits.timeout:g} s",
+                         "Your code was still running at the time limit: an infinite loop, a sleep, "
+                         "or waiting for something that never comes?")
+        if run.too_much_data:
+            return error("sent back far too much data")
+        if run.outcome is None:
+            summary, detail = verdicts.describe_exit(run.exit_code or 0)
+            return error(f"your code {summary}", detail)
+        try:
+            outcome = load_outcome(run.outcome)
+        except Exception as exc:  # noqa: BLE001 - anything but plain data is refused
+            return error("returned something that is not plain data", f"{type(exc).__name__}: {exc}"[:1000])
+        return self._judge_outcome(outcome, drill, cases, device, error, limits)
+
+    def _judge_outcome(self, outcome: dict, drill, cases, device, error, limits: Limits) -> dict:
+        stage = outcome.get("stage")
+        err = outcome.get("error") or {}
+        if stage == "syntax":
+            return error(f"syntax error on line {err['line']}: {err['message']}",
+                         f"line {err['line']}: {err['text']}")
+        if stage == "import":
+            return error(f"import error: {err['message']}", err["traceback"])
+        if stage == "load":
+            return error(f"your file raised {err['type']} when loaded: {err['message']}", err["traceback"])
+        if stage == "entry":
+            defined = ", ".join(outcome["defined"]) or "nothing callable"
+            return error(f"no function or class named `{outcome['entry']}` in your file",
+                         f"Your file defines: {defined}.")
+        if stage == "signature":
+            return error(f"wrong signature: {outcome['signature']}: {err['message']}",
+                         f"The drill expects the signature in the starter file. {err['traceback']}")
+        if stage == "exit":
+            return error(f"your code called sys.exit({outcome['code']})",
+                         "Return your result instead of exiting.")
+        if stage == "memory":
+            return error(f"your code ran out of memory (limit {limits.memory_budget >> 20} MiB)",
+                         err["traceback"])
+        if stage == "output":
+            return error(f"your code printed more than the output limit ({limits.output_cap >> 10} KiB)",
+                         "Remove the prints in loops; the output below is truncated.")
+        if stage == "unsendable":
+            return error("returned something the grader cannot read back", outcome["message"])
+        if stage != "ran":
+            return error(f"unexpected child outcome {stage!r}")
+        judged = drill.judge(cases, outcome["results"], device)
+        result = verdicts.verdict(drill.id, "", device, judged["status"], judged["summary"],
+                                  hint=judged.get("hint", ""), checks=judged.get("checks", []),
+                                  detail=judged.get("detail", ""))
+        return result
+
+    def _forward_to_cuda_worker(self, job: dict) -> dict:
+        if self.cuda_worker is None or self.cuda_worker.poll() is not None:
+            self.cuda_worker = subprocess.Popen(
+                [sys.executable, "-m", "studyapp.grader.worker", "--cuda"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        worker = self.cuda_worker
+        try:
+            worker.stdin.write((json.dumps(job) + "\n").encode())
+            while True:
+                line = worker.stdout.readline()
+                if not line:
+                    raise EOFError
+                answer = json.loads(line)
+                if answer.get("id") == job.get("id"):
+                    return answer["verdict"]
+        except (OSError, EOFError, ValueError):
+            worker.kill()
+            worker.wait()
+            self.cuda_worker = None
+            return verdicts.error_verdict(str(job.get("drill")), str(job.get("file")), "cuda",
+                                          "the CUDA grader stopped unexpectedly")
+
+
+def _forward_cancel(worker: Worker):
+    def handler(signum, frame):
+        _on_cancel(signum, frame)
+        if worker.cuda_worker is not None and worker.cuda_worker.poll() is None:
+            os.kill(worker.cuda_worker.pid, signal.SIGUSR1)
+    return handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    signal.signal(signal.SIGUSR1, _on_cancel)
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # a stray print (ours, torch's) must never corrupt the protocol
+    die_with_parent()
+    if os.getppid() == 1:
+        return 0
+    become_subreaper()
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    import torch
+
+    torch.set_num_threads(1)  # before any op: forking a process with live OpenMP threads is unsafe
+    torch.set_num_interop_threads(1)
+    worker = Worker(cuda_mode="--cuda" in argv)
+    signal.signal(signal.SIGUSR1, _forward_cancel(worker))
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            job = json.loads(line)
+        except ValueError:
+            continue
+        result = worker.handle(job)
+        result["file"] = str(job.get("file"))
+        protocol.write(json.dumps({"id": job.get("id"), "verdict": result}) + "\n")
+    if worker.cuda_worker is not None:
+        worker.cuda_worker.stdin.close()
+        worker.cuda_worker.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

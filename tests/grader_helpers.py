@@ -1,0 +1,46 @@
+"""Helpers for the grader's tests: a client on the fake "add" drill and process inspection."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from studyapp.grader.client import GraderClient
+from studyapp.grader.processes import descendants
+from studyapp.grader.worker import KERNELS_ENV
+
+FAKE_KERNELS = Path(__file__).parent / "fake_kernels"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fake_drill_client(**kw) -> GraderClient:
+    env = dict(os.environ)
+    env[KERNELS_ENV] = str(FAKE_KERNELS)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return GraderClient(env=env, **kw)
+
+
+def worker_pid(client: GraderClient) -> int:
+    assert client._proc is not None
+    return client._proc.pid
+
+
+def processes_below(client: GraderClient) -> set[int]:
+    """Every live process under the worker (none should remain after a verdict)."""
+    alive = set()
+    for pid in descendants(worker_pid(client)):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -1,0 +1,205 @@
+"""The sandbox on a fake drill: every hostile submission gets a verdict in time and leaves nothing running."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.grader_helpers import fake_drill_client, is_alive, processes_below, worker_pid
+
+TIMEOUT = 2.0
+SLACK = 3.0
+"""Seconds a verdict may take beyond the timeout (cases, fork, judge, cleanup on a busy machine)."""
+
+HOSTILE = {
+    "syntax_error": ("def add(a, b)\n    return a + b\n", "syntax error on line 1"),
+    "import_error": ("import no_such_module_for_studyapp\n", "import error: No module named"),
+    "raises_on_load": ("raise RuntimeError('top level')\n", "raised RuntimeError when loaded"),
+    "missing_entry": ("def plus(a, b):\n    return a + b\n", "no function or class named `add`"),
+    "wrong_signature": ("def add(a):\n    return a\n", "wrong signature: add(a)"),
+    "raises": ("def add(a, b):\n    raise ValueError('boom')\n", "ValueError: boom"),
+    "infinite_loop": ("def add(a, b):\n    while True:\n        pass\n", "timed out after 2 s"),
+    "sleeps_forever": ("import time\ndef add(a, b):\n    time.sleep(10**6)\n", "timed out"),
+    "reads_stdin": ("def add(a, b):\n    return input()\n", "EOFError"),
+    "memory_bomb_python": (
+        "def add(a, b):\n    hog = []\n    while True:\n        hog.append(bytearray(1 << 26))\n",
+        "ran out of memory"),
+    "memory_bomb_torch": ("import torch\ndef add(a, b):\n    return torch.empty(1 << 40)\n", "ran out of memory"),
+    "sys_exit": ("import sys\ndef add(a, b):\n    sys.exit(3)\n", "sys.exit(3)"),
+    "exit_on_load": ("import sys\nsys.exit('bye')\n", "sys.exit('bye')"),
+    "os_exit": ("import os\ndef add(a, b):\n    os._exit(5)\n", "exited with status 5"),
+    "segfault": ("import ctypes\ndef add(a, b):\n    ctypes.string_at(0)\n", "segmentation fault"),
+    "huge_prints": ("def add(a, b):\n    while True:\n        print('x' * 1000)\n", "output limit"),
+    "huge_print_once": ("def add(a, b):\n    print('y' * (50 << 20))\n    return a + b\n", "output limit"),
+    "fork_bomb": ("import os\ndef add(a, b):\n    while True:\n        os.fork()\n", ""),
+    "kills_its_group": ("import os, signal\ndef add(a, b):\n    os.killpg(0, signal.SIGKILL)\n", "SIGKILL"),
+    "returns_none": ("def add(a, b):\n    pass\n", "returned NoneType"),
+    "returns_numpy": ("def add(a, b):\n    return (a + b).numpy()\n", "returned ndarray"),
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with fake_drill_client(memory_mb=512) as grader:  # small, so memory bombs hit it quickly
+        yield grader
+
+
+def grade_source(client, tmp_path, source: str, **kw) -> tuple[dict, float]:
+    path = tmp_path / "submission.py"
+    path.write_text(source)
+    started = time.monotonic()
+    verdict = client.grade("add", path, device="cpu", timeout=kw.pop("timeout", TIMEOUT), **kw)
+    return verdict, time.monotonic() - started
+
+
+def assert_nothing_left(client) -> None:
+    deadline = time.monotonic() + 1.0
+    while processes_below(client) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_below(client) == set()
+
+
+def test_a_correct_file_passes_and_its_prints_are_shown(client, tmp_path):
+    verdict, _ = grade_source(client, tmp_path, "def add(a, b):\n    print('hi')\n    return a + b\n")
+    assert verdict["status"] == "pass", verdict
+    assert "hi" in verdict["output"]
+    assert set(verdict) >= {"drill", "file", "status", "summary", "hint", "device", "seconds", "checks"}
+    assert verdict["device"] == "cpu"
+
+
+def test_a_wrong_file_fails_with_the_judges_checks(client, tmp_path):
+    verdict, _ = grade_source(client, tmp_path, "def add(a, b):\n    return a - b\n")
+    assert verdict["status"] == "fail"
+    assert verdict["checks"] and verdict["hint"]
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_submission_gets_a_verdict_in_time_and_leaves_nothing(client, tmp_path, name):
+    source, expected = HOSTILE[name]
+    verdict, seconds = grade_source(client, tmp_path, source)
+    assert verdict["status"] in ("error", "fail"), verdict
+    assert expected in verdict["summary"], verdict
+    assert seconds < TIMEOUT + SLACK
+    assert_nothing_left(client)
+
+
+def test_huge_output_is_truncated_in_the_verdict(client, tmp_path):
+    verdict, _ = grade_source(client, tmp_path, "def add(a, b):\n    while True:\n        print('x' * 1000)\n")
+    assert verdict["output_truncated"] is True
+    assert len(verdict["output"]) < 10_000
+
+
+def test_writing_the_protocol_fd_cannot_forge_a_pass(client, tmp_path):
+    forged = '{"id": 1, "verdict": {"status": "pass"}}'
+    source = f"import os\ndef add(a, b):\n    os.write(1, b'{forged}\\n')\n    os.write(2, b'on stderr\\n')\n    return a - b\n"
+    verdict, _ = grade_source(client, tmp_path, source)
+    assert verdict["status"] == "fail"
+    assert forged in verdict["output"] and "on stderr" in verdict["output"]
+
+
+@pytest.fixture
+def shared_dir():
+    """A folder the sandboxed child may write to: it runs as `nobody` when the tests run as root,
+    and pytest's tmp_path lies under a folder only its owner can enter."""
+    path = tempfile.mkdtemp(prefix="studyapp-grader-test-")
+    os.chmod(path, 0o777)
+    yield Path(path)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_background_processes_that_leave_the_session_are_killed(client, tmp_path, shared_dir):
+    shared = shared_dir
+    source = textwrap.dedent(f"""
+        import os, subprocess, time
+        def add(a, b):
+            sleeper = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+            open({str(shared / 'sleeper')!r}, "w").write(str(sleeper.pid))
+            if os.fork() == 0:          # a classic daemon: fork, setsid, fork again
+                os.setsid()
+                if os.fork() == 0:
+                    open({str(shared / 'daemon')!r}, "w").write(str(os.getpid()))
+                    while True:
+                        time.sleep(1)
+                os._exit(0)
+            time.sleep(0.3)
+            return a + b
+    """)
+    verdict, _ = grade_source(client, tmp_path, source)
+    assert verdict["status"] == "pass", verdict
+    pids = [int((shared / name).read_text()) for name in ("sleeper", "daemon")]
+    assert not any(is_alive(pid) for pid in pids)
+    assert_nothing_left(client)
+
+
+def test_forked_children_cannot_answer_for_the_submission(client, tmp_path):
+    source = "import os\ndef add(a, b):\n    os.fork()\n    return a + b\n"
+    verdict, _ = grade_source(client, tmp_path, source)
+    assert verdict["status"] == "pass", verdict
+    assert_nothing_left(client)
+
+
+def test_the_worker_forks_with_one_torch_thread_and_torch_still_works(client, tmp_path):
+    source = textwrap.dedent("""
+        import torch
+        def add(a, b):
+            assert torch.get_num_threads() == 1, torch.get_num_threads()
+            big = torch.randn(512, 512)
+            (big @ big).sum()             # a BLAS call in the forked child must not hang
+            return a + b
+    """)
+    verdict, _ = grade_source(client, tmp_path, source)
+    assert verdict["status"] == "pass", verdict
+
+
+def test_the_grader_goes_on_after_hostile_files(client, tmp_path):
+    for source, _ in HOSTILE.values():
+        grade_source(client, tmp_path, source, timeout=1.0)
+    verdict, _ = grade_source(client, tmp_path, "def add(a, b):\n    return b + a\n")
+    assert verdict["status"] == "pass"
+
+
+def test_cancel_stops_the_running_submission(tmp_path):
+    with fake_drill_client() as grader:
+        grader.start()
+        path = tmp_path / "loop.py"
+        path.write_text("def add(a, b):\n    while True:\n        pass\n")
+        result = {}
+        thread = threading.Thread(target=lambda: result.update(grader.grade("add", path, device="cpu", timeout=30)))
+        thread.start()
+        deadline = time.monotonic() + 60
+        while not processes_below(grader) and time.monotonic() < deadline:
+            time.sleep(0.05)  # wait for the worker to import torch and fork the child
+        assert processes_below(grader)
+        grader.cancel()
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        assert result["status"] == "error" and result["summary"] == "cancelled"
+        assert_nothing_left(grader)
+
+
+def test_a_dead_worker_gives_an_error_verdict_and_is_restarted(tmp_path):
+    with fake_drill_client() as grader:
+        path = tmp_path / "good.py"
+        path.write_text("def add(a, b):\n    return a + b\n")
+        assert grader.grade("add", path, device="cpu")["status"] == "pass"
+        first = worker_pid(grader)
+        timer = threading.Timer(0.2, os.kill, (first, 9))
+        slow = tmp_path / "slow.py"
+        slow.write_text("import time\ndef add(a, b):\n    time.sleep(5)\n    return a + b\n")
+        timer.start()
+        verdict = grader.grade("add", slow, device="cpu")
+        assert verdict["status"] == "error" and "stopped unexpectedly" in verdict["summary"]
+        assert grader.grade("add", path, device="cpu")["status"] == "pass"
+        assert worker_pid(grader) != first
+
+
+def test_unknown_drill_and_unreadable_file_are_errors(client, tmp_path):
+    assert "unknown drill" in client.grade("nope", tmp_path / "x.py", device="cpu")["summary"]
+    assert "cannot read the file" in client.grade("add", tmp_path / "missing.py", device="cpu")["summary"]

@@ -1,0 +1,102 @@
+"""Drill specs, rustlings style: starters fail, references pass, fresh seeds never flip a verdict."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from studyapp.kernels_loader import load_kernels  # noqa: E402
+
+kernels = load_kernels()
+BANK = Path(__file__).parent / "drill_bank"
+DRILL_IDS = ["sdpa", "causal_mask", "padding_mask", "mha"]
+REFERENCES = {"sdpa": "masked_fill_inf.py", "causal_mask": "tril_bool.py",
+              "padding_mask": "arange_compare.py", "mha": "reference.py"}
+
+
+def test_catalog_lists_every_drill_without_importing_torch():
+    code = ("import sys; from studyapp.kernels_loader import load_kernels; k = load_kernels(); "
+            "import studyapp_kernels.catalog as c; "
+            "print(sorted(c.CATALOG), [d.starter_path.is_file() for d in c.CATALOG.values()], "
+            "'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"{sorted(DRILL_IDS)} [True, True, True, True] False"
+
+
+def test_drills_carry_the_contracts_metadata():
+    assert sorted(kernels.DRILLS) == sorted(DRILL_IDS)
+    entries = {d.id: d.entry for d in kernels.DRILLS.values()}
+    assert entries == {"sdpa": "scaled_dot_product_attention", "causal_mask": "causal_mask",
+                       "padding_mask": "padding_mask", "mha": "MultiHeadAttention"}
+    for drill in kernels.DRILLS.values():
+        assert drill.title and drill.tags and drill.hints and drill.statement
+        assert drill.entry in drill.starter_path.read_text()
+
+
+@pytest.mark.parametrize("drill_id", DRILL_IDS)
+def test_every_starter_fails(drill_id):
+    verdict = kernels.grade_in_process(drill_id, kernels.DRILLS[drill_id].starter_path)
+    assert verdict["status"] in ("error", "fail")
+    assert "NotImplementedError" in verdict["summary"]
+
+
+@pytest.mark.parametrize("drill_id", DRILL_IDS)
+def test_reference_solution_passes(drill_id):
+    verdict = kernels.grade_in_process(drill_id, BANK / drill_id / "right" / REFERENCES[drill_id])
+    assert verdict["status"] == "pass", verdict
+    assert all(c["status"] != "fail" for c in verdict["checks"] if c["tier"] == "core")
+
+
+@pytest.mark.parametrize("drill_id", DRILL_IDS)
+def test_cases_are_fixed_plus_fresh(drill_id):
+    drill = kernels.DRILLS[drill_id]
+    one, again, other = drill.make_cases(1, "cpu"), drill.make_cases(1, "cpu"), drill.make_cases(2, "cpu")
+    assert [c.notes for c in one] == [c.notes for c in again]
+    public = [c.name for c in one if c.name.startswith("public")]
+    assert public and public == [c.name for c in other if c.name.startswith("public")]
+    assert [c.name for c in one] != [c.name for c in other]
+
+
+def test_sdpa_cases_cover_the_required_shapes_and_masks():
+    cases = kernels.DRILLS["sdpa"].make_cases(0, "cpu")
+    core = [c for c in cases if c.tier == "core"]
+    shapes = [(c.payload["Q"].shape, c.payload["K"].shape, c.payload["V"].shape) for c in core]
+    assert any(q[-2] < k[-2] for q, k, _ in shapes) and any(q[-2] > k[-2] for q, k, _ in shapes)
+    assert any(q[-2] == 1 for q, _, _ in shapes) and any(k[-2] == 1 for _, k, _ in shapes)
+    assert {len(q) - 2 for q, _, _ in shapes} >= {0, 1, 2}
+    assert any(q[-1] != v[-1] for q, _, v in shapes)
+    masks = [c.payload["mask"] for c in core if c.payload["mask"] is not None]
+    assert {m.dtype for m in masks} >= {torch.bool, torch.int64, torch.float32}
+    largest = max(float((c.payload["Q"].double() @ c.payload["K"].double().mT).abs().max()
+                        / c.payload["Q"].shape[-1] ** 0.5) for c in core)
+    assert largest > 89  # exp() of such a score overflows float32
+    assert any(bool((c.payload["V"].abs() >= 1e4).any()) for c in core)  # leaks would show
+    assert {c.payload["Q"].dtype for c in cases if c.tier == "extra"} == {torch.float16, torch.bfloat16}
+
+
+def test_results_cross_processes_as_plain_data():
+    """What run_case returns survives torch.save / torch.load(weights_only=True)."""
+    drill = kernels.DRILLS["sdpa"]
+    case = drill.make_cases(0, "cpu")[6]
+    from studyapp_kernels.attention import sdpa_oracle
+
+    result = drill.run_case(lambda Q, K, V, mask: (sdpa_oracle(Q, K, V, mask).to(Q.dtype), None), case.payload)
+    buffer = io.BytesIO()
+    torch.save([result], buffer)
+    loaded = torch.load(io.BytesIO(buffer.getvalue()), weights_only=True)
+    assert loaded[0]["calls"][0]["type"] == "tuple"
+    assert loaded[0]["calls"][0]["items"][1] == {"type": "NoneType", "repr": "None"}
+
+
+@pytest.mark.parametrize("drill_id", DRILL_IDS)
+def test_reference_passes_for_many_fresh_seeds(drill_id):
+    path = BANK / drill_id / "right" / REFERENCES[drill_id]
+    for seed in range(100, 120):
+        verdict = kernels.grade_in_process(drill_id, path, seed=seed)
+        assert verdict["status"] == "pass", (seed, verdict["summary"], verdict["hint"])
