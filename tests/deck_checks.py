@@ -1,0 +1,221 @@
+"""Read the starter deck's cards and check every number they state (convention: cards/README.md).
+
+- ```` ```python runnable ```` blocks run in order in one namespace per card and assert their
+  own numbers;
+- `<!--= EXPR -->` right after a number: the number must be EXPR rounded to the digits shown;
+- `<!--≠ EXPR -->` right after a quoted wrong figure: it must NOT be EXPR at that precision;
+- `<!--assert EXPR -->`: EXPR must be true (worked examples against the reference kernels).
+EXPRs are evaluated in the card's namespace after its blocks ran, plus `reference_namespace()`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+CARDS = Path(__file__).resolve().parent.parent / "cards"
+KEY_ORDER = [
+    "created", "last_reviewed", "next_review", "review_count", "difficulty", "mastery_level",
+    "tags", "related_outlines", "drills",
+]
+FENCE = re.compile(
+    r"^(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
+)
+CHECK = re.compile(r"<!--(?P<op>=|≠|assert)\s(?P<expr>.*?)-->", re.S)
+NUMBER = re.compile(r"(?<![A-Za-z_\d.])-?\d(?:[\d,]*\d)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
+UNIT = r"\s*(?:KiB|MiB|GiB|TiB|KB|MB|GB|TB|bytes?|字节|G?T?FLOPs?|个参数)(?![A-Za-z])"
+NUMBER_WITH_UNIT = re.compile(NUMBER.pattern + UNIT)
+BLOCK_SECONDS = 2.0
+"""A runnable block must finish within this on a CPU (readers run them too)."""
+
+
+@dataclass(frozen=True)
+class Card:
+    path: Path
+    raw_meta: str
+    meta: dict
+    body: str
+
+    @property
+    def name(self) -> str:
+        return str(self.path.relative_to(CARDS))
+
+
+def card_paths() -> list[Path]:
+    return sorted(p for p in CARDS.rglob("*.md") if not p.name.startswith("README"))
+
+
+def parse_card(path: Path, text: str | None = None) -> Card:
+    text = path.read_text(encoding="utf-8") if text is None else text
+    if not text.startswith("---\n"):
+        raise ValueError(f"{path}: no metadata block")
+    end = text.index("\n---\n", 4)
+    raw = text[4 : end + 1]
+    return Card(path, raw, yaml.safe_load(raw), text[end + 5 :])
+
+
+def runnable_blocks(body: str) -> list[str]:
+    return [
+        m["body"] for m in FENCE.finditer(body)
+        if m["info"].split()[:1] == ["python"] and "runnable" in m["info"].split()
+    ]
+
+
+def prose(body: str) -> str:
+    """The body without fenced code blocks (where inline checks and units are looked for)."""
+    return FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), body)
+
+
+def reference_namespace() -> dict:
+    """Names every check may use: math, torch and the reference attention kernels."""
+    import torch
+    import torch.nn.functional as F
+
+    attention = _attention_kernels()
+    names = {
+        "math": math, "torch": torch, "F": F,
+        "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
+    }
+    for name in ("sdpa_oracle", "causal_mask", "padding_mask", "combine_masks", "mha_forward",
+                 "split_heads", "merge_heads"):
+        names[name] = getattr(attention, name)
+    return names
+
+
+def _attention_kernels():
+    """The reference kernels from kernels/attention.py, or a stand-in until they land on main.
+
+    The stand-in follows the same contract (True = may attend; fully masked rows give zeros)
+    using torch.nn.functional, so the cards are checked either way.
+    """
+    from studyapp.kernels_loader import load_kernels
+
+    load_kernels()
+    try:
+        import studyapp_kernels.attention as attention
+    except ModuleNotFoundError:
+        return _StandIn
+    return attention
+
+
+class _StandIn:
+    @staticmethod
+    def sdpa_oracle(Q, K, V, mask=None, return_weights=False):
+        import torch
+
+        q, k, v = (t.to(torch.float64) for t in (Q, K, V))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(mask == 0, float("-inf"))
+        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+        return (weights @ v, weights) if return_weights else weights @ v
+
+    @staticmethod
+    def causal_mask(n, device=None):
+        import torch
+
+        return torch.ones(n, n, dtype=torch.bool, device=device).tril()
+
+    @staticmethod
+    def padding_mask(lengths, max_len, device=None):
+        import torch
+
+        lengths = torch.as_tensor(lengths, device=device).reshape(-1)
+        return (torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]).unsqueeze(1)
+
+    @staticmethod
+    def combine_masks(*masks):
+        present = [m != 0 for m in masks if m is not None]
+        if not present:
+            return None
+        out = present[0]
+        for m in present[1:]:
+            out = out & m
+        return out
+
+    @staticmethod
+    def split_heads(x, num_heads):
+        b, s, d = x.shape
+        return x.reshape(b, s, num_heads, d // num_heads).transpose(1, 2)
+
+    @staticmethod
+    def merge_heads(x):
+        b, h, s, d = x.shape
+        return x.transpose(1, 2).reshape(b, s, h * d)
+
+    @staticmethod
+    def mha_forward(Q, K, V, W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o, num_heads, mask=None,
+                    return_weights=False):
+        import torch
+
+        f = [t.to(torch.float64) for t in (Q, K, V, W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o)]
+        q, k, v, wq, bq, wk, bk, wv, bv, wo, bo = f
+        split = _StandIn.split_heads
+        out, w = _StandIn.sdpa_oracle(split(q @ wq.T + bq, num_heads), split(k @ wk.T + bk, num_heads),
+                                      split(v @ wv.T + bv, num_heads), mask, return_weights=True)
+        out = _StandIn.merge_heads(out) @ wo.T + bo
+        return (out, w) if return_weights else out
+
+
+def stated_matches(stated: str, value: float) -> bool:
+    """True when `stated` is `value` written to the precision `stated` shows."""
+    mantissa, _, exponent = stated.replace(",", "").lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    scaled = value / 10.0 ** int(exponent or 0)  # compare mantissas: 1.80e308 overflows a float
+    return abs(float(mantissa) - scaled) <= 0.5 * 10.0**-decimals * (1 + 1e-9)
+
+
+def check_card(card: Card) -> list[str]:
+    """Run the card's blocks and checks; return the problems found (empty: all numbers right)."""
+    problems: list[str] = []
+    namespace = reference_namespace()
+    for index, block in enumerate(runnable_blocks(card.body), 1):
+        started = time.perf_counter()
+        try:
+            exec(compile(block, f"{card.name}:runnable#{index}", "exec"), namespace)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported the same way
+            problems.append(f"runnable block #{index} failed: {type(exc).__name__}: {exc}")
+        elapsed = time.perf_counter() - started
+        if elapsed > BLOCK_SECONDS:
+            problems.append(f"runnable block #{index} took {elapsed:.1f} s (limit {BLOCK_SECONDS} s)")
+    text = prose(card.body)
+    for line_no, line in enumerate(text.splitlines(), 1):
+        start = 0
+        for m in CHECK.finditer(line):
+            where = f"line {line_no}"
+            expr = m["expr"].strip()
+            try:
+                value = eval(expr, namespace)  # noqa: S307 - our own cards
+            except Exception as exc:  # noqa: BLE001
+                problems.append(f"{where}: `{expr}` raised {type(exc).__name__}: {exc}")
+                start = m.end()
+                continue
+            if m["op"] == "assert":
+                if not value:
+                    problems.append(f"{where}: assertion `{expr}` is false")
+            else:
+                numbers = NUMBER.findall(line[start : m.start()])
+                if not numbers:
+                    problems.append(f"{where}: no number before the check `{expr}`")
+                else:
+                    ok = stated_matches(numbers[-1], float(value))
+                    if ok != (m["op"] == "="):
+                        verb = "should be" if m["op"] == "=" else "must differ from"
+                        problems.append(f"{where}: states {numbers[-1]}, {verb} {value!r}")
+            start = m.end()
+    return problems
+
+
+def unchecked_figures(card: Card) -> list[str]:
+    """Memory, FLOP and parameter figures in prose that carry no check right after them."""
+    text = prose(card.body)
+    missing = []
+    for m in NUMBER_WITH_UNIT.finditer(text):
+        if not re.match(r"[*`”\"')）\s]*<!--(=|≠)", text[m.end() :]):
+            missing.append(m.group(0).strip())
+    return missing

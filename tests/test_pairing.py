@@ -1,0 +1,179 @@
+"""Pairing notes with drills: declared drills decide, otherwise an explainable keyword scorer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from studyapp.pairing import (
+    DECLARED_REASON,
+    KNOWN_DRILLS,
+    drills_for,
+    notes_by_drill,
+    notes_for_drill,
+    pair_notes,
+)
+
+# Plain notes (no metadata block), one per topic, in Chinese and in English.
+SDPA_MATHS_ZH = """缩放点积注意力的公式推导
+先算 Q 和 K 的相似度，再除以 $\\sqrt{d_k}$，最后做 softmax 得到权重并对 V 加权求和：
+$$\\mathrm{Attention}(Q,K,V)=\\mathrm{softmax}(QK^T/\\sqrt{d_k})V$$
+"""
+SDPA_MATHS_EN = """Why attention divides by sqrt(d_k)
+The logits are q·k summed over d_k terms, so their variance grows with d_k. Dividing by
+√d_k keeps softmax out of saturation: Attention(Q, K, V) = softmax(QK^T / √d_k) V.
+"""
+CAUSAL_ZH = """解码器里的因果掩码
+生成第 t 个词时不能看到未来的词，所以用一个下三角矩阵做掩码：
+```python
+mask = torch.tril(torch.ones(n, n, dtype=torch.bool))
+```
+"""
+CAUSAL_EN = """Causal masking in a GPT decoder
+An autoregressive model must not peek at future tokens. The look-ahead mask is built with
+torch.triu(torch.ones(n, n), diagonal=1) and those positions are filled with -inf.
+"""
+PADDING_ZH = """变长序列的填充掩码
+一个 batch 里句子长度不同，短句子后面补 <pad>。计算注意力时要把这些填充位置屏蔽掉，
+否则模型会关注到无意义的 token。
+"""
+PADDING_EN = """Padding masks for batched sequences
+Sentences in a batch are padded to the same length with pad_id. Build a key_padding_mask
+from the lengths so that no query attends to a padded key.
+"""
+MHA_WITH_MASK_ZH = """多头注意力的手写实现
+```python
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.num_heads, self.d_k).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+        mask = torch.tril(torch.ones(n, n, dtype=torch.bool))
+        scores = scores.masked_fill(~mask, float("-inf"))
+        attn = scores.softmax(dim=-1)
+        return self.out((attn @ v).transpose(1, 2).reshape(b, n, -1))
+```
+"""
+MHA_EN = """Multi-head attention, explained
+Each of the num_heads heads works in a subspace of size d_model / num_heads; split_heads
+reshapes (batch, seq, d_model) to (batch, heads, seq, d_head) before the per-head attention.
+"""
+UNRELATED_ZH = """梯度下降与学习率
+学习率太大会震荡，太小收敛慢。常用 warmup 加余弦退火。"""
+UNRELATED_EN = """Batch normalization
+Normalise each channel over the batch, then scale and shift with learned parameters."""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (SDPA_MATHS_ZH, ["sdpa"]),
+        (SDPA_MATHS_EN, ["sdpa"]),
+        (CAUSAL_ZH, ["causal_mask"]),
+        (CAUSAL_EN, ["causal_mask"]),
+        (PADDING_ZH, ["padding_mask"]),
+        (PADDING_EN, ["padding_mask"]),
+        (MHA_WITH_MASK_ZH, ["sdpa", "causal_mask", "mha"]),
+        (MHA_EN, ["mha"]),
+        (UNRELATED_ZH, []),
+        (UNRELATED_EN, []),
+    ],
+    ids=[
+        "sdpa-zh", "sdpa-en", "causal-zh", "causal-en", "padding-zh", "padding-en",
+        "mha-with-mask-zh", "mha-en", "unrelated-zh", "unrelated-en",
+    ],
+)
+def test_plain_notes_get_the_drills_that_train_them(text, expected):
+    pairing = drills_for({}, text)
+    assert pairing.source == "suggested"
+    assert pairing.drills == expected
+    assert set(pairing.reasons) == set(expected)
+    assert all(pairing.reasons[drill] for drill in expected)
+
+
+def test_reasons_name_the_matched_terms():
+    pairing = drills_for(None, CAUSAL_ZH)
+    assert {"因果", "tril", "下三角"} <= set(pairing.reasons["causal_mask"])
+    mha = drills_for(None, MHA_WITH_MASK_ZH)
+    assert "MultiHeadAttention" in mha.reasons["mha"]
+    assert "masked_fill" in mha.reasons["causal_mask"]
+
+
+def test_one_weak_clue_is_not_enough():
+    # A lone "softmax" (weight 1) or "mask" must not pair a note with a drill.
+    assert drills_for({}, "softmax 回归是多分类的逻辑回归。").drills == []
+    assert drills_for({}, "Wear a mask in the lab.").drills == []
+
+
+def test_identifiers_inside_code_are_found_next_to_chinese_text():
+    assert drills_for({}, "用torch.tril构造因果关系的矩阵").drills == ["causal_mask"]
+
+
+def test_tags_count_as_content():
+    pairing = drills_for({"tags": ["Transformer/多头注意力"]}, "见下文。")
+    assert pairing.drills == ["mha"]
+
+
+def test_declared_drills_override_content():
+    pairing = drills_for({"drills": ["padding_mask"]}, MHA_WITH_MASK_ZH)
+    assert pairing.source == "declared"
+    assert pairing.drills == ["padding_mask"]
+    assert pairing.reasons == {"padding_mask": [DECLARED_REASON]}
+    assert pairing.unknown == []
+
+
+def test_an_empty_declaration_means_no_drills():
+    pairing = drills_for({"drills": []}, MHA_WITH_MASK_ZH)
+    assert (pairing.drills, pairing.source) == ([], "declared")
+    assert drills_for({"drills": None}, CAUSAL_EN).drills == []
+
+
+def test_unknown_declared_drills_are_reported_not_fatal():
+    pairing = drills_for({"drills": ["sdpa", "rope", "sdpa", 7]}, "")
+    assert pairing.drills == ["sdpa"]
+    assert pairing.unknown == ["rope", "7"]
+
+
+def test_a_declaration_written_as_a_string_is_accepted():
+    assert drills_for({"drills": "mha, causal_mask"}, "").drills == ["mha", "causal_mask"]
+
+
+def test_malformed_declaration_is_reported():
+    pairing = drills_for({"drills": {"sdpa": True}}, "")
+    assert pairing.drills == [] and pairing.unknown == ["{'sdpa': True}"]
+
+
+def test_suggestions_are_never_written_back():
+    meta = {"tags": ["x"]}
+    drills_for(meta, CAUSAL_ZH)
+    assert meta == {"tags": ["x"]}
+
+
+def test_inverse_lists_notes_per_drill():
+    pairings = pair_notes(
+        [
+            ("a.md", {}, CAUSAL_ZH),
+            ("b.md", {"drills": ["sdpa", "causal_mask"]}, ""),
+            ("c.md", {}, UNRELATED_EN),
+        ]
+    )
+    assert notes_for_drill("causal_mask", pairings) == ["a.md", "b.md"]
+    assert notes_for_drill("mha", pairings) == []
+    inverse = notes_by_drill(pairings)
+    assert set(inverse) == set(KNOWN_DRILLS)
+    assert inverse["sdpa"] == ["b.md"]
+
+
+def test_pairing_is_light_to_import():
+    code = "import sys, studyapp.pairing; print('torch' in sys.modules, 'textual' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
