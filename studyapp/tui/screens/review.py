@@ -129,6 +129,8 @@ class ReviewScreen(StudyScreen):
             return None
         if action == "rate" and not self.revealed:
             return None
+        if action == "reveal" and self.revealed:
+            return False  # hide "Show answer" so the footer has room for the ratings
         if action == "practise" and (self.card is None or not self.card.drills):
             return None
         return True

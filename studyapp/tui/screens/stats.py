@@ -63,8 +63,8 @@ class StatsScreen(StudyScreen):
         plt.clear_data()
         plt.clear_figure()
         days = list(range(len(stats.forecast)))
-        plt.bar(days, [n for _, n in stats.forecast], marker="hd")
-        plt.xlabel("days from today")
+        plt.bar(days, [n for _, n in stats.forecast], marker="hd", width=0.6)
+        plt.xticks([0, 7, 14, 21, 28], ["today", "+7d", "+14d", "+21d", "+28d"])
         plot.refresh()
 
     def _plot_retention(self, stats: StatsData) -> None:
@@ -78,9 +78,12 @@ class StatsScreen(StudyScreen):
         plt.clear_data()
         plt.clear_figure()
         if stats.retention_by_week:
-            plt.plot(list(range(len(stats.retention_by_week))), [v * 100 for _, v in stats.retention_by_week], marker="braille")
+            weeks = list(range(len(stats.retention_by_week)))
+            plt.plot(weeks, [v * 100 for _, v in stats.retention_by_week], marker="braille")
             plt.ylim(0, 100)
-            plt.xlabel("weeks")
+            plt.xticks(weeks, [d.strftime("%m-%d") for d, _ in stats.retention_by_week])
+        else:
+            plt.title("no reviews of graduated notes yet")
         plot.refresh()
 
     def _plot_drills(self, stats: StatsData) -> None:
