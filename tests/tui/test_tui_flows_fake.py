@@ -3,11 +3,12 @@ screens show what the session returned."""
 
 from __future__ import annotations
 
-from textual.widgets import Button, DataTable, Markdown, Static, TextArea
+from textual.widgets import Button, DataTable, Static, TextArea
 
 from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.drill import DrillScreen
 from studyapp.tui.screens.review import ReviewScreen
+from studyapp.tui.widgets.answer import Answer
 
 from .conftest import settle
 from .fake_session import FakeSession
@@ -73,8 +74,9 @@ async def test_full_note_shows_the_body(ctx, tmp_path):
         await settle(pilot)
         await pilot.press("f")
         await settle(pilot)
-        markdown = app.screen.query_one("#answer", Markdown)
-        assert markdown.source == app.screen.card.body
+        answer = app.screen.query_one("#answer", Answer)
+        assert answer.source == app.screen.card.body
+        assert answer.visible
 
 
 async def test_edit_without_editor_notifies(ctx, tmp_path, monkeypatch):

@@ -7,10 +7,12 @@ import time
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.reactive import reactive
-from textual.widgets import Button, Footer, Header, Markdown, Static
+from textual.widgets import Button, Footer, Header, Static
+
+from studyapp.tui.widgets.answer import Answer
 
 from studyapp.views import RATING_LABELS, Card, RatingOption
 from studyapp.tui.editor import edit_file
@@ -53,8 +55,7 @@ class ReviewScreen(StudyScreen):
             yield Static("", id="review-progress")
             yield Static("Preparing the session…", id="question")
             yield Static("", id="review-drills")
-            with VerticalScroll(id="answer-scroll"):
-                yield Markdown("", id="answer")
+            yield Answer(id="answer")
             yield Static("", id="review-summary")
             with Horizontal(id="ratings"):
                 for rating, label in RATING_LABELS.items():
@@ -62,10 +63,19 @@ class ReviewScreen(StudyScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#answer-scroll").display = False
-        self.query_one("#ratings").display = False
+        self._set_answer_visible(False)
         self.query_one("#review-summary").display = False
         self.begin()
+
+    def _set_answer_visible(self, visible: bool) -> None:
+        """Conceal rather than hide: the answer keeps its size and rendering while the question
+        is asked, so revealing a long note only repaints the lines on screen."""
+        answer = self.query_one("#answer", Answer)
+        answer.display = True
+        answer.conceal(not visible)
+        ratings = self.query_one("#ratings")
+        ratings.display = True
+        ratings.visible = visible
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="review")
     def begin(self) -> None:
@@ -93,10 +103,9 @@ class ReviewScreen(StudyScreen):
             self.query_one("#review-drills", Static).update(f"[dim]Drills:[/] {drills}  [dim](p to practise)[/]")
         else:
             self.query_one("#review-drills", Static).update("")
-        # Render the answer while it is hidden, so revealing it is only a display toggle.
-        self.query_one("#answer", Markdown).update(card.answer or "*(This note has no `##` section to use as the answer.)*")
-        self.query_one("#answer-scroll").display = False
-        self.query_one("#ratings").display = False
+        # Render the answer while it is concealed, so revealing it only repaints the screen.
+        self.query_one("#answer", Answer).show(card.answer or "*(This note has no `##` section to use as the answer.)*")
+        self._set_answer_visible(False)
         self.options = {}
         self.shown_at = time.monotonic()
 
@@ -118,7 +127,7 @@ class ReviewScreen(StudyScreen):
         )
         self.query_one("#question").display = False
         self.query_one("#review-drills", Static).update("")
-        self.query_one("#answer-scroll").display = False
+        self.query_one("#answer").display = False
         self.query_one("#ratings").display = False
         summary_widget = self.query_one("#review-summary", Static)
         summary_widget.update(text)
@@ -148,10 +157,8 @@ class ReviewScreen(StudyScreen):
             option = self.options.get(rating)
             suffix = f"  {option.interval}" if option else ""
             self.query_one(f"#rate-{rating}", Button).label = f"{rating} {label}{suffix}"
-        self.query_one("#answer-scroll").display = True
-        self.query_one("#ratings").display = True
-        self.revealed = True
-        self.refresh_bindings()
+        self._set_answer_visible(True)
+        self.revealed = True  # its watcher refreshes the footer's bindings
 
     def watch_revealed(self) -> None:
         self.refresh_bindings()
@@ -202,9 +209,8 @@ class ReviewScreen(StudyScreen):
         if self.card is None:
             return
         self.showing_full = not self.showing_full
-        markdown = self.query_one("#answer", Markdown)
-        markdown.update(self.card.body if self.showing_full else self.card.answer)
-        self.query_one("#answer-scroll").display = True
+        answer = self.query_one("#answer", Answer)
+        answer.show(self.card.body if self.showing_full else self.card.answer)
         if not self.revealed:
             self.action_reveal()
 
