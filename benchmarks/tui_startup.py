@@ -125,13 +125,20 @@ def child_today(vault: str, data: str) -> dict:
         app.exit()
 
     TodayScreen.on_today_computed = on_today_computed
+    original_mount = StudyApp.on_mount
+
+    def on_mount(self):
+        # Registered before the app's own after-refresh work, exactly like the bare app's mark.
+        def painted():
+            marks.setdefault("paint", time.time())
+            marks["painted_screen"] = type(self.screen).__name__
+
+        self.call_after_refresh(painted)
+        original_mount(self)
+
+    StudyApp.on_mount = on_mount
     ctx = build_context(vault=vault, data_dir=data, now=NOW, seed=False)
     app = StudyApp(ctx)
-
-    def painted():
-        marks.setdefault("paint", time.time())
-
-    app.call_later(lambda: app.call_after_refresh(painted))
     app.run(headless=True, size=(100, 30))
     return marks
 
@@ -201,6 +208,7 @@ def main() -> None:
         paint, loaded = [], []
         for i in range(args.runs + 1):
             spawned, marks = run_child("today", str(vault), str(data))
+            assert marks["painted_screen"] == "TodayScreen", marks
             if i == 0:
                 cold = (marks["paint"] - spawned, marks["data"] - spawned)
                 continue

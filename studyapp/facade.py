@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 NO_LIMIT = 10**9
 """Inside a started session the daily limits were already applied when it was built."""
 TOPIC_ROWS = 12
+TODAYS_DRILL_NOTES = 30
+"""Today's drills come from the first notes of the queue (pairing reads each note's body)."""
 
 
 def _locked(method):
@@ -141,7 +143,7 @@ class StudyFacade:
         today = stats.today
         heatmap = {date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()}
         wanted: list[str] = []
-        for item in queue:
+        for item in queue[:TODAYS_DRILL_NOTES]:
             for drill in self._drills_of(item.note):
                 if drill not in wanted:
                     wanted.append(drill)

@@ -100,6 +100,7 @@ class NotesScreen(StudyScreen):
     def _fill_table(self) -> None:
         table = self.query_one("#note-table", DataTable)
         text = self.query_one("#note-filter", Input).value.strip()
+        selected = self._selected_path()
         table.clear()
         for row in self.rows:
             if not matches(row, self.scope, text):
@@ -109,6 +110,8 @@ class NotesScreen(StudyScreen):
                 due = "suspended"
             mastery = f"{row.mastery:.0%}" if row.mastery is not None else "–"
             table.add_row(row.title, due, mastery, str(row.review_count), key=row.path)
+        if selected is not None and selected in table.rows:
+            table.move_cursor(row=table.get_row_index(selected), animate=False)
 
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
         self.scope = event.node.data or ALL
