@@ -128,15 +128,21 @@ def compare_values(actual: torch.Tensor, expected: torch.Tensor, rtol: float, at
     return ok, largest, index, (float(a[index]) if e.numel() else 0.0), (float(e[index]) if e.numel() else 0.0)
 
 
-def mistake_distance(actual: torch.Tensor, candidate: torch.Tensor) -> float:
+def mistake_distance(actual: torch.Tensor, candidate: torch.Tensor, nan_is_wildcard: bool = True) -> float:
     """How far the learner's output is from a known mistake's output, scaled by its magnitude.
 
-    NaN in the candidate (a row it leaves undefined) matches anything; inf if shapes differ.
+    NaN in the candidate (a row it leaves undefined) matches anything unless `nan_is_wildcard`
+    is False (a mistake whose symptom IS the NaN); inf if shapes differ.
     """
     if tuple(actual.shape) != tuple(candidate.shape):
         return float("inf")
     a = actual.to(torch.float64)
     c = candidate.to(torch.float64)
+    if not nan_is_wildcard:
+        c_bad, a_bad = ~torch.isfinite(c), ~torch.isfinite(a)
+        if not c_bad.any() or bool((c_bad != a_bad).any()):
+            return float("inf")
+        c, a = torch.where(c_bad, 0.0, c), torch.where(a_bad, 0.0, a)
     defined = ~torch.isnan(c)
     if not defined.any():
         return float("inf")
@@ -295,8 +301,14 @@ class Drill:
             case, error = book.errors[0]
             where = f"{case.name} ({case.notes})" if case.notes else case.name
             summary = f"raised {error.get('type')} on {where}: {error.get('message', '')}".strip()
-            return {"status": "error", "summary": summary[:300], "mistake": "raises",
-                    "hint": (error.get("traceback") or summary)[-1500:], "checks": checks}
+            mistake, hint = "raises", (error.get("traceback") or summary)[-1500:]
+            failures = book.core_failures()
+            if failures:  # the cases that ran may still name the mistake behind the crash
+                named, named_hint = self.diagnose(failures)
+                if named in self.mistakes:
+                    mistake, hint = named, f"{hint}\nOn the cases that ran: {named_hint}"
+            return {"status": "error", "summary": summary[:300], "mistake": mistake,
+                    "hint": hint, "checks": checks}
         failures = book.core_failures()
         if failures:
             mistake, hint = self.diagnose(failures)

@@ -16,7 +16,7 @@ from .tensor_drill import AttentionDrill
 PUBLIC_SEED = 20240611
 """Seed of the fixed public cases, the same on every run; `make_cases(seed)` adds fresh ones."""
 HUGE = 1e4
-"""Value put in V at keys no query may attend to: any leak through the mask shows."""
+"""Scale of V at keys no query may attend to (fits float16): any leak through the mask shows."""
 
 
 def _mask_tensor(allowed: torch.Tensor, kind: str) -> torch.Tensor:
@@ -34,7 +34,7 @@ def _random_allowed(gen, shape, keep_rows=True):
 
 def build_case(gen, name, *, leading=(), n=3, m=4, d_k=4, d_v=6, dtype=torch.float32,
                mask=None, mask_kind="bool", mask_shape=None, scores="normal", tier=CORE,
-               masked_row=False, device="cpu") -> Case:
+               masked_row=False, padding_length=None, device="cpu") -> Case:
     """One sdpa case; `mask` is None, "random", "causal", "padding" or "combined"."""
     Q = torch.randn(*leading, n, d_k, generator=gen, dtype=torch.float64)
     K = torch.randn(*leading, m, d_k, generator=gen, dtype=torch.float64)
@@ -58,13 +58,13 @@ def build_case(gen, name, *, leading=(), n=3, m=4, d_k=4, d_v=6, dtype=torch.flo
         else:
             batch = shape[0] if len(shape) > 2 else 1
             lengths = torch.randint(1, m + 1, (batch,), generator=gen)
-            lengths[0] = max(1, m - 1)
+            lengths[0] = padding_length or max(1, m - 1)
             keys = torch.arange(m) < lengths[:, None]
             allowed = keys.reshape(*shape[:-2], 1, m) if len(shape) > 2 else keys.reshape(1, m)
             if mask == "combined":
                 allowed = allowed & torch.ones(n, m, dtype=torch.bool).tril()
         never_seen = ~allowed.expand(full).any(dim=-2)  # (*leading, m): keys no query may see
-        V = torch.where(never_seen.unsqueeze(-1), torch.full_like(V, HUGE), V)
+        V = torch.where(never_seen.unsqueeze(-1), HUGE * (1 + V.abs()), V)  # distinct, so leaks differ
     payload = {"Q": Q.to(dtype).to(device), "K": K.to(dtype).to(device), "V": V.to(dtype).to(device),
                "mask": None if allowed is None else _mask_tensor(allowed, mask_kind).to(device)}
     mask_text = "no mask" if allowed is None else f"{mask_kind} {mask} mask {shape_text(payload['mask'].shape)}"
@@ -96,8 +96,8 @@ def public_cases(device: str) -> list[Case]:
         ("large scores", dict(leading=(2,), n=4, m=6, d_k=8, d_v=3, dtype=f32, mask="random",
                               scores="large")),
         ("large scores, no mask", dict(leading=(3,), n=3, m=5, d_k=8, d_v=4, dtype=f32, scores="large")),
-        ("very negative scores", dict(n=3, m=5, d_k=4, d_v=3, dtype=f64, mask="padding",
-                                      mask_shape=(1, 5), scores="very_negative")),
+        ("very negative scores", dict(n=3, m=6, d_k=4, d_v=3, dtype=f64, mask="padding",
+                                      mask_shape=(1, 6), padding_length=3, scores="very_negative")),
         ("int32 mask, fully masked row", dict(leading=(2,), n=3, m=4, d_k=4, d_v=2, dtype=f32,
                                               mask="random", mask_kind="int32", masked_row=True)),
         ("float16", dict(leading=(2,), n=4, m=6, d_k=8, d_v=4, dtype=torch.float16, mask="random",

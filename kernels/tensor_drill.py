@@ -18,6 +18,9 @@ CHECK_ORDER = [
 ]
 FLOOR_FACTOR = 10.0
 """A case's atol is at least this times the error of PyTorch's own same-dtype computation."""
+STRUCTURAL = ("return type", "shape", "dtype", "device", "inputs unchanged", "deterministic")
+"""Checks diagnosed by what they are, before any comparison with known mistakes' values."""
+NAN_IS_THE_SYMPTOM = {"unstable_softmax"}
 LOW_PRECISION_FACTOR = 4.0
 """float16/bfloat16 pass when within this many times PyTorch's own kernel's error."""
 
@@ -173,7 +176,17 @@ class AttentionDrill(Drill):
                       "F.scaled_dot_product_attention returns 0 there.")
 
     def diagnose(self, failures: list[Failure]):
-        """Name the known mistake that matches the most failing cases."""
+        """Name the structural problem first, else the known mistake matching most failing cases."""
+        for check in STRUCTURAL:
+            if any(f.check == check for f in failures) and check != "shape":
+                return self.diagnose_without_match([f for f in failures if f.check == check])
+        valued = [f for f in failures if f.check not in STRUCTURAL]
+        shaped = [f for f in failures if f.check == "shape"]
+        if shaped:
+            return self.match_mistakes(shaped) or self.diagnose_without_match(shaped)
+        return self.match_mistakes(valued) or self.diagnose_without_match(valued)
+
+    def match_mistakes(self, failures: list[Failure]):
         scores: dict[str, list[float]] = {}
         for failure in failures[:6]:
             if "calls" not in failure.result:
@@ -183,18 +196,19 @@ class AttentionDrill(Drill):
                 continue
             best: dict[str, float] = {}
             for mistake, cand_out, cand_w in self.candidates(failure.case):
-                distance = mistake_distance(out["tensor"], cand_out)
+                wildcard = mistake not in NAN_IS_THE_SYMPTOM
+                distance = mistake_distance(out["tensor"], cand_out, wildcard)
                 if weights is not None and distance < MISTAKE_MATCH:
                     distance = max(distance, mistake_distance(weights["tensor"], cand_w))
                 best[mistake] = min(best.get(mistake, float("inf")), distance)
             for mistake, distance in best.items():
                 if distance < MISTAKE_MATCH:
                     scores.setdefault(mistake, []).append(distance)
+        if not scores:
+            return None
         first = failures[0]
-        if scores:
-            mistake = max(scores, key=lambda m: (len(scores[m]), -sum(scores[m])))
-            return mistake, f"Looks like {self.mistakes[mistake]}. {first.check}: {first.message}"
-        return self.diagnose_without_match(failures)
+        mistake = max(scores, key=lambda m: (len(scores[m]), -sum(scores[m])))
+        return mistake, f"Looks like {self.mistakes[mistake]}. {first.check}: {first.message}"
 
     def diagnose_without_match(self, failures: list[Failure]):
         first = failures[0]

@@ -49,7 +49,8 @@ def _term(label: str, weight: float, regex: str | None = None) -> Term:
     return Term(label, re.compile(regex, re.IGNORECASE), weight)
 
 
-# Identifiers specific to one drill weigh 3 (enough alone), strong terms 2, generic clues 1.
+# Identifiers specific to one drill weigh 3 (enough alone), strong terms 2, weak clues 1, and
+# mask words shared by both mask drills 0.5 (they must not pair a note with either on their own).
 DRILL_TERMS: dict[str, tuple[Term, ...]] = {
     "sdpa": (
         _term("scaled_dot_product_attention", 3),
@@ -59,12 +60,13 @@ DRILL_TERMS: dict[str, tuple[Term, ...]] = {
         _term("缩放点积", 3),
         _term("点积注意力", 3),
         _term("√d_k", 2, r"(?:√|sqrt\(?\s*)d_?k"),
-        _term("K^T", 2, r"K\^T|K\^\{?\\top\}?|k\.transpose\(\s*-2\s*,\s*-1\s*\)|k\.T\b|\.mT\b"),
+        _term("K^T", 2, r"Kᵀ|K\^T|K\^\{?\\top\}?|k\.transpose\(\s*-2\s*,\s*-1\s*\)|k\.T\b|\.mT\b"),
         _term("softmax", 1),
         _term("attention scores", 1, r"attention[\s_-]*(?:scores?|weights?)"),
         _term("注意力分数", 1, r"注意力(?:分数|权重)"),
     ),
     "causal_mask": (
+        _term("causal mask", 3, r"causal[\s_-]*(?:mask|attention)|因果(?:掩码|注意力)"),
         _term("causal", 2),
         _term("因果", 2),
         _term("tril", 2),
@@ -76,11 +78,12 @@ DRILL_TERMS: dict[str, tuple[Term, ...]] = {
         _term("自回归", 1),
         _term("future tokens", 1, r"future\s+(?:tokens?|positions?)"),
         _term("未来", 1),
-        _term("掩码", 1),
-        _term("mask", 1, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER),
-        _term("masked_fill", 1),
+        _term("掩码", 0.5),
+        _term("mask", 0.5, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER),
+        _term("masked_fill", 0.5),
     ),
     "padding_mask": (
+        _term("padding mask", 3, r"padding[\s_-]*mask|填充掩码"),
         _term("padding", 2),
         _term("填充", 2),
         _term("key_padding_mask", 3),
@@ -89,16 +92,17 @@ DRILL_TERMS: dict[str, tuple[Term, ...]] = {
         _term("变长", 1),
         _term("variable-length", 1, r"variable[\s-]*length"),
         _term("attention_mask", 1),
-        _term("掩码", 1),
-        _term("mask", 1, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER),
-        _term("masked_fill", 1),
+        _term("掩码", 0.5),
+        _term("mask", 0.5, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER),
+        _term("masked_fill", 0.5),
     ),
     "mha": (
         _term("MultiHeadAttention", 3, r"multi_?head_?attention"),
         _term("split_heads", 3),
         _term("merge_heads", 3, r"(?:merge|combine)_heads"),
         _term("num_heads", 2, r"\b(?:num_heads|n_heads|n_head|nhead)\b"),
-        _term("多头", 3),
+        _term("多头注意力", 3),
+        _term("多头", 2),
         _term("multi-head", 2, r"multi[\s-]*head(?:ed)?"),
         _term("head_dim", 1, r"\b(?:head_dim|d_head)\b"),
         _term("out_proj", 1, r"\b(?:out_proj|W_o|w_o)\b"),

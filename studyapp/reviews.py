@@ -180,6 +180,23 @@ class ReviewService:
         return {"path": path, "rating": schedule.rating_name(last["rating"]),
                 "reviewed_at": last["reviewed_at"], "exact": exact}
 
+    def refresh_mastery(self, drill_id: str, notes=None) -> list[str]:
+        """After a drill result: rewrite `mastery_level` of every note that lists `drill_id`
+        in its `drills`; returns their paths. (Call after `Store.record_drill_attempt`.)"""
+        notes = self.load().notes if notes is None else notes
+        status = self.store.drill_status()
+        now = self.ctx.now()
+        changed = []
+        for item in self.note_cards([n for n in notes if drill_id in n.drills]):
+            card = None if item.is_new else item.card
+            value = schedule.mastery(card, now, self.scheduler, item.note.drills, status)
+            if item.note.mastery_level is not None and abs(item.note.mastery_level - value) < 5e-4:
+                continue
+            self.vault.write_review_keys(self.vault.read_note(item.note.path),
+                                         {"mastery_level": value})
+            changed.append(item.note.path)
+        return changed
+
     def set_suspended(self, path: str, suspended: bool) -> bool:
         """Suspend or unsuspend a note; returns whether the flag changed. Suspended notes are
         never due (the file is not touched: suspension lives in the database)."""
@@ -310,3 +327,49 @@ def _state_name(state: int) -> str:
     from fsrs import State
 
     return State(state).name.lower()
+
+
+@dataclass
+class DueEntry:
+    """One line of `studyapp due`: a note in the session queue, with its scheduler facts."""
+
+    note: object
+    is_new: bool
+    due_at: datetime
+    retrievability: float | None
+    suspended: bool
+    days_overdue: int | None
+    """Whole local days past its due date (0 when due today); None for a new note."""
+
+    def as_json(self) -> dict:
+        from studyapp.vault.due import DueNote
+
+        data = DueNote(self.note, self.days_overdue).as_json()
+        data.update(
+            due_at=self.due_at.astimezone().isoformat(timespec="seconds"),
+            retrievability=None if self.retrievability is None else round(self.retrievability, 4),
+            suspended=self.suspended,
+        )
+        return data
+
+
+def due_listing(ctx, snapshot) -> list[DueEntry]:
+    """`studyapp due`: today's session queue (daily limits, overdue first, then lowest
+    retrievability, then new notes) for a loaded vault snapshot."""
+    with ReviewService(ctx) as service:
+        reconcile_identity(service.store, snapshot.notes, [p.path for p in snapshot.problems],
+                           ctx.now())
+        queue = service.queue(service.note_cards(snapshot.notes))
+        now, today = ctx.now(), ctx.today()
+        return [
+            DueEntry(
+                note=item.note, is_new=item.is_new, due_at=item.card.due,
+                retrievability=(None if item.is_new
+                                else schedule.retrievability(service.scheduler, item.card, now)),
+                suspended=item.card.suspended,
+                days_overdue=(None if item.is_new
+                              else max((today - item.card.due.astimezone().date()).days, 0)),
+            )
+            for item in queue
+        ]
+

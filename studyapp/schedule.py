@@ -8,6 +8,7 @@ No torch here: fitting parameters lives in `studyapp.optimize`.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta, timezone
 
@@ -91,6 +92,7 @@ def new_card(note_key: int, now: datetime) -> CardRow:
                    difficulty=None, due=now.astimezone(timezone.utc), last_review=None)
 
 
+@lru_cache(maxsize=4096)
 def start_of_day(day: date) -> datetime:
     """Local midnight of `day`, in UTC: a note due on a date is due all of that day."""
     return datetime.combine(day, time.min).astimezone().astimezone(timezone.utc)

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 from fsrs import Scheduler, State
 
-from studyapp.schedule import has_legacy_history, legacy_card, new_card, retrievability
+from studyapp.schedule import (
+    has_legacy_history,
+    legacy_card,
+    new_card,
+    retrievability,
+    start_of_day,
+)
 from studyapp.store import CardRow, Store
 
 LEARN_AHEAD = timedelta(minutes=20)
@@ -30,22 +36,27 @@ class NoteCard:
     """Never reviewed, by us or by the previous tool."""
 
 
-def derive_card(note, key: int | None, scheduler: Scheduler, now: datetime) -> tuple[CardRow, bool]:
+def derive_card(note, key: int | None, scheduler: Scheduler, now: datetime,
+                today: date | None = None) -> tuple[CardRow, bool]:
     """(card, is_new) for a note with no stored card: legacy history migrates, else new."""
     if has_legacy_history(note.review_count, note.last_reviewed):
         card = legacy_card(
             key or 0, review_count=note.review_count, last_reviewed=note.last_reviewed,
             next_review=note.next_review, difficulty_label=note.difficulty,
-            scheduler=scheduler, today=now.astimezone().date(),
+            scheduler=scheduler, today=today or now.astimezone().date(),
         )
         return card, False
-    return new_card(key or 0, now), True
+    card = new_card(key or 0, now)
+    if note.next_review is not None:  # the previous tool's date: not introduced before it
+        card.due = start_of_day(note.next_review)
+    return card, True
 
 
 def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetime) -> list[NoteCard]:
     """Every note with its card. Reads the database once; writes nothing."""
     keys = {row.path: row.key for row in store.live_notes()}
     cards = store.cards()
+    now, today = now.astimezone(timezone.utc), now.astimezone().date()
     result = []
     for note in notes:
         key = keys.get(note.path)
@@ -53,7 +64,7 @@ def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetim
         if stored is not None:
             result.append(NoteCard(note, key, stored, is_new=False))
         else:
-            card, is_new = derive_card(note, key, scheduler, now)
+            card, is_new = derive_card(note, key, scheduler, now, today)
             result.append(NoteCard(note, key, card, is_new))
     return result
 
@@ -96,7 +107,8 @@ def session_queue(items: Sequence[NoteCard], scheduler: Scheduler, now: datetime
     1. learning/relearning steps already due (they are time-sensitive);
     2. review cards due by now: overdue (due before today) first, then lowest retrievability,
        at most `reviews_left`;
-    3. new notes, at most `new_left`, in vault order;
+    3. new notes whose date has come (the previous tool's next_review, if any), at most
+       `new_left`, oldest date first, then by path (notes without a date last);
     4. learning steps due within LEARN_AHEAD, so an "again" comes back in the same session.
     Suspended notes are never due.
     """
@@ -107,7 +119,8 @@ def session_queue(items: Sequence[NoteCard], scheduler: Scheduler, now: datetime
         if card.suspended:
             continue
         if item.is_new:
-            new.append(item)
+            if card.due <= now:
+                new.append(item)
         elif card.state in (State.Learning, State.Relearning):
             if card.due <= now:
                 steps_now.append(item)
@@ -115,9 +128,10 @@ def session_queue(items: Sequence[NoteCard], scheduler: Scheduler, now: datetime
                 steps_soon.append(item)
         elif card.due <= now:
             overdue = card.due < today_start
-            reviews.append((not overdue, retrievability(scheduler, card, now), item))
+            reviews.append((not overdue, retrievability(scheduler, card, now), item.note.path, item))
     steps_now.sort(key=lambda i: i.card.due)
     steps_soon.sort(key=lambda i: i.card.due)
-    reviews.sort(key=lambda t: t[:2])
-    return (steps_now + [t[2] for t in reviews[:max(reviews_left, 0)]]
+    reviews.sort(key=lambda t: t[:3])
+    new.sort(key=lambda i: (i.note.next_review or date.max, i.note.path))
+    return (steps_now + [t[3] for t in reviews[:max(reviews_left, 0)]]
             + new[:max(new_left, 0)] + steps_soon)

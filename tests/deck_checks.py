@@ -76,7 +76,11 @@ def reference_namespace() -> dict:
     import torch
     import torch.nn.functional as F
 
-    attention = _attention_kernels()
+    from studyapp.kernels_loader import load_kernels
+
+    load_kernels()
+    import studyapp_kernels.attention as attention
+
     names = {
         "math": math, "torch": torch, "F": F,
         "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
@@ -85,81 +89,6 @@ def reference_namespace() -> dict:
                  "split_heads", "merge_heads"):
         names[name] = getattr(attention, name)
     return names
-
-
-def _attention_kernels():
-    """The reference kernels from kernels/attention.py, or a stand-in until they land on main.
-
-    The stand-in follows the same contract (True = may attend; fully masked rows give zeros)
-    using torch.nn.functional, so the cards are checked either way.
-    """
-    from studyapp.kernels_loader import load_kernels
-
-    load_kernels()
-    try:
-        import studyapp_kernels.attention as attention
-    except ModuleNotFoundError:
-        return _StandIn
-    return attention
-
-
-class _StandIn:
-    @staticmethod
-    def sdpa_oracle(Q, K, V, mask=None, return_weights=False):
-        import torch
-
-        q, k, v = (t.to(torch.float64) for t in (Q, K, V))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-        if mask is not None:
-            scores = scores.masked_fill(mask == 0, float("-inf"))
-        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
-        return (weights @ v, weights) if return_weights else weights @ v
-
-    @staticmethod
-    def causal_mask(n, device=None):
-        import torch
-
-        return torch.ones(n, n, dtype=torch.bool, device=device).tril()
-
-    @staticmethod
-    def padding_mask(lengths, max_len, device=None):
-        import torch
-
-        lengths = torch.as_tensor(lengths, device=device).reshape(-1)
-        return (torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]).unsqueeze(1)
-
-    @staticmethod
-    def combine_masks(*masks):
-        present = [m != 0 for m in masks if m is not None]
-        if not present:
-            return None
-        out = present[0]
-        for m in present[1:]:
-            out = out & m
-        return out
-
-    @staticmethod
-    def split_heads(x, num_heads):
-        b, s, d = x.shape
-        return x.reshape(b, s, num_heads, d // num_heads).transpose(1, 2)
-
-    @staticmethod
-    def merge_heads(x):
-        b, h, s, d = x.shape
-        return x.transpose(1, 2).reshape(b, s, h * d)
-
-    @staticmethod
-    def mha_forward(Q, K, V, W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o, num_heads, mask=None,
-                    return_weights=False):
-        import torch
-
-        f = [t.to(torch.float64) for t in (Q, K, V, W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o)]
-        q, k, v, wq, bq, wk, bk, wv, bv, wo, bo = f
-        split = _StandIn.split_heads
-        out, w = _StandIn.sdpa_oracle(split(q @ wq.T + bq, num_heads), split(k @ wk.T + bk, num_heads),
-                                      split(v @ wv.T + bv, num_heads), mask, return_weights=True)
-        out = _StandIn.merge_heads(out) @ wo.T + bo
-        return (out, w) if return_weights else out
 
 
 def stated_matches(stated: str, value: float) -> bool:

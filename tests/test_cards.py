@@ -22,6 +22,12 @@ PATHS = card_paths()
 IDS = [str(p.relative_to(CARDS)) for p in PATHS]
 
 
+def test_the_deck_is_big_enough_and_organised_by_topic():
+    assert len(PATHS) >= 24
+    assert len({p.parent for p in PATHS}) >= 5
+    assert not (CARDS / ".gitkeep").exists()
+
+
 @pytest.mark.parametrize("path", PATHS, ids=IDS)
 def test_card_is_in_the_users_format(path):
     card = parse_card(path)
@@ -58,6 +64,37 @@ def test_every_number_in_the_card_is_right(path):
     card = parse_card(path)
     assert check_card(card) == []
     assert unchecked_figures(card) == [], "memory/FLOP/parameter figures need a check"
+
+
+REQUIRED_TOPICS = {
+    "the SDPA flow": r"计算流程",
+    "why sqrt(d_k)": r"√d_k|sqrt",
+    "softmax saturation": r"饱和",
+    "temperature": r"温度",
+    "softmax stability": r"数值稳定",
+    "causal mask": r"因果掩码",
+    "padding mask": r"填充掩码",
+    "combining masks": r"组合|合并.*掩码",
+    "fully masked row": r"全部被屏蔽|全被屏蔽",
+    "self vs cross": r"交叉注意力",
+    "Q/K/V projections": r"Q/K/V|QKV",
+    "multi-head": r"多头",
+    "MHA parameters": r"参数量",
+    "complexity and memory": r"复杂度|显存",
+    "scoring functions": r"加性|余弦",
+    "vs RNN": r"RNN",
+    "FlashAttention": r"FlashAttention",
+    "sparse/local/linear": r"稀疏|线性注意力",
+    "KV cache": r"KV Cache",
+    "MQA/GQA": r"MQA|GQA",
+    "positional encodings": r"位置编码",
+}
+
+
+def test_every_topic_of_the_issue_has_a_card():
+    titles = [parse_card(p).body.splitlines()[0] for p in PATHS]
+    missing = [t for t, rx in REQUIRED_TOPICS.items() if not any(re.search(rx, x) for x in titles)]
+    assert missing == []
 
 
 # --- the checks themselves must be able to fail ---------------------------------------------
@@ -114,3 +151,39 @@ def test_a_false_assert_comment_is_caught():
     card = _first_card_with("<!--assert ")
     bad = _mutated(card, "<!--assert ", "<!--assert not ")
     assert check_card(bad) != []
+
+
+def test_the_seeded_vault_loads_every_card_with_the_app_parser(tmp_path):
+    from studyapp.context import build_context
+    from studyapp.vault import Vault
+
+    ctx = build_context(data_dir=str(tmp_path))
+    snapshot = Vault(ctx.paths.vault_dir).load()
+    assert snapshot.problems == []
+    assert sorted(note.path for note in snapshot.notes) == sorted(IDS)
+    for note in snapshot.notes:
+        card = parse_card(CARDS / note.path)
+        assert note.title == card.body.splitlines()[0][2:].strip()
+        assert note.answer.strip() and "## 详细技术解析" not in note.answer
+        assert note.drills == card.meta["drills"]
+        assert note.review_count == 0 and note.difficulty == card.meta["difficulty"]
+
+
+def test_a_quoted_wrong_figure_must_stay_wrong():
+    card = _first_card_with("128 MB<!--≠ ")
+    assert check_card(_mutated(card, "128 MB<!--≠ ", "67.1 MB<!--≠ ")) != []
+
+
+@pytest.mark.parametrize(
+    ("stated", "value", "ok"),
+    [
+        ("64", 64.0, True), ("64", 65.0, False), ("67,108,864", 67108864, True),
+        ("67,108,864", 67108865, False), ("0.665", 0.66524, True), ("0.665", 0.6656, False),
+        ("2.65e10", 2.6489e10, True), ("2.65e10", 2.7e10, False), ("1.80e308", 1.7976e308, True),
+        ("-65504", -65504.0, True),
+    ],
+)
+def test_a_stated_number_must_be_the_value_rounded_to_its_digits(stated, value, ok):
+    from deck_checks import stated_matches
+
+    assert stated_matches(stated, value) is ok

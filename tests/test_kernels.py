@@ -100,3 +100,10 @@ def test_reference_passes_for_many_fresh_seeds(drill_id):
     for seed in range(100, 120):
         verdict = kernels.grade_in_process(drill_id, path, seed=seed)
         assert verdict["status"] == "pass", (seed, verdict["summary"], verdict["hint"])
+
+
+def test_missing_scaling_is_caught_on_every_fresh_seed():
+    path = BANK / "sdpa" / "wrong" / "no_scaling.py"
+    for seed in range(200, 220):
+        verdict = kernels.grade_in_process("sdpa", path, seed=seed)
+        assert verdict["status"] == "fail" and verdict["mistake"] == "no_scaling", seed

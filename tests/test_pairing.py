@@ -177,3 +177,12 @@ def test_pairing_is_light_to_import():
     code = "import sys, studyapp.pairing; print('torch' in sys.modules, 'textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_known_drills_are_the_grader_catalog():
+    from studyapp.kernels_loader import load_kernels
+
+    load_kernels()
+    from studyapp_kernels.catalog import CATALOG
+
+    assert set(KNOWN_DRILLS) == set(CATALOG)

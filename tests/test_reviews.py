@@ -310,3 +310,96 @@ def test_cli_rate_undo_suspend_stats(vault, tmp_path, capsys):
     assert (vault / "attn" / "scale.md").read_bytes() == NEW_NOTE.encode()
     assert main(["optimize", *common]) == 1
     assert "at least 512" in capsys.readouterr().err
+
+
+def _legacy(day_reviewed: str, next_review: str, title: str) -> str:
+    return (LEGACY_NOTE.replace("'2026-03-27'", f"'{day_reviewed}'")
+            .replace("'2026-04-06'", f"'{next_review}'").replace("因果掩码怎么构造", title))
+
+
+def test_due_json_is_the_session_queue(tmp_path, capsys):
+    import json
+
+    from studyapp.cli import main
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    # Overdue by 5 days; two due today (equal recall: at its due date a migrated note sits at
+    # the desired retention, so ties go by path); not due yet; three new notes.
+    (vault / "overdue.md").write_text(_legacy("2026-03-22", "2026-04-01", "过期的"))
+    (vault / "short.md").write_text(_legacy("2026-04-04", "2026-04-06", "短间隔"))
+    (vault / "long.md").write_text(_legacy("2026-03-07", "2026-04-06", "长间隔"))
+    (vault / "later.md").write_text(_legacy("2026-04-01", "2026-04-20", "以后"))
+    for name in ("n1", "n2", "n3"):
+        (vault / f"{name}.md").write_text(NEW_NOTE)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "config.toml").write_text("new_per_day = 2\n")
+    common = ["--vault", str(vault), "--data-dir", str(data), "--now", "2026-04-06T12:00"]
+    assert main(["suspend", "n1.md", *common]) == 0
+    capsys.readouterr()
+    assert main(["due", "--json", *common]) == 0
+    items = json.loads(capsys.readouterr().out)
+    assert [i["path"] for i in items] == ["overdue.md", "long.md", "short.md", "n2.md", "n3.md"]
+    overdue, long_, short = items[:3]
+    assert overdue["days_overdue"] == 5 and short["days_overdue"] == 0
+    assert overdue["retrievability"] < short["retrievability"] == pytest.approx(0.9, abs=1e-3)
+    assert overdue["due_at"].startswith("2026-04-01T00:00:00")
+    assert all(i["suspended"] is False for i in items)
+    assert items[3]["new"] and items[3]["retrievability"] is None
+
+
+def test_queue_orders_overdue_then_lowest_recall():
+    from dataclasses import dataclass
+
+    from studyapp.config import Settings
+    from studyapp.schedule import build_scheduler
+    from studyapp.session import NoteCard, session_queue
+    from studyapp.store import CardRow
+
+    @dataclass
+    class N:
+        path: str
+        next_review: date | None = None
+
+    now = datetime(2026, 4, 6, 12, 0).astimezone()
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+    def card(stability, last_days_ago, due):
+        return CardRow(0, State.Review, None, stability, 5.0, due,
+                       now - timedelta(days=last_days_ago))
+
+    items = [
+        NoteCard(N("fresh.md"), 1, card(50.0, 10, today + timedelta(hours=1)), False),
+        NoteCard(N("weak.md"), 2, card(2.0, 10, today + timedelta(hours=2)), False),
+        NoteCard(N("late.md"), 3, card(90.0, 3, today - timedelta(days=1)), False),
+        NoteCard(N("future.md"), 4, card(9.0, 1, now + timedelta(days=3)), False),
+    ]
+    scheduler = build_scheduler(Settings(), fuzz=False)
+    queue = session_queue(items, scheduler, now, new_left=5, reviews_left=5)
+    # overdue first even though its recall is the highest; then weakest recall first
+    assert [i.note.path for i in queue] == ["late.md", "weak.md", "fresh.md"]
+    assert [i.note.path for i in session_queue(items, scheduler, now, 5, 2)] == [
+        "late.md", "weak.md"]
+
+
+def test_review_modules_do_not_import_torch_textual_or_pandas():
+    code = ("import sys, studyapp.cli, studyapp.reviews, studyapp.stats, studyapp.optimize, "
+            "studyapp.commands.reviews; studyapp.cli.build_parser(); "
+            "print(sorted(m for m in ('torch', 'textual', 'pandas') if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_a_drill_pass_raises_the_mastery_of_notes_that_list_it(service, vault):
+    path = vault / "attn" / "scale.md"
+    path.write_text(NEW_NOTE.replace("related_outlines: []", "related_outlines: []\ndrills: [sdpa]"))
+    service.record_review("attn/scale.md", "easy")
+    before = service.vault.read_note("attn/scale.md").mastery_level
+    service.store.record_drill_attempt("sdpa", "pass", attempted_at=T0)
+    assert service.refresh_mastery("sdpa") == ["attn/scale.md"]
+    after = service.vault.read_note("attn/scale.md").mastery_level
+    # before: 0.75 * memory + 0.25 * 0 (no drill passed); after: the same + 0.25 * 1
+    assert after == pytest.approx(before + 0.25, abs=0.002)
+    assert service.refresh_mastery("sdpa") == []  # nothing changed, nothing written

@@ -62,7 +62,7 @@ def test_malformed_notes_are_never_written(tmp_path, raw):
     vault = Vault(tmp_path)
     note = vault.read_note("good.md")
     # Point a valid Note at the broken file, as a stale UI list might.
-    stale = type(note)(note.id, "bad.md", note.title, note.meta, True, content_hash(raw), len(raw), 0, path)
+    stale = type(note)(note.id, "bad.md", note.title, note.meta, True, content_hash(raw), len(raw), 0, str(path))
     with pytest.raises(NoteWriteError):
         vault.write_review_keys(stale, REVIEW)
     assert path.read_bytes() == raw

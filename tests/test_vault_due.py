@@ -33,9 +33,11 @@ def test_due_json_order_and_fields(tmp_path, capsys):
     items = json.loads(out.out)
     assert [i["path"] for i in items] == ["a/过期.md", "a/今天.md", "drill.md", "plain.md"]
     overdue = items[0]
-    assert overdue["next_review"] == "2026-03-01" and overdue["days_overdue"] == 9
+    assert overdue["next_review"] == "2026-03-01"
     assert overdue["title"] == "层归一化与批归一化的区别" and overdue["difficulty"] == "medium"
-    assert overdue["review_count"] == 0 and overdue["mastery_level"] == 0.0 and not overdue["new"]
+    assert overdue["review_count"] == 0 and overdue["mastery_level"] == 0.0
+    # never reviewed (review_count 0): new to the scheduler, introduced oldest date first
+    assert overdue["new"] is True and overdue["days_overdue"] is None
     assert items[2]["drills"] == ["sdpa", "causal_mask"]
     assert items[3]["new"] is True and items[3]["next_review"] is None
     assert "broken.md" in out.err and "not valid YAML" in out.err
@@ -45,7 +47,7 @@ def test_due_table_aligns_wide_titles(tmp_path, capsys):
     code, out = run_due(tmp_path, capsys)
     assert code == 0
     lines = out.out.splitlines()
-    assert lines[0].startswith("3 due, 1 new, 5 notes")
+    assert lines[0].startswith("0 due, 4 new, 5 notes")
     rows = lines[2:]
     path_columns = {display_width(row[: row.index(path)]) for row, path in
                     zip(rows, ["a/过期.md", "a/今天.md", "drill.md", "plain.md"])}

@@ -21,6 +21,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("-v", "--verbose", action="store_true", help="also list files already imported")
     p.set_defaults(handler=print_import)
 
+    p = sub.add_parser("doctor", parents=[common], help="report the environment and every unreadable note")
+    p.set_defaults(handler=lambda args, ctx: _doctor(ctx))
+
+
+def _doctor(ctx) -> int:
+    from studyapp.doctor import run_doctor
+
+    return run_doctor(ctx)
+
 
 def load_vault(ctx):
     """Load the context's vault (with the metadata cache) and report problems on stderr."""
@@ -33,15 +42,16 @@ def load_vault(ctx):
 
 
 def print_due(ctx, as_json: bool) -> int:
-    from studyapp.vault.due import due_notes
+    from studyapp.reviews import due_listing
 
     snapshot = load_vault(ctx)
-    due = due_notes(snapshot.notes, ctx.today())
+    due = due_listing(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
     if as_json:
         import json
 
-        json.dump([d.as_json() for d in due], sys.stdout, ensure_ascii=False, indent=1)
-        sys.stdout.write("\n")
+        # One object per line: readable, and json's C encoder (an indent would use the slow one).
+        rows = ",\n".join(json.dumps(d.as_json(), ensure_ascii=False) for d in due)
+        sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
         return 0
     _print_due_table(due, total=len(snapshot.notes))
     return 0

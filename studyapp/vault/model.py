@@ -94,7 +94,8 @@ class Note:
     """sha256 of the file's bytes when it was read; write-back compares against it."""
     size: int
     mtime_ns: int
-    abs_path: Path = field(repr=False, compare=False)
+    source: str = field(repr=False, compare=False)
+    """The file on disk (a plain string: building 10,000 Path objects shows in start-up time)."""
     _body: str | None = field(default=None, repr=False, compare=False)
     """The body when the file was read during this load; None after a cached load (read lazily)."""
 
@@ -118,6 +119,10 @@ class Note:
         set_(self, "mastery_level", _as_float(meta.get("mastery_level")))
         set_(self, "tags", _as_str_list(meta.get("tags")))
         set_(self, "drills", _as_str_list(meta.get("drills")))
+
+    @property
+    def abs_path(self) -> Path:
+        return Path(self.source)
 
     @property
     def is_new(self) -> bool:

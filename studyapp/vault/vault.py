@@ -25,7 +25,7 @@ def content_hash(raw: bytes) -> str:
 @dataclass(frozen=True)
 class _File:
     path: str
-    abs_path: Path
+    abs_path: str
     size: int
     mtime_ns: int
 
@@ -50,7 +50,7 @@ class Vault:
         files: list[_File] = []
         problems: list[LoadProblem] = []
         seen_dirs: set[tuple[int, int]] = set()
-        stack = [(self.root, "")]
+        stack = [(str(self.root), "")]
         while stack:
             folder, prefix = stack.pop()
             try:
@@ -70,7 +70,7 @@ class Vault:
                 rel = prefix + name
                 try:
                     if entry.is_dir():
-                        stack.append((Path(entry.path), rel + "/"))
+                        stack.append((entry.path, rel + "/"))
                         continue
                     if not name.endswith(NOTE_SUFFIX):
                         continue
@@ -83,7 +83,7 @@ class Vault:
                     problems.append(LoadProblem(rel, f"cannot read: {exc.strerror}"))
                     continue
                 if entry.is_file():
-                    files.append(_File(rel, Path(entry.path), st.st_size, st.st_mtime_ns))
+                    files.append(_File(rel, entry.path, st.st_size, st.st_mtime_ns))
         files.sort(key=lambda f: f.path)
         return files, problems
 
@@ -107,7 +107,8 @@ class Vault:
                 continue
             parsed += 1
             try:
-                raw = f.abs_path.read_bytes()
+                with open(f.abs_path, "rb") as fh:
+                    raw = fh.read()
             except OSError as exc:
                 problems.append(LoadProblem(f.path, f"cannot read: {exc.strerror}"))
                 continue
@@ -248,7 +249,7 @@ def _stat_key(abs_path: Path) -> tuple:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def _note_from_bytes(path: str, abs_path: Path, raw: bytes, size: int, mtime_ns: int) -> Note | LoadProblem:
+def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int) -> Note | LoadProblem:
     try:
         text, _bom = decode(raw)
         layout, meta, body = split_note(text)
@@ -256,4 +257,4 @@ def _note_from_bytes(path: str, abs_path: Path, raw: bytes, size: int, mtime_ns:
         return LoadProblem(path, str(exc))
     title = extract_title(body, path)
     return Note(note_id(path), path, title, meta, layout.has_block, content_hash(raw),
-                size, mtime_ns, abs_path, body)
+                size, mtime_ns, str(abs_path), body)

@@ -1,0 +1,7 @@
+"""Puts the sequence dim on the query axis: (batch, max_len, 1)."""
+import torch
+
+
+def padding_mask(lengths, max_len):
+    lengths = torch.as_tensor(lengths)
+    return (torch.arange(max_len)[None, :] < lengths[:, None]).unsqueeze(-1)

@@ -1,0 +1,7 @@
+"""Uses <= and so keeps the first padding key."""
+import torch
+
+
+def padding_mask(lengths, max_len):
+    lengths = torch.as_tensor(lengths)
+    return (torch.arange(max_len)[None, :] <= lengths[:, None]).unsqueeze(1)

@@ -1,0 +1,11 @@
+"""Normalizes over the queries instead of the keys."""
+import math
+
+import torch
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    return torch.softmax(scores, dim=-2) @ V
