@@ -81,7 +81,7 @@ async def test_suspend_from_the_notes_browser(ctx):
         await settle(pilot)
         row = next(r for r in app.screen.rows if r.path == "注意力/多头.md")
         assert row.suspended
-        assert "suspended" in str(table.get_row("注意力/多头.md")[1])
+        assert "suspended" in str(table.get_row("注意力/多头.md")[0])
         await pilot.press("enter")
         await settle(pilot)
         assert app.screen.note_title.startswith("多头注意力")

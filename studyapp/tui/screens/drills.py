@@ -20,7 +20,7 @@ class DrillsScreen(StudyScreen):
         yield Header()
         yield Static("Drills: write the kernel, run the grader, read the checks.", id="drills-hint")
         table = DataTable(id="drill-table", cursor_type="row", zebra_stripes=True)
-        table.add_columns("Drill", "Tags", "Status", "Last result")
+        table.add_columns("Drill", "Status", "Last result", "Tags")
         yield table
         yield Footer()
 
@@ -38,9 +38,9 @@ class DrillsScreen(StudyScreen):
         for drill in message.drills:
             table.add_row(
                 drill.title,
-                ", ".join(drill.tags),
                 STATUS_STYLE.get(drill.status, "[dim]not started[/]"),
-                drill.last_result or "",
+                _shorten(drill.last_result or "", 40),
+                ", ".join(drill.tags),
                 key=drill.id,
             )
         if message.drills:
@@ -55,3 +55,7 @@ class DrillsScreen(StudyScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.app.action_open_drill(event.row_key.value)
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -53,7 +53,7 @@ class NotesScreen(StudyScreen):
             with Vertical(id="notes-main"):
                 yield Input(placeholder="Filter by title or path…", id="note-filter")
                 table = DataTable(id="note-table", cursor_type="row", zebra_stripes=True)
-                table.add_columns("Title", "Next review", "Mastery", "Reviews")
+                table.add_columns("Next review", "Mastery", "Reviews", "Title")
                 yield table
                 yield Static("", id="note-problems")
         yield Footer()
@@ -109,7 +109,7 @@ class NotesScreen(StudyScreen):
             if row.suspended:
                 due = "suspended"
             mastery = f"{row.mastery:.0%}" if row.mastery is not None else "–"
-            table.add_row(row.title, due, mastery, str(row.review_count), key=row.path)
+            table.add_row(due, mastery, str(row.review_count), row.title, key=row.path)
         if selected is not None and selected in table.rows:
             table.move_cursor(row=table.get_row_index(selected), animate=False)
 

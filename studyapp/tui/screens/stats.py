@@ -63,7 +63,11 @@ class StatsScreen(StudyScreen):
         plt.clear_data()
         plt.clear_figure()
         days = list(range(len(stats.forecast)))
-        plt.bar(days, [n for _, n in stats.forecast], marker="hd", width=0.6)
+        counts = [n for _, n in stats.forecast]
+        plt.bar(days, counts, marker="hd", width=0.6)
+        top = max(counts, default=0)
+        step = max(1, -(-top // 4))
+        plt.yticks(list(range(0, top + step, step)))
         plt.xticks([0, 7, 14, 21, 28], ["today", "+7d", "+14d", "+21d", "+28d"])
         plot.refresh()
 

@@ -60,5 +60,5 @@ class Heatmap(Widget):
                 text.append("■ ", style=shade)
             text.append("\n")
         total = sum(n for d, n in self.counts.items() if d >= first_monday)
-        text.append(f"    {total} reviews in {weeks} weeks", style="dim")
+        text.append(f"    {total} review{'s' if total != 1 else ''} in {weeks} weeks", style="dim")
         return text
