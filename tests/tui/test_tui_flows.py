@@ -152,4 +152,4 @@ async def test_navigate_to_stats_draws_the_history(ctx, vault):
         await settle(pilot)
         heatmap = app.screen.query_one("#stats-heatmap", Heatmap)
         assert sum(heatmap.counts.values()) == 1
-        assert "reviews in" in str(heatmap.render())
+        assert "1 review in" in str(heatmap.render())
