@@ -68,6 +68,8 @@ class StudyFacade:
         self._history: list[tuple[str, int]] = []
         self._session_started = datetime.now()
         self._grader = None
+        self._grade_generation = 0
+        """Bumped by `cancel_grade`; a grade that started before the bump is not recorded."""
 
     # -- loading --------------------------------------------------------------------------
 
@@ -351,17 +353,33 @@ class StudyFacade:
 
                 self._grader = GraderClient()
             client = self._grader
+            generation = self._grade_generation
         verdict = client.grade(drill_id, path, device="auto", timeout=self.ctx.settings.grader_timeout)
         with self._lock:
-            self.service.store.record_drill_attempt(
-                drill_id, verdict.get("status", "error") if verdict.get("status") in ("pass", "fail") else "error",
-                summary=verdict.get("summary", ""), file_path=str(path),
-                duration_ms=int(verdict["seconds"] * 1000) if isinstance(verdict.get("seconds"), (int, float)) else None,
-                attempted_at=self.ctx.now(),
-            )
+            if generation == self._grade_generation:  # a cancelled run is not an attempt
+                self._record_attempt(drill_id, path, verdict)
         return verdict
 
+    def _record_attempt(self, drill_id: str, path: Path, verdict: dict) -> None:
+        """Log the attempt; when the drill's status changes, the notes listing it get their
+        `mastery_level` rewritten (mastery counts passed drills)."""
+        store = self.service.store
+        before = store.drill_status().get(drill_id)
+        status = verdict.get("status")
+        seconds = verdict.get("seconds")
+        store.record_drill_attempt(
+            drill_id, status if status in ("pass", "fail") else "error",
+            summary=verdict.get("summary", ""), file_path=str(path),
+            duration_ms=int(seconds * 1000) if isinstance(seconds, (int, float)) else None,
+            attempted_at=self.ctx.now(),
+        )
+        if store.drill_status().get(drill_id) != before:
+            for changed in self.service.refresh_mastery(drill_id, notes=list(self._notes.values())):
+                self._changed(changed)
+
     def cancel_grade(self) -> None:
+        with self._lock:
+            self._grade_generation += 1
         if self._grader is not None:
             self._grader.cancel()
 

@@ -17,6 +17,8 @@ tags:
 - 注意力/缩放因子.md
 related_outlines: []
 source: 自己整理
+drills:
+- sdpa
 ---
 # 为什么注意力分数要除以根号 d_k?
 

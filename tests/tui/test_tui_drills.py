@@ -85,6 +85,23 @@ async def test_run_with_stub_grader_saves_grades_and_records_the_attempt(app, ct
         await pilot.press("escape")
         await settle(pilot)
         assert app.session.drills()[0].status == "passed"
+        # the note that lists the drill gets its mastery recomputed with the pass counted
+        note = (ctx.paths.vault_dir / "注意力/缩放因子.md").read_text(encoding="utf-8")
+        assert "mastery_level: 0.3\n" not in note
+        assert "review_count: 3" in note
+
+
+async def test_cancelled_run_is_not_recorded(app, ctx):
+    stub = StubGrader(block=True)
+    app.session._grader = stub
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        verdicts = [row["verdict"] for row in app.session.service.store.drill_attempts("sdpa")]
+        assert verdicts == ["pass"]
 
 
 async def test_second_run_cancels_the_first(app, ctx):
