@@ -14,6 +14,8 @@ from studyapp.tui.messages import NotesListed
 from studyapp.tui.screens.base import StudyScreen
 
 ALL = ("all", "")
+MAX_ROWS = 500
+"""Rows drawn at once; a 10,000-note vault is narrowed with the filter or the tree instead."""
 
 
 def matches(row: NoteRow, scope: tuple[str, str], text: str) -> bool:
@@ -52,6 +54,7 @@ class NotesScreen(StudyScreen):
             yield tree
             with Vertical(id="notes-main"):
                 yield Input(placeholder="Filter by title or path…", id="note-filter")
+                yield Static("", id="note-count")
                 table = DataTable(id="note-table", cursor_type="row", zebra_stripes=True)
                 table.add_columns("Next review", "Mastery", "Reviews", "Title")
                 yield table
@@ -102,14 +105,23 @@ class NotesScreen(StudyScreen):
         text = self.query_one("#note-filter", Input).value.strip()
         selected = self._selected_path()
         table.clear()
+        shown = matched = 0
         for row in self.rows:
             if not matches(row, self.scope, text):
                 continue
+            matched += 1
+            if shown >= MAX_ROWS:
+                continue
+            shown += 1
             due = row.next_review.isoformat() if row.next_review else "new"
             if row.suspended:
                 due = "suspended"
             mastery = f"{row.mastery:.0%}" if row.mastery is not None else "–"
             table.add_row(due, mastery, str(row.review_count), row.title, key=row.path)
+        count = f"{matched} note{'s' if matched != 1 else ''}"
+        if matched > shown:
+            count += f" — showing the first {shown}; filter or pick a folder to narrow"
+        self.query_one("#note-count", Static).update(f"[dim]{count}[/]")
         if selected is not None and selected in table.rows:
             table.move_cursor(row=table.get_row_index(selected), animate=False)
 
