@@ -85,3 +85,16 @@ async def test_suspend_from_the_notes_browser(ctx):
         await pilot.press("enter")
         await settle(pilot)
         assert app.screen.note_title.startswith("多头注意力")
+
+
+async def test_theme_comes_from_settings_and_a_bad_name_falls_back(ctx):
+    ctx.settings.theme = "nord"
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.theme == "nord"
+    ctx.settings.theme = "no-such-theme"
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.theme == "textual-dark"
