@@ -1,24 +1,31 @@
 """How well does the scheduler predict recall, and how fast is recording a review?
 
 Part 1 replays the real Anki review log at `../shared/data/revlog-real-12580.csv` (relative to
-the project root; the script says so and exits cleanly when it is absent) in time order and
-scores the predicted probability of recall at every review made a day or more after the card's
-previous one (the reviews the fsrs optimizer learns from) on the last 30% of the log by time:
+the project root; the script says so and exits cleanly when it is absent) in time order. The
+protocol is the same for all three models:
+
+- split by time: the first 70% of reviews (by timestamp) is the training part, the rest the
+  test part; a card can have reviews in both (as a real user's cards do);
+- each model replays every card's full history, training part included, with its own
+  parameters, and predicts recall just before each review;
+- scored: the test-part reviews made a whole day (24 h) or more after the card's previous
+  review, the reviews the app's fsrs Scheduler predicts (it gives recall 1.0 under a day) and
+  the ones fitting learns from; the same reviews for every model. Recalled = any
+  rating but Again. Log loss, RMSE over reviews, and RMSE over 20 bins of predicted recall.
 
   (a) FSRS with default parameters;
-  (b) FSRS with parameters fitted by `studyapp optimize`'s code path on the first 70%;
+  (b) FSRS with parameters fitted by `studyapp optimize`'s code path
+      (`studyapp.optimize.fit_parameters`) on the training part only;
   (c) the previous tool's fixed medium ladder [1,2,5,10,21,45,90] days as a prediction,
       recall = 0.9 ** (elapsed / scheduled interval). The ladder is indexed by the number of
       earlier review days (one review a day is all that tool knows), capped at its last step.
-
-Every model sees the whole history before each scored review (its state is carried through
-the training part too); only the scored reviews differ from training for (b).
 
 Part 2 records 1,000 reviews in one process through `ReviewService.record_review` (the path
 the TUI takes: note read, FSRS, byte-exact file write with fsync, database commit) on a
 generated vault, and reports the time per review.
 
-    PYTHONPATH=$PWD python benchmarks/scheduler_quality.py [--skip-fit] [--reviews 1000]
+    PYTHONPATH=$PWD python benchmarks/scheduler_quality.py [--skip-fit] [--train-share 0.7]
+        [--reviews 1000]
 """
 
 from __future__ import annotations
@@ -106,17 +113,17 @@ def scores(pairs):
     return loss, rmse, binned
 
 
-def quality(skip_fit: bool) -> None:
+def quality(skip_fit: bool, train_share: float = TRAIN_SHARE) -> None:
     if not REVLOG.exists():
         print(f"review log not found at {REVLOG} (../shared/data/ relative to the project "
               "root); skipping the quality part")
         return
     from fsrs.scheduler import DEFAULT_PARAMETERS
 
-    from studyapp.optimize import fit_parameters
+    from studyapp.optimize import FIT_STEPS, fit_parameters
 
     logs = read_log(REVLOG)
-    split = logs[int(len(logs) * TRAIN_SHARE)].review_datetime
+    split = logs[int(len(logs) * train_share)].review_datetime
     train = [r for r in logs if r.review_datetime < split]
     print(f"{len(logs)} reviews of {len({r.card_id for r in logs})} cards; "
           f"train {len(train)} before {split:%Y-%m-%d}, evaluate on the rest")
@@ -125,9 +132,10 @@ def quality(skip_fit: bool) -> None:
         started = time.perf_counter()
         fit = fit_parameters(train)
         took = time.perf_counter() - started
-        print(f"fitted on {fit.review_count} training reviews in {took:.0f} s "
+        print(f"fitted on {fit.review_count} training reviews ({FIT_STEPS} steps) in {took:.0f} s "
               f"(train log loss {fit.log_loss_before:.4f} -> {fit.log_loss_after:.4f})")
-        rows.append(("(b) FSRS fitted on first 70%", replay_fsrs(logs, fit.parameters, split)))
+        rows.append((f"(b) FSRS fitted on first {train_share:.0%}",
+                     replay_fsrs(logs, fit.parameters, split)))
     rows.append(("(c) previous tool, medium ladder", replay_ladder(logs, split)))
     print()
     print(f"{'model':<36} {'reviews':>7} {'log loss':>9} {'RMSE':>7} {'RMSE(bins)':>10}")
@@ -199,10 +207,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-fit", action="store_true", help="skip (b), the slow part")
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--train-share", type=float, default=TRAIN_SHARE,
+                        help="share of the log (by time) to fit on; the protocol is otherwise "
+                             "unchanged (default %(default)s)")
     parser.add_argument("--reviews", type=int, default=1000, help="reviews to time (0: skip)")
     args = parser.parse_args()
     if not args.skip_quality:
-        quality(args.skip_fit)
+        quality(args.skip_fit, args.train_share)
     if args.reviews:
         recording(args.reviews)
 

@@ -6,11 +6,6 @@ import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 
 class ConfigError(ValueError):
     """The config file exists but cannot be used; the message says where and why."""
@@ -48,6 +43,10 @@ def load_settings(config_file: Path) -> Settings:
         raw = config_file.read_bytes()
     except FileNotFoundError:
         return Settings()
+    if sys.version_info >= (3, 11):  # imported here: most runs have no config file to parse
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -8,7 +8,6 @@ Vault: `--vault`, else `$STUDYAPP_VAULT`, else `vault` in the config file, else 
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,6 +95,8 @@ def seed_default_vault(paths: Paths) -> bool:
     """
     if not paths.vault_is_default or paths.vault_dir.exists():
         return False
+    import shutil  # only on first use: every command passes here, and shutil is slow to import
+
     paths.vault_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = paths.vault_dir.with_name(paths.vault_dir.name + ".seeding")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -11,9 +11,7 @@ file was never written.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -23,8 +21,7 @@ from studyapp import schedule
 from studyapp.errors import UserError
 from studyapp.session import NoteCard, derive_card, note_cards, reconcile_identity, session_queue
 from studyapp.store import CardRow, Store, utc_text
-
-log = logging.getLogger(__name__)
+from studyapp.vault.vault import content_hash
 
 OWNED_REVIEW_KEYS = ("last_reviewed", "next_review", "review_count", "mastery_level")
 
@@ -94,7 +91,7 @@ class ReviewService:
         now = self.ctx.now()
         note = self.vault.read_note(path)
         old_bytes = note.abs_path.read_bytes()
-        if hashlib.sha256(old_bytes).hexdigest() != note.content_hash:
+        if content_hash(old_bytes) != note.content_hash:
             note = self.vault.read_note(path)  # edited this very instant: read it again
             old_bytes = note.abs_path.read_bytes()
         row = self.store.note_by_path(path)
@@ -104,7 +101,8 @@ class ReviewService:
         is_new = stored is None and before.stability is None
         duration_ms = None if duration_seconds is None else int(round(duration_seconds * 1000))
         after = schedule.review(self.scheduler, before, rating, now, duration_ms)
-        value = schedule.mastery(after, now, self.scheduler, note.drills, self.store.drill_status())
+        value = schedule.mastery(after, now, self.scheduler, note.pairing().drills,
+                                self.store.drill_status())
         today = now.astimezone().date()
         file_values = {
             "last_reviewed": today,
@@ -170,7 +168,7 @@ class ReviewService:
         try:
             if exact:
                 self.vault.restore_bytes(path, old_bytes, last["hash_after"])
-                new_hash = hashlib.sha256(old_bytes).hexdigest()
+                new_hash = content_hash(old_bytes)
             else:
                 new_hash = self.vault.write_review_keys(note, old_values).content_hash
         except BaseException:
@@ -181,15 +179,23 @@ class ReviewService:
                 "reviewed_at": last["reviewed_at"], "exact": exact}
 
     def refresh_mastery(self, drill_id: str, notes=None) -> list[str]:
-        """After a drill result: rewrite `mastery_level` of every note that lists `drill_id`
-        in its `drills`; returns their paths. (Call after `Store.record_drill_attempt`.)"""
+        """After a drill result: rewrite `mastery_level` of every note paired with `drill_id`
+        (declared in its `drills:` key, or suggested from its text); returns their paths.
+        Notes without a metadata block are left alone: only `import` adds one.
+        (Call after `Store.record_drill_attempt`.)"""
         notes = self.load().notes if notes is None else notes
         status = self.store.drill_status()
         now = self.ctx.now()
+        paired = {}
+        for note in notes:
+            if note.has_block:
+                drills = note.pairing().drills
+                if drill_id in drills:
+                    paired[note.path] = drills
         changed = []
-        for item in self.note_cards([n for n in notes if drill_id in n.drills]):
+        for item in self.note_cards([n for n in notes if n.path in paired]):
             card = None if item.is_new else item.card
-            value = schedule.mastery(card, now, self.scheduler, item.note.drills, status)
+            value = schedule.mastery(card, now, self.scheduler, paired[item.note.path], status)
             if item.note.mastery_level is not None and abs(item.note.mastery_level - value) < 5e-4:
                 continue
             self.vault.write_review_keys(self.vault.read_note(item.note.path),
@@ -266,6 +272,7 @@ def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str) -> Non
 
 def repair_pending(store: Store, vault) -> list[str]:
     """Finish or drop file writes a crash interrupted; returns one line per repair."""
+    import logging  # rarely needed: kept off the start-up path
     done = []
     for entry in store.journal():
         try:
@@ -285,7 +292,7 @@ def repair_pending(store: Store, vault) -> list[str]:
         else:
             store.clear_journal(entry.id)
             done.append(f"{entry.path}: dropped an interrupted {entry.kind} (file not written)")
-        log.warning(done[-1])
+        logging.getLogger(__name__).warning(done[-1])
     return done
 
 
@@ -359,8 +366,10 @@ def due_listing(ctx, snapshot) -> list[DueEntry]:
     with ReviewService(ctx) as service:
         reconcile_identity(service.store, snapshot.notes, [p.path for p in snapshot.problems],
                            ctx.now())
-        queue = service.queue(service.note_cards(snapshot.notes))
         now, today = ctx.now(), ctx.today()
+        # Only notes that can be due now matter: the queue takes nothing due later.
+        items = note_cards(service.store, service.scheduler, snapshot.notes, now, due_by=now)
+        queue = service.queue(items)
         return [
             DueEntry(
                 note=item.note, is_new=item.is_new, due_at=item.card.due,

@@ -137,7 +137,7 @@ def legacy_card(
         state=int(State.Review),
         step=None,
         stability=float(max(interval, 1)),
-        difficulty=scheduler._initial_difficulty(rating=seed, clamp=True),
+        difficulty=_initial_difficulty(scheduler, seed),
         due=start_of_day(due_day),
         last_review=start_of_day(last_reviewed),
         reps=review_count,
@@ -145,9 +145,31 @@ def legacy_card(
     )
 
 
+_INITIAL_DIFFICULTY: dict[tuple, float] = {}
+
+
+def _initial_difficulty(scheduler: Scheduler, seed: Rating) -> float:
+    """FSRS's first difficulty for a rating; remembered per parameter set (a vault migrates
+    thousands of legacy notes per load with the same few values)."""
+    key = (scheduler.parameters, seed)
+    value = _INITIAL_DIFFICULTY.get(key)
+    if value is None:
+        value = _INITIAL_DIFFICULTY[key] = scheduler._initial_difficulty(rating=seed, clamp=True)
+    return value
+
+
 def retrievability(scheduler: Scheduler, row: CardRow, now: datetime) -> float:
-    """Predicted probability of recall now (0 for a note never reviewed)."""
-    return float(scheduler.get_card_retrievability(to_fsrs(row), now.astimezone(timezone.utc)))
+    """Predicted probability of recall now (0 for a note never reviewed).
+
+    The same expression as `Scheduler.get_card_retrievability` (fsrs 6), without building an
+    `fsrs.Card` for every note; `tests/test_schedule_fast.py` checks they agree.
+    """
+    if row.last_review is None or row.stability is None:
+        return 0.0
+    if now.tzinfo is None:
+        now = now.astimezone()  # a naive instant means local time
+    elapsed_days = max(0, (now - row.last_review).days)
+    return float((1 + scheduler._FACTOR * elapsed_days / row.stability) ** scheduler._DECAY)
 
 
 def review(scheduler: Scheduler, row: CardRow, rating: Rating, now: datetime,

@@ -52,8 +52,14 @@ def derive_card(note, key: int | None, scheduler: Scheduler, now: datetime,
     return card, True
 
 
-def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetime) -> list[NoteCard]:
-    """Every note with its card. Reads the database once; writes nothing."""
+def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetime,
+               due_by: datetime | None = None) -> list[NoteCard]:
+    """Every note with its card. Reads the database once; writes nothing.
+
+    With `due_by`, notes that cannot be due by then are left out unseen: a note with no stored
+    card whose `next_review` day starts after `due_by` (its derived card, legacy or new, is due
+    at the start of that day). `due` skips deriving cards for the future half of a vault so.
+    """
     keys = {row.path: row.key for row in store.live_notes()}
     cards = store.cards()
     now, today = now.astimezone(timezone.utc), now.astimezone().date()
@@ -63,6 +69,8 @@ def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetim
         stored = cards.get(key) if key is not None else None
         if stored is not None:
             result.append(NoteCard(note, key, stored, is_new=False))
+        elif due_by is not None and note.next_review is not None and start_of_day(note.next_review) > due_by:
+            continue
         else:
             card, is_new = derive_card(note, key, scheduler, now, today)
             result.append(NoteCard(note, key, card, is_new))

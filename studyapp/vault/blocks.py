@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import date
 from pathlib import PurePosixPath
 
-import yaml
-
 from studyapp.vault.parse import detect_newline
 
 
@@ -24,6 +22,8 @@ def default_tags(path: str) -> list[str]:
 
 def default_block_lines(path: str, today: date) -> str:
     """The block's inner text, in the users' key order and quoting (`created: '2026-11-22'`)."""
+    import yaml  # lazily: loading a vault does not need it
+
     meta = {
         "created": today.isoformat(),
         "last_reviewed": None,

@@ -1,18 +1,21 @@
 """The metadata cache: parsed blocks and titles in SQLite, keyed by path, size and mtime.
 
 A warm load only stats files. The cache is an optimisation: any error reading or writing it
-is ignored and the vault is read from disk.
+is ignored and the vault is read from disk. Besides the block (as JSON, decoded only when a
+caller asks for `Note.meta`), each row holds the note's typed review fields, so a warm load
+builds notes from plain columns without decoding anything.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
 from datetime import date, datetime
 from pathlib import Path
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 """Bump when the parser's output changes (title rules, fields): old rows are then discarded."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick
@@ -38,13 +41,17 @@ def _decode(obj: dict):
     return obj
 
 
+_JSON_SCALARS = frozenset((str, int, float, bool, type(None), date, datetime))
+
+
 def _json_safe(value) -> bool:
     """True when JSON round-trips the value exactly (string keys, no sets or bytes)."""
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_safe(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_json_safe(v) for v in value)
-    return value is None or isinstance(value, (str, int, float, date))
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _json_safe(v) for k, v in value.items())
+    if kind is list:
+        return all(type(v) is str or _json_safe(v) for v in value)
+    return kind in _JSON_SCALARS
 
 
 def encode_meta(meta: dict) -> str | None:
@@ -54,8 +61,61 @@ def encode_meta(meta: dict) -> str | None:
     return json.dumps(meta, default=_encode, ensure_ascii=False)
 
 
-def decode_meta(text: str) -> dict:
-    return json.loads(text, object_hook=_decode)
+_DECODER = json.JSONDecoder(object_hook=_decode)
+
+
+def decode_meta(data: str | bytes) -> dict:
+    """The metadata from its cached JSON (stored as UTF-8 bytes: fetching a BLOB skips
+    decoding text that a warm load never looks at)."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8")
+    return _DECODER.decode(data)
+
+
+_INT64 = range(-(2**63), 2**63)
+
+
+def note_row(note) -> tuple | None:
+    """The cache row of a freshly parsed note (without path, size, mtime), or None when a value
+    would not come back from SQLite exactly (then the note is simply re-parsed next time)."""
+    meta_json = encode_meta(note.meta)
+    mastery = note.mastery_level
+    if (meta_json is None or note.review_count not in _INT64
+            or (mastery is not None and not math.isfinite(mastery))):
+        return None
+    return (note.content_hash, int(note.has_block), note.title, meta_json.encode("utf-8"), None,
+            _iso(note.created), _iso(note.last_reviewed), _iso(note.next_review),
+            note.review_count, note.difficulty, mastery,
+            encode_list(note.tags), encode_list(note.drills))
+
+
+def _iso(day: date | None) -> str | None:
+    return None if day is None else day.isoformat()
+
+
+_SEP = "\x1f"
+
+
+def encode_list(items: list[str]) -> str:
+    """A list of strings as text that `decode_list` splits back without a JSON decoder:
+    "" for [], else each item after a unit separator (JSON when an item holds one)."""
+    if not items:
+        return ""
+    if any(_SEP in item for item in items):
+        return json.dumps(items, ensure_ascii=False)
+    return _SEP + _SEP.join(items)
+
+
+def decode_list(text: str) -> list[str]:
+    if not text:
+        return []
+    if text[0] == _SEP:
+        return text[1:].split(_SEP)
+    return json.loads(text)
+
+
+COLUMNS = ("path, size, mtime_ns, content_hash, has_block, title, meta, problem, created,"
+           " last_reviewed, next_review, review_count, difficulty, mastery_level, tags, drills")
 
 
 class MetadataCache:
@@ -82,7 +142,9 @@ class MetadataCache:
                 CREATE TABLE notes (
                     vault TEXT NOT NULL, path TEXT NOT NULL,
                     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-                    content_hash TEXT, has_block INTEGER, title TEXT, meta TEXT, problem TEXT,
+                    content_hash TEXT, has_block INTEGER, title TEXT, meta BLOB, problem TEXT,
+                    created TEXT, last_reviewed TEXT, next_review TEXT, review_count INTEGER,
+                    difficulty TEXT, mastery_level REAL, tags TEXT, drills TEXT,
                     PRIMARY KEY (vault, path)
                 ) WITHOUT ROWID;
                 PRAGMA user_version = {int(SCHEMA_VERSION)};
@@ -91,24 +153,20 @@ class MetadataCache:
         return db
 
     def read(self) -> dict[str, tuple]:
-        """path -> (size, mtime_ns, content_hash, has_block, title, meta_json, problem)."""
+        """path -> the whole row, in the order of COLUMNS (path first)."""
         try:
             db = self._connect()
             try:
-                rows = db.execute(
-                    "SELECT path, size, mtime_ns, content_hash, has_block, title, meta, problem"
-                    " FROM notes WHERE vault = ?",
-                    (self.vault,),
-                ).fetchall()
+                rows = db.execute(f"SELECT {COLUMNS} FROM notes WHERE vault = ?", (self.vault,)).fetchall()
             finally:
                 db.close()
         except (sqlite3.Error, OSError):
             return {}
-        return {row[0]: row[1:] for row in rows}
+        return {row[0]: row for row in rows}
 
     def update(self, fresh: list[tuple], gone: list[str]) -> None:
-        """Store fresh rows (path, size, mtime_ns, hash, has_block, title, meta_json, problem)
-        and forget paths that no longer exist."""
+        """Store fresh rows (in the order of COLUMNS; see `note_row` and `problem_row`) and
+        forget paths that no longer exist."""
         if not fresh and not gone:
             return
         now_ns = time.time_ns()
@@ -119,7 +177,7 @@ class MetadataCache:
             try:
                 with db:
                     db.executemany(
-                        "INSERT OR REPLACE INTO notes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        f"INSERT OR REPLACE INTO notes (vault, {COLUMNS}) VALUES ({', '.join('?' * 17)})",
                         [(self.vault, *row) for row in stable],
                     )
                     db.executemany(
@@ -130,3 +188,8 @@ class MetadataCache:
                 db.close()
         except (sqlite3.Error, OSError):
             pass
+
+
+def problem_row(reason: str) -> tuple:
+    """The cache row of a file that cannot be read as a note (without path, size, mtime)."""
+    return (None, None, None, None, reason) + (None,) * 8

@@ -23,6 +23,7 @@ class DueNote:
 
     def as_json(self) -> dict:
         note = self.note
+        pairing = note.pairing()
         return {
             "id": note.id,
             "path": note.path,
@@ -33,7 +34,8 @@ class DueNote:
             "difficulty": note.difficulty,
             "mastery_level": note.mastery_level,
             "tags": note.tags,
-            "drills": note.drills,
+            "drills": pairing.drills,
+            "drills_source": pairing.source,
             "new": self.is_new,
             "days_overdue": self.days_overdue,
         }

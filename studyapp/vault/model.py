@@ -120,6 +120,38 @@ class Note:
         set_(self, "tags", _as_str_list(meta.get("tags")))
         set_(self, "drills", _as_str_list(meta.get("drills")))
 
+    @classmethod
+    def from_cache(cls, path: str, source: str, size: int, mtime_ns: int, content_hash: str,
+                   has_block: bool, title: str, meta_json: str, created: date | None,
+                   last_reviewed: date | None, next_review: date | None, review_count: int,
+                   difficulty: str | None, mastery_level: float | None, tags: list[str],
+                   drills: list[str]) -> Note:
+        """A note rebuilt from the metadata cache: its fields as they were computed when it was
+        parsed, and `meta` decoded from JSON only if someone reads it (`due` never does).
+
+        Bypasses `__init__`: building 10,000 notes this way is several times faster.
+        """
+        note = object.__new__(cls)
+        object.__setattr__(note, "__dict__", {
+            "id": note_id(path), "path": path, "title": title, "_meta_json": meta_json,
+            "has_block": has_block, "content_hash": content_hash, "size": size,
+            "mtime_ns": mtime_ns, "source": source, "_body": None, "created": created,
+            "last_reviewed": last_reviewed, "next_review": next_review,
+            "review_count": review_count, "difficulty": difficulty,
+            "mastery_level": mastery_level, "tags": tags, "drills": drills,
+        })
+        return note
+
+    def pairing(self):
+        """The drills that train this note: its `drills:` key, else suggested from its text.
+
+        Reads the body (lazily, from disk after a cached load), so call it for the notes shown,
+        not for a whole large vault on a hot path.
+        """
+        from studyapp.pairing import drills_for
+
+        return drills_for(self.meta, self.body)
+
     @property
     def abs_path(self) -> Path:
         return Path(self.source)
@@ -148,6 +180,24 @@ class Note:
         from studyapp.vault.parse import extract_answer
 
         return extract_answer(self.body)
+
+
+class _MetaFromCache:
+    """`Note.meta` of a note built by `Note.from_cache`: decoded from its JSON on first use and
+    then kept. A note built by `__init__` holds `meta` in its instance dict, which wins over
+    this (non-data) descriptor, so it is never consulted for those."""
+
+    def __get__(self, note, owner=None):
+        if note is None:
+            return self
+        from studyapp.vault.cache import decode_meta
+
+        meta = decode_meta(note.__dict__["_meta_json"])
+        note.__dict__["meta"] = meta
+        return meta
+
+
+Note.meta = _MetaFromCache()
 
 
 @dataclass

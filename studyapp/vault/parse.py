@@ -9,10 +9,6 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-import yaml
-
-SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 BOM = "\ufeff"
 _FENCE_LINE = re.compile(r"^---[ \t]*\r?$", re.M)
 _HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*?)[ \t]*\r?$)", re.M)
@@ -78,6 +74,14 @@ def find_layout(text: str) -> Layout:
 
 def parse_block(block: str) -> dict:
     """The block's mapping (empty block: {}); raises NoteFormatError for anything else."""
+    from studyapp.vault.fastyaml import parse_simple_block
+
+    meta = parse_simple_block(block)  # the users' common shape, without building YAML nodes
+    if meta is not None:
+        return meta
+    import yaml  # here, not at the top: a warm `due` never parses YAML and skips the import
+
+    SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         meta = yaml.load(block, Loader=SafeLoader)
     except yaml.MarkedYAMLError as exc:

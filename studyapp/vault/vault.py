@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from studyapp.errors import UserError
-from studyapp.vault.cache import MetadataCache, decode_meta, encode_meta
+from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
 from studyapp.vault.model import LoadProblem, Note, NoteWriteError, VaultSnapshot, WriteConflict, note_id
 from studyapp.vault.blocks import add_default_block
 from studyapp.vault.parse import BOM, NoteFormatError, decode, extract_title, find_layout, split_note
@@ -19,19 +18,17 @@ NOTE_SUFFIX = ".md"
 
 
 def content_hash(raw: bytes) -> str:
+    """sha256 of a note's bytes, as hex (hashlib is imported on first use: a warm load never hashes)."""
+    import hashlib
+
     return hashlib.sha256(raw).hexdigest()
 
 
-@dataclass(frozen=True)
-class _File:
+class _File(NamedTuple):
     path: str
     abs_path: str
     size: int
     mtime_ns: int
-
-
-def _is_hidden(name: str) -> bool:
-    return name.startswith(".")
 
 
 class Vault:
@@ -65,7 +62,7 @@ class Vault:
                 continue
             for entry in entries:
                 name = entry.name
-                if _is_hidden(name):
+                if name[0] == ".":  # hidden: .obsidian/, .git/, editors' temp files
                     continue
                 rel = prefix + name
                 try:
@@ -94,34 +91,39 @@ class Vault:
         notes: list[Note] = []
         fresh: list[tuple] = []
         parsed = reused = 0
+        from_cache = Note.from_cache
+        day = _Days()
         for f in files:
-            row = cached.get(f.path)
-            if row is not None and row[0] == f.size and row[1] == f.mtime_ns:
+            path = f.path
+            row = cached.get(path)
+            if row is not None and row[1] == f.size and row[2] == f.mtime_ns:
                 reused += 1
-                _size, _mtime, digest, has_block, title, meta_json, problem = row
-                if problem:
-                    problems.append(LoadProblem(f.path, problem))
-                else:
-                    notes.append(Note(note_id(f.path), f.path, title, decode_meta(meta_json),
-                                      bool(has_block), digest, f.size, f.mtime_ns, f.abs_path))
+                if row[7]:
+                    problems.append(LoadProblem(path, row[7]))
+                    continue
+                (_path, size, mtime_ns, digest, has_block, title, meta_json, _problem, created,
+                 last_reviewed, next_review, review_count, difficulty, mastery, tags, drills) = row
+                notes.append(from_cache(
+                    path, f.abs_path, size, mtime_ns, digest, bool(has_block), title, meta_json,
+                    day[created], day[last_reviewed], day[next_review], review_count, difficulty,
+                    mastery, decode_list(tags), decode_list(drills)))
                 continue
             parsed += 1
             try:
                 with open(f.abs_path, "rb") as fh:
                     raw = fh.read()
             except OSError as exc:
-                problems.append(LoadProblem(f.path, f"cannot read: {exc.strerror}"))
+                problems.append(LoadProblem(path, f"cannot read: {exc.strerror}"))
                 continue
-            result = _note_from_bytes(f.path, f.abs_path, raw, f.size, f.mtime_ns)
+            result = _note_from_bytes(path, f.abs_path, raw, f.size, f.mtime_ns)
             if isinstance(result, LoadProblem):
                 problems.append(result)
-                fresh.append((f.path, f.size, f.mtime_ns, None, None, None, None, result.reason))
+                fresh.append((path, f.size, f.mtime_ns) + problem_row(result.reason))
             else:
                 notes.append(result)
-                meta_json = encode_meta(result.meta)
-                if meta_json is not None:
-                    fresh.append((f.path, f.size, f.mtime_ns, result.content_hash,
-                                  int(result.has_block), result.title, meta_json, None))
+                values = note_row(result)
+                if values is not None:
+                    fresh.append((path, f.size, f.mtime_ns) + values)
         if self.cache:
             present = {f.path for f in files}
             self.cache.update(fresh, [path for path in cached if path not in present])
@@ -242,6 +244,14 @@ class Vault:
         from studyapp.atomic import atomic_write_bytes
 
         atomic_write_bytes(abs_path, old_bytes)
+
+
+class _Days(dict):
+    """`days[iso_text]` is that date (`days[None]` is None), each parsed once: notes share dates."""
+
+    def __missing__(self, text: str | None) -> date | None:
+        value = self[text] = None if text is None else date.fromisoformat(text)
+        return value
 
 
 def _stat_key(abs_path: Path) -> tuple:

@@ -1,0 +1,78 @@
+"""Pairings reach the user: `due --json` carries them and a drill pass counts toward the
+mastery of every note paired with that drill, declared or suggested."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from studyapp.cli import main
+from studyapp.context import build_context
+from studyapp.reviews import ReviewService
+
+NOW = "2026-03-10T12:00+00:00"
+BLOCK = """---
+created: '2026-03-01'
+last_reviewed: null
+next_review: '2026-03-01'
+review_count: 0
+difficulty: medium
+mastery_level: 0.0
+tags:
+- Attention
+related_outlines: []
+---
+"""
+SUGGESTED = BLOCK + """# 多头注意力怎么实现？
+
+## 面试标准答案
+
+把 d_model 拆成 num_heads 个头，每个头做缩放点积注意力，再拼接后过输出投影。
+
+```python
+scores = q @ k.transpose(-2, -1) / d_head ** 0.5
+scores = scores.masked_fill(torch.tril(torch.ones(n, n)) == 0, float("-inf"))
+```
+"""
+DECLARED = BLOCK.replace("related_outlines: []\n", "related_outlines: []\ndrills: [padding_mask]\n") + (
+    "# 填充掩码\n\n## 面试标准答案\n\n屏蔽 pad 的 key。\n")
+PLAIN = "Multi-head attention notes\n\nsplit_heads then scaled_dot_product_attention per head.\n"
+
+
+def make_vault(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / "attn").mkdir(parents=True)
+    (vault / "attn" / "mha.md").write_text(SUGGESTED, encoding="utf-8")
+    (vault / "attn" / "pad.md").write_text(DECLARED, encoding="utf-8")
+    (vault / "plain.md").write_text(PLAIN, encoding="utf-8")
+    return vault
+
+
+def test_due_json_lists_declared_and_suggested_drills(tmp_path, capsys):
+    vault = make_vault(tmp_path)
+    assert main(["due", "--json", "--vault", str(vault), "--now", NOW]) == 0
+    by_path = {item["path"]: item for item in json.loads(capsys.readouterr().out)}
+    assert by_path["attn/pad.md"]["drills"] == ["padding_mask"]
+    assert by_path["attn/pad.md"]["drills_source"] == "declared"
+    assert set(by_path["attn/mha.md"]["drills"]) >= {"sdpa", "mha", "causal_mask"}
+    assert by_path["attn/mha.md"]["drills_source"] == "suggested"
+    assert "mha" in by_path["plain.md"]["drills"]
+    assert "drills" not in (vault / "attn" / "mha.md").read_text(encoding="utf-8"), \
+        "suggestions are never written into the note"
+
+
+def test_a_drill_pass_counts_for_suggested_pairings_but_never_touches_plain_notes(tmp_path):
+    vault = make_vault(tmp_path)
+    plain_before = (vault / "plain.md").read_bytes()
+    ctx = build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=NOW)
+    with ReviewService(ctx) as service:
+        service.record_review("attn/mha.md", "good")
+        before = service.vault.read_note("attn/mha.md").mastery_level
+        service.store.record_drill_attempt(
+            "mha", "pass", attempted_at=datetime(2026, 3, 10, 12, tzinfo=timezone.utc))
+        changed = service.refresh_mastery("mha")
+        after = service.vault.read_note("attn/mha.md").mastery_level
+    assert changed == ["attn/mha.md"]
+    assert after > before
+    assert (vault / "plain.md").read_bytes() == plain_before
+    assert "drills" not in (vault / "attn" / "mha.md").read_text(encoding="utf-8")
