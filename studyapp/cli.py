@@ -17,6 +17,7 @@ from studyapp.errors import UserError
 COMMAND_MODULES = (
     "studyapp.commands.notes",
     "studyapp.commands.reviews",
+    "studyapp.commands.drills",
 )
 
 

@@ -11,8 +11,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("module", ["studyapp.grader.client", "studyapp.cli"])
+@pytest.mark.parametrize("module", ["studyapp.grader.client", "studyapp.commands.drills", "studyapp.cli"])
 def test_module_does_not_import_torch(module):
     code = f"import sys, {module}; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_listing_drills_does_not_import_torch(tmp_path):
+    code = ("import sys; from studyapp.cli import main; code = main(['--data-dir', sys.argv[1], 'drills']); "
+            "print(code, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "0 False"

@@ -42,15 +42,16 @@ def _is_output_limit(exc: BaseException) -> bool:
 
 
 def _raised_by_the_call(exc: BaseException, filename: str) -> bool:
-    """A TypeError with no learner frame was raised calling their code: the signature is wrong."""
+    """A TypeError about arguments, with no learner frame, was raised calling their code: the
+    signature is wrong (e.g. "takes 2 positional arguments but 4 were given")."""
     frames = traceback.extract_tb(exc.__traceback__)
-    return isinstance(exc, TypeError) and not any(f.filename == filename for f in frames)
+    return (isinstance(exc, TypeError) and "argument" in str(exc)
+            and not any(f.filename == filename for f in frames))
 
 
 def _signature(obj) -> str:
     try:
-        target = obj.__init__ if isinstance(obj, type) else obj
-        return f"{getattr(obj, '__name__', 'entry')}{inspect.signature(target)}"
+        return f"{getattr(obj, '__name__', 'entry')}{inspect.signature(obj)}"  # a class: its constructor
     except (TypeError, ValueError):
         return repr(obj)[:200]
 
@@ -63,6 +64,8 @@ def _stage_failure(exc: BaseException, filename: str) -> dict | None:
         return {"stage": "memory", "error": _error(exc, filename)}
     if _is_output_limit(exc):
         return {"stage": "output", "error": _error(exc, filename)}
+    if isinstance(exc, BlockingIOError) and exc.errno == errno.EAGAIN:  # fork() over RLIMIT_NPROC
+        return {"stage": "processes", "error": _error(exc, filename)}
     return None
 
 

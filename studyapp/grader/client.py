@@ -82,6 +82,9 @@ class GraderClient:
                 pass
 
     def close(self) -> None:
+        """Stop the worker; a submission still running is cancelled first, so it cleans up after it."""
+        if self._lock.locked():
+            self.cancel()
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -100,11 +103,14 @@ class GraderClient:
         self.close()
 
     def _exchange(self, job: dict, deadline: float) -> dict | None:
-        proc = self._proc
+        """Send one job and wait for its answer; None when the worker died, hung or was closed."""
         try:
-            proc.stdin.write((json.dumps(job) + "\n").encode())
-        except OSError:
+            return self._send_and_wait(self._proc, job, deadline)
+        except (OSError, ValueError):  # ValueError: close() shut the pipes from another thread
             return None
+
+    def _send_and_wait(self, proc: subprocess.Popen, job: dict, deadline: float) -> dict | None:
+        proc.stdin.write((json.dumps(job) + "\n").encode())
         with selectors.DefaultSelector() as selector:
             selector.register(proc.stdout, selectors.EVENT_READ)
             while True:

@@ -9,7 +9,10 @@ import signal
 from dataclasses import dataclass
 
 PR_SET_PDEATHSIG = 1
+PR_SET_KEEPCAPS = 8
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+CAP_DAC_READ_SEARCH = 2
 UNPRIVILEGED_UID = 65534  # "nobody": root ignores RLIMIT_NPROC, so a root worker drops to it
 
 
@@ -67,19 +70,39 @@ def tasks_of_user(uid: int) -> int:
 
 
 def drop_privileges(workdir: str) -> None:
-    """A root worker runs learner code as `nobody`: RLIMIT_NPROC then holds and the app's files are safe."""
+    """A root worker runs learner code as `nobody`: RLIMIT_NPROC then holds and the app's files are safe.
+
+    It keeps CAP_DAC_READ_SEARCH only, because the interpreter itself may live where `nobody`
+    cannot read (a pyenv under /root), and sets no_new_privs so no setuid program gives root back.
+    """
     if os.geteuid() != 0:
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
         return
     os.chown(workdir, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+    prctl(PR_SET_KEEPCAPS, 1)
     os.setgroups([])
     os.setgid(UNPRIVILEGED_UID)
     os.setuid(UNPRIVILEGED_UID)
+    _set_capabilities(1 << CAP_DAC_READ_SEARCH)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def _set_capabilities(mask: int) -> None:
+    """capset(2): exactly `mask` (capabilities 0-31) permitted and effective, nothing inheritable."""
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)(mask, mask, 0, 0, 0, 0)  # {effective, permitted, inheritable} x 2
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
 
 
 def apply_child_limits(limits: Limits, workdir: str, limit_memory: bool = True) -> None:
     """Run in the child before any learner code: own session, lower privileges, hard limits."""
     os.setsid()
-    drop_privileges(workdir)
+    try:
+        drop_privileges(workdir)
+    except PermissionError:
+        pass  # a container without CAP_SETUID: stay as we are; the wall clock and tree kill still hold
     die_with_parent()  # after setuid, which clears it
     os.chdir(workdir)
     os.environ["HOME"] = workdir

@@ -112,10 +112,11 @@ def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool],
 def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callable[[], bool],
              spare: frozenset[int], popen: subprocess.Popen | None = None) -> ChildRun:
     run = ChildRun()
-    pidfd = os.pidfd_open(pid)
+    pidfd = _open_pidfd(pid)
     poller = select.poll()
     poller.register(read_fd, select.POLLIN)
-    poller.register(pidfd, select.POLLIN)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
     data = bytearray()
     started = time.monotonic()
     deadline = started + STARTUP_LIMIT
@@ -128,29 +129,28 @@ def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callabl
         if now >= deadline:
             run.timed_out = True
             break
-        for fd, _ in poller.poll(min(deadline - now, 0.1) * 1000):
-            if fd == pidfd:
-                exited = True
+        events = poller.poll(min(deadline - now, 0.1 if pidfd is not None else 0.02) * 1000)
+        if not exited and (any(fd == pidfd for fd, _ in events) or (pidfd is None and _has_exited(pid))):
+            exited = True
+            if pidfd is not None:
                 poller.unregister(pidfd)
-                os.set_blocking(read_fd, False)  # what it wrote is in the pipe; its heirs may hold it open
-            if eof:
-                continue
-            while True:
-                try:
-                    chunk = os.read(read_fd, 1 << 20)
-                except BlockingIOError:
-                    chunk = None
-                if chunk:
-                    data += chunk
-                    if not ready and data[:1] == READY:
-                        ready = True
-                        started = time.monotonic()
-                        deadline = started + limits.timeout
-                if chunk == b"" or (chunk is None and exited):
-                    eof = True  # drained; whatever still holds the pipe is killed below
-                    poller.unregister(read_fd)
-                if not exited or eof:
-                    break
+            os.set_blocking(read_fd, False)  # what it wrote is in the pipe; its heirs may hold it open
+        while not eof and (exited or any(fd == read_fd for fd, _ in events)):
+            try:
+                chunk = os.read(read_fd, 1 << 20)
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                data += chunk
+                if not ready and data[:1] == READY:
+                    ready = True
+                    started = time.monotonic()
+                    deadline = started + limits.timeout
+            if chunk == b"" or (chunk is None and exited):
+                eof = True  # drained; whatever still holds the pipe is killed below
+                poller.unregister(read_fd)
+            if not exited:
+                break  # one read per readiness event while it runs
         if len(data) > MAX_RESULT_BYTES:
             run.too_much_data = True
             break
@@ -168,7 +168,8 @@ def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callabl
         popen.returncode = os.waitstatus_to_exitcode(status)
     run.exit_code = os.waitstatus_to_exitcode(status)
     run.leftovers = not kill_descendants(spare)
-    os.close(pidfd)
+    if pidfd is not None:
+        os.close(pidfd)
     os.close(read_fd)
     if ready and not (run.timed_out or run.cancelled or run.too_much_data) and len(data) > 1:
         run.outcome = bytes(data[1:])
@@ -176,6 +177,19 @@ def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callabl
     run.output = capture.read(limits.output_cap)
     capture.close()
     return run
+
+
+def _open_pidfd(pid: int) -> int | None:
+    """A descriptor that polls readable when `pid` exits (Linux >= 5.3); None means poll its state."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _has_exited(pid: int) -> bool:
+    """Whether the child has exited, leaving it to be reaped (and its status read) later."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
 def load_outcome(raw: bytes) -> dict:

@@ -39,7 +39,7 @@ def describe_exit(exit_code: int) -> tuple[str, str]:
             return ("crashed with a segmentation fault (SIGSEGV)",
                     "The process died inside native code, e.g. through ctypes or an out-of-bounds access.")
         if sig == signal.SIGKILL:
-            return ("was killed (SIGKILL), most likely for using too much memory", "")
+            return ("was killed (SIGKILL): out of memory, or it killed itself", "")
         if sig == signal.SIGXCPU:
             return ("used more CPU time than allowed", "The CPU-time backstop stopped it: an infinite loop?")
         return (f"was killed by {sig.name}", "")

@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 
 from studyapp.grader import verdicts
-from studyapp.grader.limits import Limits, become_subreaper, die_with_parent
+from studyapp.grader.limits import Limits, become_subreaper
 
 KERNELS_ENV = "STUDYAPP_GRADER_KERNELS"
 """Tests only: load drills from this folder instead of the bundled kernels/."""
@@ -165,6 +165,9 @@ class Worker:
         if stage == "output":
             return error(f"your code printed more than the output limit ({limits.output_cap >> 10} KiB)",
                          "Remove the prints in loops; the output below is truncated.")
+        if stage == "processes":
+            return error(f"your code started too many processes (limit {limits.extra_processes})",
+                         "Drills need no processes or threads of their own: a fork bomb?")
         if stage == "unsendable":
             return error("returned something the grader cannot read back", outcome["message"])
         if stage != "ran":
@@ -209,11 +212,11 @@ def _forward_cancel(worker: Worker):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     signal.signal(signal.SIGUSR1, _on_cancel)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the CLI/TUI; they close us
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # a stray print (ours, torch's) must never corrupt the protocol
-    die_with_parent()
-    if os.getppid() == 1:
-        return 0
+    # No PR_SET_PDEATHSIG here: it fires when the *thread* that started us ends (a TUI worker
+    # thread), not the client process. When the client goes, stdin reaches EOF and we leave.
     become_subreaper()
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
@@ -231,7 +234,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         result = worker.handle(job)
         result["file"] = str(job.get("file"))
-        protocol.write(json.dumps({"id": job.get("id"), "verdict": result}) + "\n")
+        try:
+            protocol.write(json.dumps({"id": job.get("id"), "verdict": result}) + "\n")
+        except BrokenPipeError:
+            break  # the client is gone
+
     if worker.cuda_worker is not None:
         worker.cuda_worker.stdin.close()
         worker.cuda_worker.wait()

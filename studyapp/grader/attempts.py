@@ -1,0 +1,42 @@
+"""After a grade: log the attempt in the review database and, when the drill's status changes,
+refresh `mastery_level` in the notes that list the drill (mastery counts passed drills)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def record_attempt(ctx, verdict: dict) -> None:
+    """Log one graded submission (status, summary, time taken, file) at `ctx.now()`."""
+    from studyapp.store import Store
+
+    with Store.open(ctx.paths) as store:
+        before = store.drill_status().get(verdict["drill"])
+        store.record_drill_attempt(
+            verdict["drill"], verdict["status"], summary=verdict["summary"],
+            duration_ms=int(verdict["seconds"] * 1000), file_path=verdict["file"],
+            attempted_at=ctx.now())
+        after = store.drill_status().get(verdict["drill"])
+    if after != before:
+        _refresh_mastery(ctx, verdict["drill"])
+
+
+def _refresh_mastery(ctx, drill_id: str) -> None:
+    from studyapp.errors import UserError
+    from studyapp.reviews import ReviewService
+
+    try:
+        with ReviewService(ctx) as service:
+            service.refresh_mastery(drill_id)
+    except (UserError, OSError) as exc:  # the grade stands; the notes can catch up next time
+        print(f"studyapp: warning: could not update mastery in your notes: {exc}", file=sys.stderr)
+
+
+def drill_status(paths) -> dict[str, str]:
+    """{drill id: "passed" | "failing"} for attempted drills; missing ids are "not started"."""
+    if not paths.database_file.exists():
+        return {}  # listing drills never creates the database
+    from studyapp.store import Store
+
+    with Store.open(paths) as store:
+        return store.drill_status()

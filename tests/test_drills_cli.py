@@ -1,0 +1,141 @@
+"""`studyapp drills/start/grade/watch` as a user runs them: output shapes and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BANK = ROOT / "tests" / "drill_bank"
+RIGHT = BANK / "sdpa" / "right" / "masked_fill_inf.py"
+WRONG = BANK / "sdpa" / "wrong" / "no_scaling.py"
+
+
+def studyapp(*args: str, data_dir: Path, **kw) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "studyapp", "--data-dir", str(data_dir), *args],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120, **kw)
+
+
+def test_drills_lists_every_drill_as_not_started(tmp_path):
+    out = studyapp("drills", "--json", data_dir=tmp_path)
+    assert out.returncode == 0, out.stderr
+    drills = json.loads(out.stdout)
+    assert [d["id"] for d in drills] == ["sdpa", "causal_mask", "padding_mask", "mha"]
+    assert all(d["status"] == "not started" and d["title"] and d["tags"] for d in drills)
+
+
+def test_start_writes_the_starter_once_and_never_overwrites(tmp_path):
+    workspace = tmp_path / "ws"
+    first = studyapp("start", "causal_mask", "--workspace", str(workspace), data_dir=tmp_path)
+    target = workspace / "causal_mask.py"
+    assert first.returncode == 0 and first.stdout.strip() == str(target)
+    assert "NotImplementedError" in target.read_text()
+    target.write_text("# my work in progress\n")
+    again = studyapp("start", "causal_mask", "--workspace", str(workspace), data_dir=tmp_path)
+    assert again.returncode == 0 and again.stdout.strip() == str(target)
+    assert target.read_text() == "# my work in progress\n"
+    assert "already exists" in again.stderr
+
+
+def test_start_defaults_to_the_data_dirs_workspace(tmp_path):
+    out = studyapp("start", "mha", data_dir=tmp_path)
+    assert Path(out.stdout.strip()) == tmp_path.resolve() / "workspace" / "mha.py"
+
+
+def test_grade_json_is_an_array_in_argument_order_and_records_attempts(tmp_path):
+    starter = tmp_path / "starter.py"
+    starter.write_text((ROOT / "kernels" / "starters" / "sdpa.py").read_text())
+    out = studyapp("grade", "sdpa", str(WRONG), str(RIGHT), str(starter), "--json",
+                   "--device", "cpu", "--timeout", "5", data_dir=tmp_path)
+    assert out.returncode == 1, out.stderr
+    verdicts = json.loads(out.stdout)
+    assert [v["file"] for v in verdicts] == [str(WRONG), str(RIGHT), str(starter)]
+    assert [v["status"] for v in verdicts] == ["fail", "pass", "error"]
+    for v in verdicts:
+        assert set(v) >= {"drill", "file", "status", "summary", "hint", "device", "seconds", "checks"}
+        assert v["drill"] == "sdpa" and v["device"] == "cpu"
+        assert all(set(c) >= {"name", "tier", "status", "message"} for c in v["checks"])
+    listed = json.loads(studyapp("drills", "--json", data_dir=tmp_path).stdout)
+    assert {d["id"]: d["status"] for d in listed}["sdpa"] == "passed"
+
+
+def test_grade_exits_0_when_every_file_passes_and_prints_a_readable_verdict(tmp_path):
+    out = studyapp("grade", "sdpa", str(RIGHT), "--device", "cpu", data_dir=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"PASS  {RIGHT}")
+    assert "values float32" in out.stdout
+
+
+def test_a_failing_grade_shows_the_checks_and_the_hint(tmp_path):
+    out = studyapp("grade", "sdpa", str(WRONG), "--device", "cpu", data_dir=tmp_path)
+    assert out.returncode == 1
+    assert out.stdout.startswith(f"FAIL  {WRONG}")
+    assert "hint: " in out.stdout and "fail  values float32" in out.stdout
+    listed = json.loads(studyapp("drills", "--json", data_dir=tmp_path).stdout)
+    assert {d["id"]: d["status"] for d in listed}["sdpa"] == "failing"
+
+
+@pytest.mark.parametrize("args", [
+    ("grade", "no_such_drill", str(RIGHT)),
+    ("grade", "sdpa", "missing_file.py"),
+    ("grade", "sdpa", str(RIGHT), "--timeout", "0"),
+    ("grade", "sdpa", str(RIGHT), "--device", "tpu"),
+    ("start", "no_such_drill"),
+])
+def test_usage_errors_exit_2_without_a_traceback(tmp_path, args):
+    out = studyapp(*args, data_dir=tmp_path)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and out.stderr.strip()
+
+
+def test_watch_regrades_on_save_and_exits_cleanly_on_ctrl_c(tmp_path):
+    solution = tmp_path / "sdpa.py"
+    solution.write_text(WRONG.read_text())
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "studyapp", "--data-dir", str(tmp_path), "watch", "sdpa", str(solution),
+         "--device", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        lines = []
+        def read_until(prefix: str) -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                line = proc.stdout.readline()
+                lines.append(line)
+                if line.startswith(prefix):
+                    return
+            pytest.fail("".join(lines))
+        read_until("FAIL")
+        read_until("watching")
+        time.sleep(0.5)
+        solution.write_text(RIGHT.read_text())
+        read_until("PASS")
+        read_until("watching")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_first_pass_updates_mastery_in_the_notes_that_list_the_drill(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    note = vault / "attention.md"
+    note.write_text("---\ntitle: Attention by hand\ntags: [attention]\ndrills: [sdpa]\n"
+                    "review_count: 0\nmastery_level: 0.0\n---\n\nSoftmax of scaled scores, then weights times values.\n")
+    untouched = vault / "other.md"
+    untouched.write_text("---\ntitle: Unrelated\ntags: [misc]\nmastery_level: 0.0\n---\n\nNothing to do with drills.\n")
+    before = untouched.read_bytes()
+    out = studyapp("--vault", str(vault), "grade", "sdpa", str(RIGHT), "--device", "cpu", data_dir=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "mastery_level: 0.25" in note.read_text()
+    assert untouched.read_bytes() == before

@@ -1,0 +1,100 @@
+"""The CUDA path: a sub-worker that owns CUDA and spawns a fresh child per submission.
+
+The spawn mechanics are exercised on CPU too (a `--cuda` worker given CPU jobs), so they are
+tested on every machine; the real CUDA tests skip without a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client
+from studyapp.grader.processes import descendants
+from studyapp.grader.worker import KERNELS_ENV
+
+torch = pytest.importorskip("torch")
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@pytest.fixture(scope="module")
+def spawning_worker():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env[KERNELS_ENV] = str(FAKE_KERNELS)
+    proc = subprocess.Popen([sys.executable, "-m", "studyapp.grader.worker", "--cuda"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    yield proc
+    proc.stdin.close()
+    proc.wait(timeout=10)
+
+
+def ask(proc, path, timeout=3.0) -> dict:
+    job = {"id": time.monotonic_ns(), "drill": "add", "file": str(path), "device": "cpu", "timeout": timeout}
+    proc.stdin.write(json.dumps(job) + "\n")
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())["verdict"]
+
+
+@pytest.mark.parametrize("source, status, summary", [
+    ("def add(a, b):\n    return a + b\n", "pass", "all checks pass"),
+    ("def add(a, b):\n    return a * b\n", "fail", "values differ"),
+    ("def add(a, b):\n    while True:\n        pass\n", "error", "timed out after 3 s"),
+    ("import ctypes\ndef add(a, b):\n    ctypes.string_at(0)\n", "error", "segmentation fault"),
+    ("import subprocess\ndef add(a, b):\n    subprocess.Popen(['sleep', '100'], start_new_session=True)\n"
+     "    return a + b\n", "pass", "all checks pass"),
+])
+def test_spawned_children_are_sandboxed_like_forked_ones(spawning_worker, tmp_path, source, status, summary):
+    path = tmp_path / "s.py"
+    path.write_text(source)
+    started = time.monotonic()
+    verdict = ask(spawning_worker, path)
+    assert verdict["status"] == status and summary in verdict["summary"], verdict
+    assert time.monotonic() - started < 3.0 + 30  # the limit counts from the child's READY, after torch's import
+    assert descendants(spawning_worker.pid) == set()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on machines without CUDA")
+def test_asking_for_cuda_without_a_gpu_is_a_clear_error(tmp_path):
+    path = tmp_path / "s.py"
+    path.write_text("def add(a, b):\n    return a + b\n")
+    with fake_drill_client() as grader:
+        verdict = grader.grade("add", path, device="cuda")
+        assert verdict["status"] == "error" and "CUDA is not available" in verdict["summary"]
+        assert grader.grade("add", path, device="auto")["device"] == "cpu"
+
+
+@needs_gpu
+@pytest.mark.gpu
+def test_cuda_submissions_get_cuda_tensors_and_the_cpu_worker_stays_fork_safe(tmp_path):
+    path = tmp_path / "s.py"
+    path.write_text("def add(a, b):\n    assert a.is_cuda and b.is_cuda\n    return a + b\n")
+    with fake_drill_client() as grader:
+        for device in ("cuda", "auto", "cuda"):
+            verdict = grader.grade("add", path, device=device)
+            assert verdict["status"] == "pass" and verdict["device"] == "cuda", verdict
+        loop = tmp_path / "loop.py"
+        loop.write_text("def add(a, b):\n    while True:\n        pass\n")
+        assert "timed out" in grader.grade("add", loop, device="cuda", timeout=2)["summary"]
+        cpu = tmp_path / "cpu.py"
+        cpu.write_text("def add(a, b):\n    assert not a.is_cuda\n    return a + b\n")
+        assert grader.grade("add", cpu, device="cpu")["status"] == "pass"
+
+
+@needs_gpu
+@pytest.mark.gpu
+def test_real_drills_pass_and_fail_on_cuda():
+    from studyapp.grader.client import GraderClient
+
+    bank = ROOT / "tests" / "drill_bank"
+    with GraderClient() as grader:
+        for drill_id in ("sdpa", "mha", "causal_mask", "padding_mask"):
+            for path in sorted((bank / drill_id / "right").glob("*.py"))[:2]:
+                verdict = grader.grade(drill_id, path, device="cuda")
+                assert verdict["status"] == "pass" and verdict["device"] == "cuda", verdict
+        wrong = grader.grade("sdpa", bank / "sdpa" / "wrong" / "no_scaling.py", device="cuda")
+        assert wrong["status"] == "fail"

@@ -1,0 +1,75 @@
+"""The real drills through the sandbox: starters fail, and every bank file gets the same verdict
+as trusted in-process grading with the same seed (the sandbox changes where code runs, not what
+it is judged to be)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from studyapp.grader.client import GraderClient  # noqa: E402
+from studyapp.kernels_loader import load_kernels  # noqa: E402
+
+BANK = Path(__file__).parent / "drill_bank"
+BANK_FILES = sorted(p for p in BANK.glob("*/*/*.py") if p.parent.name in ("right", "wrong"))
+SEED = 12345
+
+
+def _without_tracebacks(text: str) -> str:
+    """Tracebacks differ on purpose: in-process they show grader frames, sandboxed only the learner's."""
+    return "\n".join(line for line in text.splitlines()
+                     if line.strip() and not line.startswith((" ", "Traceback (most recent call last)")))
+
+
+@pytest.fixture(scope="module")
+def grader():
+    with GraderClient(timeout=10.0) as client:
+        yield client
+
+
+@pytest.mark.parametrize("drill_id", ["sdpa", "causal_mask", "padding_mask", "mha"])
+def test_every_starter_fails_in_the_sandbox(grader, drill_id):
+    starter = load_kernels().DRILLS[drill_id].starter_path
+    verdict = grader.grade(drill_id, starter, device="cpu")
+    assert verdict["status"] in ("error", "fail")
+    assert "NotImplementedError" in verdict["summary"]
+
+
+@pytest.mark.parametrize("path", BANK_FILES, ids=lambda p: "/".join(p.parts[-3:]))
+def test_bank_file_gets_the_in_process_verdict(grader, path):
+    drill_id, kind = path.parts[-3], path.parts[-2]
+    sandboxed = grader.grade(drill_id, path, device="cpu", seed=SEED)
+    trusted = load_kernels().grade_in_process(drill_id, path, seed=SEED, device="cpu")
+    assert sandboxed["status"] == ("pass" if kind == "right" else trusted["status"])
+    assert (sandboxed["status"] == "pass") == (kind == "right"), sandboxed
+    assert sandboxed["summary"] == trusted["summary"]
+    assert _without_tracebacks(sandboxed["hint"]) == _without_tracebacks(trusted["hint"])
+    assert [c["status"] for c in sandboxed["checks"]] == [c["status"] for c in trusted["checks"]]
+
+
+@pytest.mark.parametrize("source, status, words", [
+    ("def scaled_dot_product_attention(Q, K, V, mask=None):\n    return None\n", "fail", "NoneType"),
+    ("def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q.numpy()\n", "fail", "numpy"),
+    ("def scaled_dot_product_attention(Q, K):\n    return Q\n", "error", "wrong signature"),
+    ("def attention(Q, K, V, mask=None):\n    return Q\n", "error", "no function or class named"),
+    ("import torch\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n    while True:\n        pass\n",
+     "error", "timed out"),
+])
+def test_the_real_judge_and_the_sandbox_name_broken_submissions(grader, tmp_path, source, status, words):
+    path = tmp_path / "sdpa.py"
+    path.write_text(source)
+    verdict = grader.grade("sdpa", path, device="cpu", timeout=2.0)
+    assert verdict["status"] == status, verdict
+    assert words in verdict["summary"] + " " + verdict["hint"], verdict
+
+
+def test_a_module_with_the_wrong_constructor_gets_a_wrong_signature_verdict(grader, tmp_path):
+    path = tmp_path / "mha.py"
+    path.write_text("import torch\n\nclass MultiHeadAttention(torch.nn.Module):\n"
+                    "    def __init__(self, d_model):\n        super().__init__()\n")
+    verdict = grader.grade("mha", path, device="cpu")
+    assert verdict["status"] == "error"
+    assert verdict["summary"].startswith("wrong signature: MultiHeadAttention(d_model)"), verdict

@@ -1,0 +1,59 @@
+"""The parent's wait loop, with and without pidfd (kernels before 5.3 lack it): results are read
+whole, a silent child times out, and a child's heir holding the pipe does not stall the wait."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from studyapp.grader import sandbox
+from studyapp.grader.limits import Limits
+
+
+@pytest.fixture(params=["pidfd", "polling"])
+def wait_mode(request, monkeypatch):
+    if request.param == "polling":
+        monkeypatch.setattr(sandbox, "_open_pidfd", lambda pid: None)
+    elif sandbox._open_pidfd(os.getpid()) is None:
+        pytest.skip("no pidfd on this kernel")
+    return request.param
+
+
+def test_a_large_result_arrives_whole(wait_mode):
+    payload = os.urandom(3 << 20)  # far larger than a pipe's buffer
+
+    def child_main(fd: int) -> None:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view):]
+        os._exit(0)
+
+    run = sandbox.run_forked(child_main, Limits(timeout=5), lambda: False)
+    assert run.outcome == payload and run.exit_code == 0 and not run.timed_out
+
+
+def test_a_silent_child_times_out(wait_mode):
+    def child_main(fd: int) -> None:
+        while True:
+            time.sleep(1)
+
+    started = time.monotonic()
+    run = sandbox.run_forked(child_main, Limits(timeout=0.5), lambda: False)
+    assert run.timed_out and run.outcome is None
+    assert time.monotonic() - started < 3
+
+
+def test_an_heir_holding_the_pipe_does_not_stall_the_wait(wait_mode):
+    def child_main(fd: int) -> None:
+        if os.fork() == 0:  # keeps the pipe's write end open, sleeping
+            time.sleep(30)
+            os._exit(0)
+        os.write(fd, b"done")
+        os._exit(0)
+
+    started = time.monotonic()
+    run = sandbox.run_forked(child_main, Limits(timeout=10), lambda: False)
+    assert run.outcome == b"done" and not run.timed_out
+    assert time.monotonic() - started < 3
