@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -44,7 +45,7 @@ class StudyApp(App):
     """Review notes and practise drills; every screen reads through one `session` object."""
 
     TITLE = "studyapp"
-    CSS_PATH = "studyapp.tcss"
+    CSS_PATH = Path(__file__).with_name("studyapp.tcss")  # absolute: subclasses live elsewhere
     # Screens are built on first visit so start-up pays only for Today (Stats imports plotext).
     MODES = {
         "today": _today_screen,
