@@ -193,3 +193,17 @@ print("ok")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "ok"
+
+
+async def test_a_grader_crash_is_a_notification(app, ctx):
+    stub = StubGrader()
+    stub.grade = lambda *a, **k: {"status": "error", "summary": "the grader stopped unexpectedly",
+                                  "detail": "worker log: Killed", "hint": "", "checks": [], "seconds": 1.0}
+    app.session._grader = stub
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert "ERROR" in str(screen.query_one("#grade-status", Static).render())
+        assert "worker log: Killed" in str(screen.query_one("#hint", Static).render())
+        assert any(n.severity == "error" and "stopped unexpectedly" in n.message for n in app._notifications)

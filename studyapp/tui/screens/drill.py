@@ -18,6 +18,8 @@ from studyapp.tui.screens.base import StudyScreen
 
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
 STATUS_LINE = {"pass": "[b green]PASS[/]", "fail": "[b red]FAIL[/]", "error": "[b red]ERROR[/]"}
+GRADER_FAILURES = ("the grader stopped unexpectedly", "internal grader error")
+"""Summaries the grader gives when it failed itself (not the learner's code): also notified."""
 
 
 class DrillScreen(StudyScreen):
@@ -149,8 +151,16 @@ class DrillScreen(StudyScreen):
                 escape(str(check.get("name", ""))),
                 escape(str(check.get("message", ""))),
             )
-        hint = verdict.get("hint") or ""
-        self.query_one("#hint", Static).update(f"[b]Hint:[/b] {escape(hint)}" if hint else "")
+        parts = []
+        if verdict.get("hint"):
+            parts.append(f"[b]Hint:[/b] {escape(verdict['hint'])}")
+        if verdict.get("detail"):
+            parts.append(escape(verdict["detail"]))
+        if verdict.get("output"):
+            parts.append("[b]Output:[/b]\n" + escape(verdict["output"]))
+        self.query_one("#hint", Static).update("\n\n".join(parts))
+        if status == "error" and verdict.get("summary") in GRADER_FAILURES:
+            self.notify(f"{verdict['summary']}: {verdict.get('detail', '')[-300:]}", title="Grader", severity="error")
 
     def on_worker_state_changed(self, event) -> None:
         from textual.worker import WorkerState
