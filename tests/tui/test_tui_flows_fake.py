@@ -48,6 +48,12 @@ async def test_review_reveal_rate_undo_and_again_returns(ctx, tmp_path):
         assert screen.card.path == first.path and not screen.revealed
         await pilot.press("ctrl+z")  # nothing left to undo: the screen stays on the same card
         assert screen.card.path == first.path
+        await pilot.press("space")
+        await pilot.click("#rate-4")  # the mouse rates too
+        assert session.calls[-1] == ("rate", first.path, 4)
+        await pilot.press("space")  # a click must not steal the keyboard from the screen
+        assert screen.revealed
+        await pilot.press("u")
         await pilot.press("space", "3", "space", "3")
         await settle(pilot)
         assert screen.card is None and screen.finished

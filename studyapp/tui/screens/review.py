@@ -59,7 +59,9 @@ class ReviewScreen(StudyScreen):
             yield Static("", id="review-summary")
             with Horizontal(id="ratings"):
                 for rating, label in RATING_LABELS.items():
-                    yield Button(f"{rating} {label}", id=f"rate-{rating}", classes=f"rating rating-{rating}")
+                    button = Button(f"{rating} {label}", id=f"rate-{rating}", classes=f"rating rating-{rating}")
+                    button.can_focus = False  # keys always mean the screen's bindings; clicks still rate
+                    yield button
         yield Footer()
 
     def on_mount(self) -> None:
