@@ -103,6 +103,15 @@ def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     return torch.equal(a, b)
 
 
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Index of element `flat` in a tensor of `shape` (torch.unravel_index imports sympy: ~0.7 s)."""
+    index = []
+    for size in reversed(shape):
+        flat, rem = divmod(flat, size)
+        index.append(rem)
+    return tuple(reversed(index))
+
 def compare_values(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float,
                    ignore_rows: torch.Tensor | None = None):
     """Check |actual - expected| <= atol + rtol |expected| elementwise, like assert_close.
@@ -122,7 +131,7 @@ def compare_values(actual: torch.Tensor, expected: torch.Tensor, rtol: float, at
     flat = int(torch.argmax(error).item()) if error.numel() else 0
     if error.numel() and not bool(torch.isfinite(error.reshape(-1)[flat])):
         flat = int(torch.argmax(torch.isinf(error).reshape(-1).to(torch.int8)).item())
-    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), e.shape)) if e.numel() else ()
+    index = _unravel(flat, tuple(e.shape)) if e.numel() else ()
     ok = bool((excess <= 0).all())
     largest = float(error.reshape(-1)[flat]) if e.numel() else 0.0
     return ok, largest, index, (float(a[index]) if e.numel() else 0.0), (float(e[index]) if e.numel() else 0.0)

@@ -139,3 +139,71 @@ def test_a_first_pass_updates_mastery_in_the_notes_that_list_the_drill(tmp_path)
     assert out.returncode == 0, out.stderr
     assert "mastery_level: 0.25" in note.read_text()
     assert untouched.read_bytes() == before
+
+
+def test_ctrl_c_during_a_grade_stops_everything_quickly(tmp_path):
+    loop = tmp_path / "loop.py"
+    loop.write_text("def scaled_dot_product_attention(Q, K, V, mask=None):\n    while True:\n        pass\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "studyapp", "--data-dir", str(tmp_path), "grade", "sdpa",
+                             str(loop), "--device", "cpu", "--timeout", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _grandchildren(proc.pid):
+        time.sleep(0.1)  # until the worker has forked the submission's child
+    time.sleep(0.5)
+    stopped = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 130
+    assert time.monotonic() - stopped < 4
+    time.sleep(0.5)
+    marker = f"STUDYAPP_DATA_DIR={os.environ['STUDYAPP_DATA_DIR']}".encode()  # unique to this test
+    assert not [pid for pid in _all_pids() if marker in _environ(pid)]
+
+
+def _all_pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def _grandchildren(pid: int) -> list[int]:
+    children = [p for p in _all_pids() if _parent(p) == pid]
+    return [p for p in _all_pids() if _parent(p) in children]
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_drills_json_lists_the_notes_each_drill_trains(tmp_path):
+    """On the seeded starter deck every card declares its drills, so the inverse is known."""
+    import yaml
+
+    expected: dict[str, set[str]] = {}
+    for card in (ROOT / "cards").rglob("*.md"):
+        if card.name.startswith("README"):
+            continue
+        meta = yaml.safe_load(card.read_text(encoding="utf-8").split("---\n")[1])
+        for drill in meta.get("drills") or []:
+            expected.setdefault(drill, set()).add(card.relative_to(ROOT / "cards").as_posix())
+    out = studyapp("drills", "--json", data_dir=tmp_path)
+    assert out.returncode == 0, out.stderr
+    listed = {d["id"]: set(d["notes"]) for d in json.loads(out.stdout)}
+    assert listed == {drill: expected.get(drill, set()) for drill in listed}
+    assert all(listed.values()), "every drill trains at least one starter card"

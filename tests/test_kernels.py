@@ -107,3 +107,14 @@ def test_missing_scaling_is_caught_on_every_fresh_seed():
     for seed in range(200, 220):
         verdict = kernels.grade_in_process("sdpa", path, seed=seed)
         assert verdict["status"] == "fail" and verdict["mistake"] == "no_scaling", seed
+
+
+def test_unravel_matches_torch():
+    import torch
+
+    from studyapp_kernels.grading import _unravel
+
+    for shape in [(3, 4, 5), (1,), (2, 1, 3), (7,)]:
+        for flat in range(torch.Size(shape).numel()):
+            expected = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape))
+            assert _unravel(flat, shape) == expected

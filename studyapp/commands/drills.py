@@ -73,16 +73,30 @@ def list_drills(args, ctx) -> int:
     from studyapp.grader.attempts import drill_status
 
     status = drill_status(ctx.paths)
+    paired = _paired_notes(ctx)
     rows = [{"id": info.id, "title": info.title, "tags": list(info.tags), "entry": info.entry,
-             "status": status.get(info.id, "not started"), "statement": info.statement}
+             "status": status.get(info.id, "not started"), "statement": info.statement,
+             "notes": paired.get(info.id, [])}
             for info in _catalog().values()]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     width = max(len(r["id"]) for r in rows)
     for r in rows:
-        print(f"{r['id']:<{width}}  {r['status']:<11}  {r['title']}  [{', '.join(r['tags'])}]")
+        print(f"{r['id']:<{width}}  {r['status']:<11}  {r['title']}  [{', '.join(r['tags'])}]"
+              f"  {len(r['notes'])} note(s)")
     return 0
+
+
+def _paired_notes(ctx) -> dict[str, list[str]]:
+    """Drill id -> paths of the vault's notes it trains (declared or suggested pairings)."""
+    from studyapp.pairing import notes_by_drill
+    from studyapp.vault import Vault
+
+    snapshot = Vault(ctx.paths.vault_dir, cache_file=ctx.paths.cache_file).load()
+    for problem in snapshot.problems:
+        print(f"studyapp: skipped {problem.path}: {problem.reason}", file=sys.stderr)
+    return notes_by_drill({note.path: note.pairing() for note in snapshot.notes})
 
 
 def start_drill(args, ctx) -> int:

@@ -62,7 +62,11 @@ class GraderClient:
             self._next_id += 1
             job = {"id": self._next_id, "drill": drill_id, "file": str(Path(path).absolute()),
                    "device": device, "timeout": timeout, "seed": seed, "memory_mb": self.memory_mb}
-            answer = self._exchange(job, deadline=started + timeout + STARTUP_ALLOWANCE)
+            try:
+                answer = self._exchange(job, deadline=started + timeout + STARTUP_ALLOWANCE)
+            except BaseException:  # Ctrl-C in the CLI: stop the child now so closing is quick and clean
+                self.cancel()
+                raise
             if answer is None:
                 summary = "cancelled" if self._cancelled else "the grader stopped unexpectedly"
                 answer = error_verdict(drill_id, str(path), device, summary, self._log_tail(),
