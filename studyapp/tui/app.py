@@ -105,6 +105,9 @@ class StudyApp(App):
 
     def on_vault_load_failed(self, message: VaultLoadFailed) -> None:
         self.notify(message.reason, title="Could not load the vault", severity="error", timeout=30)
+        show = getattr(self.screen, "show_load_error", None)
+        if show is not None:
+            show(message.reason)
 
     def _refresh_current_screen(self) -> None:
         refresh = getattr(self.screen, "refresh_data", None)

@@ -153,3 +153,20 @@ async def test_navigate_to_stats_draws_the_history(ctx, vault):
         heatmap = app.screen.query_one("#stats-heatmap", Heatmap)
         assert sum(heatmap.counts.values()) == 1
         assert "1 review in" in str(heatmap.render())
+
+
+async def test_a_vault_that_cannot_load_is_a_notification(tmp_path):
+    from studyapp.context import build_context
+
+    from .conftest import FROZEN_NOW
+
+    ctx = build_context(vault=str(tmp_path / "missing"), data_dir=str(tmp_path / "data"), now=FROZEN_NOW, seed=False)
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert not app.session_ready
+        assert any(n.severity == "error" for n in app._notifications)
+        assert "Could not load the vault" in str(app.screen.query_one("#today-hint", Static).render())
+        await pilot.press("r")  # nothing to review yet: a hint, not a crash
+        await settle(pilot)
+        assert not isinstance(app.screen, ReviewScreen)

@@ -6,6 +6,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
 from textual.widgets import Footer, Header, Static
 
 from studyapp.tui.messages import TodayComputed
@@ -59,6 +60,9 @@ class TodayScreen(StudyScreen):
     def compute_summary(self) -> None:
         self.post_message(TodayComputed(self.session.today()))
 
+    def show_load_error(self, reason: str) -> None:
+        self.query_one("#today-hint", Static).update(f"[red]Could not load the vault:[/] {escape(reason)}")
+
     def on_today_computed(self, message: TodayComputed) -> None:
         s = message.summary
         self.query_one("#due-now", Figure).show(str(s.due_now))
@@ -77,7 +81,7 @@ class TodayScreen(StudyScreen):
         self.query_one("#today-heatmap", Heatmap).set_data(s.heatmap, self.app.ctx.today())
         self.query_one("#today-mastery", MasteryBars).rows = s.mastery_by_tag
         if s.drills:
-            lines = [f"{_status_mark(d.status)} {d.title}  [dim]{d.status}[/]" for d in s.drills]
+            lines = [f"{_status_mark(d.status)} {escape(d.title)}  [dim]{d.status}[/]" for d in s.drills]
             drills = "\n".join(lines)
         else:
             drills = "[dim]No drills paired with today's notes.[/]"
