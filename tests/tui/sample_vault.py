@@ -64,6 +64,12 @@ related_outlines: []
 """,
 }
 
+NOTES["基础/cls.md"] = """# [CLS] 向量代表什么?
+
+## 答案
+句子级别的汇总表示, 常用于分类头。
+"""
+
 BROKEN = {"基础/坏掉的.md": "---\ntags: [unclosed\n---\n# 坏\n"}
 
 

@@ -134,9 +134,11 @@ async def test_notes_lists_notes_and_problems(ctx, vault):
         await pilot.press("n")
         await settle(pilot)
         table = app.screen.query_one("#note-table", DataTable)
-        assert table.row_count == 3
+        assert table.row_count == 4
         problems = str(app.screen.query_one("#note-problems", Static).render())
         assert "坏掉的.md" in problems
+        titles = [str(table.get_row(key)[3]) for key in table.rows]
+        assert "[CLS] 向量代表什么?" in titles  # brackets in a title are text, not markup
         app.screen.query_one("#note-filter").value = "layernorm"
         await settle(pilot)
         assert table.row_count == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -148,8 +149,8 @@ class DrillScreen(StudyScreen):
         for check in verdict.get("checks", []):
             table.add_row(
                 CHECK_MARK.get(check.get("status"), "?"),
-                escape(str(check.get("name", ""))),
-                escape(str(check.get("message", ""))),
+                Text(str(check.get("name", ""))),
+                Text(str(check.get("message", ""))),
             )
         parts = []
         if verdict.get("hint"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -37,10 +38,10 @@ class DrillsScreen(StudyScreen):
         table.clear()
         for drill in message.drills:
             table.add_row(
-                drill.title,
+                Text(drill.title),
                 STATUS_STYLE.get(drill.status, "[dim]not started[/]"),
-                _shorten(drill.last_result or "", 40),
-                ", ".join(drill.tags),
+                Text(_shorten(drill.last_result or "", 40)),
+                Text(", ".join(drill.tags)),
                 key=drill.id,
             )
         if message.drills:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -117,7 +118,7 @@ class NotesScreen(StudyScreen):
             if row.suspended:
                 due = "suspended"
             mastery = f"{row.mastery:.0%}" if row.mastery is not None else "–"
-            table.add_row(due, mastery, str(row.review_count), row.title, key=row.path)
+            table.add_row(due, mastery, str(row.review_count), Text(row.title), key=row.path)
         count = f"{matched} note{'s' if matched != 1 else ''}"
         if matched > shown:
             count += f" — showing the first {shown}; filter or pick a folder to narrow"
