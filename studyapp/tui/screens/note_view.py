@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Markdown
 
@@ -19,6 +20,6 @@ class NoteViewScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="note-view") as box:
-            box.border_title = self.note_title
+            box.border_title = escape(self.note_title)
             yield Markdown(self.body)
         yield Footer()

@@ -94,11 +94,11 @@ class NotesScreen(StudyScreen):
             for part in folder.split("/"):
                 here = f"{parent}/{part}" if parent else part
                 if here not in nodes:
-                    nodes[here] = nodes[parent].add(part, data=("folder", here))
+                    nodes[here] = nodes[parent].add(Text(part), data=("folder", here))
                 parent = here
         tags = tree.root.add("Tags", data=ALL, expand=False)
         for tag in sorted({t for r in self.rows for t in r.tags}):
-            tags.add_leaf(tag, data=("tag", tag))
+            tags.add_leaf(Text(tag), data=("tag", tag))
         tree.root.expand()
 
     def _fill_table(self) -> None:
