@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Markdown
+from textual.widgets import Footer
+
+from studyapp.tui.widgets.answer import Answer
 
 
 class NoteViewScreen(ModalScreen[None]):
@@ -19,7 +20,12 @@ class NoteViewScreen(ModalScreen[None]):
         self.body = body
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="note-view") as box:
-            box.border_title = escape(self.note_title)
-            yield Markdown(self.body)
+        view = Answer(id="note-view")
+        view.border_title = escape(self.note_title)
+        yield view
         yield Footer()
+
+    def on_mount(self) -> None:
+        view = self.query_one(Answer)
+        view.show(self.body)
+        view.focus()
