@@ -11,6 +11,8 @@ from textual.widget import Widget
 LEVEL_COLOURS = ("#2d333b", "#0e4429", "#006d32", "#26a641", "#39d353")
 """Empty, then four shades by share of the busiest day (the familiar contribution-graph palette)."""
 DAY_LABELS = ("Mon", "", "Wed", "", "Fri", "", "Sun")
+MAX_WEEKS = 53
+"""A year: the statistics keep 365 days of reviews per day."""
 
 
 def level(count: int, busiest: int) -> int:
@@ -37,7 +39,7 @@ class Heatmap(Widget):
     def render(self) -> Text:
         if self.end is None:
             return Text("…", style="dim")
-        weeks = max(1, (self.size.width - 4) // 2)
+        weeks = min(MAX_WEEKS, max(1, (self.size.width - 4) // 2))
         last_monday = self.end - timedelta(days=self.end.weekday())
         first_monday = last_monday - timedelta(weeks=weeks - 1)
         busiest = max(self.counts.values(), default=0)
