@@ -4,8 +4,7 @@ from __future__ import annotations
 
 
 def open_app(ctx) -> int:
-    """`studyapp` with no subcommand: the terminal app."""
-    from studyapp.commands.notes import print_due
+    """`studyapp` with no subcommand: the terminal app (Textual is imported only here)."""
+    from studyapp.tui.app import run_app
 
-    # Until the TUI lands, the bare command shows what is due.
-    return print_due(ctx, as_json=False)
+    return run_app(ctx)

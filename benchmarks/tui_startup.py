@@ -1,0 +1,238 @@
+"""How fast the TUI opens and reveals an answer (issue 5).
+
+    python benchmarks/tui_startup.py [--notes 10000] [--runs 5]
+
+Measures, each in a fresh process, from just before the process is spawned:
+  * bare      a bare Textual app showing one label, until its first frame is composed and
+              handed to the terminal driver (`App._display`);
+  * today     `studyapp` on a generated vault, until the Today screen's first frame is handed
+              over the same way (the vault then loads in a worker; as in every Textual app the
+              footer fills in its keys a frame later), and until the Today figures are drawn
+              ("data": vault loaded from the metadata cache, queue and statistics computed);
+  * reveal    on a vault holding one 400-line note full of code: the time to render its
+              answer while the question is shown, and the time from the reveal key to the
+              answer being on screen.
+The first `today` run of each size starts with an empty cache (cold); the rest are warm.
+Apps run headless (Textual's own test driver), so terminal output speed is not included.
+Goals: today ≤ 1.5 × bare and < 1 s; reveal < 0.3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NOW = "2026-11-22T09:00:00+08:00"
+
+PROSE = ("注意力机制让每个位置根据相关性加权汇总其他位置的信息。"
+         "缩放因子控制点积的方差, 避免 softmax 饱和。"
+         "多头把表示拆到多个子空间, 各自学习不同的依赖关系。")
+CODE = '''```python
+def attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+```
+'''
+
+
+def note_text(rng: random.Random, index: int, body_lines: int = 30) -> str:
+    reviewed = rng.random() < 0.6
+    count = rng.randint(1, 8) if reviewed else 0
+    last = f"'2026-{rng.randint(9, 11):02d}-{rng.randint(1, 20):02d}'" if reviewed else "null"
+    nxt = f"'2026-{rng.randint(11, 12):02d}-{rng.randint(1, 28):02d}'"
+    parts = [
+        "---", "created: '2026-09-01'", f"last_reviewed: {last}", f"next_review: {nxt}",
+        f"review_count: {count}", f"difficulty: {rng.choice(['easy', 'medium', 'hard'])}",
+        "mastery_level: 0.0", "tags:", f"- 主题{index % 40}", "related_outlines: []", "---",
+        f"# 第 {index} 个问题: 注意力为什么要缩放?", "", "## 面试标准答案", PROSE, "", "## 详细技术解析",
+    ]
+    for i in range(body_lines // 6):
+        parts.append(PROSE)
+        parts.append(CODE)
+    return "\n".join(parts) + "\n"
+
+
+def generate_vault(root: Path, count: int) -> None:
+    rng = random.Random(5)
+    for i in range(count):
+        folder = root / f"主题{i % 40}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"笔记{i:05d}.md").write_text(note_text(rng, i), encoding="utf-8")
+
+
+def code_heavy_note(lines: int = 400) -> str:
+    """One note whose answer section is ~`lines` lines, mostly fenced Python."""
+    parts = ["---", "created: '2026-11-01'", "last_reviewed: null", "next_review: '2026-11-01'",
+             "review_count: 0", "difficulty: hard", "mastery_level: 0.0", "tags:", "- 代码",
+             "related_outlines: []", "---", "# 手写一个完整的 Transformer 编码器", "", "## 面试标准答案"]
+    block = 0
+    while len(parts) < lines:
+        block += 1
+        parts += [f"### 第 {block} 部分", PROSE, "", "```python"]
+        parts += [f"class Block{block}(nn.Module):", "    def forward(self, x, mask=None):"]
+        parts += [f"        x = x + self.attn(self.norm{j}(x), mask)  # 残差 {j}" for j in range(12)]
+        parts += ["        return x", "```", "| 维度 | 含义 |", "|---|---|", "| d_k | 每个头的维度 |", ""]
+    return "\n".join(parts) + "\n"
+
+
+# -- children (each runs in its own fresh interpreter) -------------------------------------
+
+def mark_first_frame(marks: dict) -> None:
+    """Record when the app first hands a composed frame to its terminal driver."""
+    from textual.app import App
+
+    display = App._display
+
+    def _display(self, screen, renderable):
+        if renderable is not None and "paint" not in marks:
+            marks["paint"] = time.time()
+            marks["painted_screen"] = type(screen).__name__
+        return display(self, screen, renderable)
+
+    App._display = _display
+
+
+def child_bare() -> dict:
+    from textual.app import App
+    from textual.widgets import Label
+
+    marks: dict = {}
+    mark_first_frame(marks)
+
+    class Bare(App):
+        def compose(self):
+            yield Label("hello")
+
+        def on_mount(self):
+            self.call_after_refresh(self.exit)
+
+    Bare().run(headless=True, size=(100, 30))
+    return marks
+
+
+def child_today(vault: str, data: str) -> dict:
+    from studyapp.context import build_context
+    from studyapp.tui.app import StudyApp
+    from studyapp.tui.screens.today import TodayScreen
+
+    marks: dict = {}
+    mark_first_frame(marks)
+    original = TodayScreen.on_today_computed
+
+    def on_today_computed(self, message):
+        original(self, message)
+        marks["data_handled"] = time.time()
+        self.app.call_after_refresh(done, self.app)
+
+    def done(app):
+        marks["data"] = time.time()
+        app.exit()
+
+    TodayScreen.on_today_computed = on_today_computed
+    ctx = build_context(vault=vault, data_dir=data, now=NOW, seed=False)
+    app = StudyApp(ctx)
+    app.run(headless=True, size=(100, 30))
+    return marks
+
+
+def child_reveal(vault: str, data: str) -> dict:
+    from studyapp.context import build_context
+    from studyapp.tui.app import StudyApp
+
+    async def main() -> dict:
+        ctx = build_context(vault=vault, data_dir=data, now=NOW, seed=False)
+        app = StudyApp(ctx)
+        async with app.run_test(size=(100, 30)) as pilot:
+            for _ in range(3):
+                await pilot.pause()
+                await app.workers.wait_for_complete()
+            await pilot.press("r")
+            for _ in range(3):
+                await pilot.pause()
+                await app.workers.wait_for_complete()
+            screen = app.screen
+            answer = screen.query_one("#answer")
+            started = time.perf_counter()
+            answer.show(screen.card.answer)  # what showing the card does while the question is asked
+            await pilot.pause()
+            render = time.perf_counter() - started
+            started = time.perf_counter()
+            screen.action_reveal()
+            await pilot.pause()
+            reveal = time.perf_counter() - started
+            assert screen.revealed
+            return {"render_hidden": render, "reveal": reveal, "answer_lines": screen.card.answer.count("\n")}
+
+    return asyncio.run(main())
+
+
+def run_child(*args: str) -> tuple[float, dict]:
+    spawned = time.time()
+    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True,
+                         cwd=REPO, timeout=300)
+    if out.returncode != 0:
+        raise SystemExit(f"child {args} failed:\n{out.stderr[-3000:]}")
+    return spawned, json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        kind, *rest = args.child
+        marks = {"bare": child_bare, "today": child_today, "reveal": child_reveal}[kind](*rest)
+        print(json.dumps(marks))
+        return
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        vault, data = root / "vault", root / "data"
+        print(f"generating {args.notes} notes…", file=sys.stderr)
+        generate_vault(vault, args.notes)
+
+        spawned, marks = run_child("today", str(vault), str(data))  # empty cache: cold
+        assert marks["painted_screen"] == "TodayScreen", marks
+        cold = (marks["paint"] - spawned, marks["data"] - spawned)
+        bare, paint, loaded = [], [], []
+        for _ in range(args.runs):  # interleaved, so a busy moment of the machine hits both
+            spawned, marks = run_child("bare")
+            bare.append(marks["paint"] - spawned)
+            spawned, marks = run_child("today", str(vault), str(data))
+            assert marks["painted_screen"] == "TodayScreen", marks
+            paint.append(marks["paint"] - spawned)
+            loaded.append(marks["data"] - spawned)
+
+        small = root / "small"
+        (small / "代码").mkdir(parents=True)
+        (small / "代码" / "编码器.md").write_text(code_heavy_note(), encoding="utf-8")
+        reveals = [run_child("reveal", str(small), str(root / "small-data"))[1] for _ in range(args.runs)]
+
+    med = statistics.median
+    print(f"\nTUI start-up, {args.notes} notes, median of {args.runs} runs (seconds, from process spawn)")
+    print(f"  bare Textual app, first frame           {med(bare):6.3f}")
+    print(f"  studyapp Today, first frame (warm)      {med(paint):6.3f}   = {med(paint) / med(bare):.2f}x bare")
+    print(f"  studyapp Today, figures drawn (warm)    {med(loaded):6.3f}   = {med(loaded) / med(bare):.2f}x bare")
+    print(f"  studyapp Today, first frame (cold)      {cold[0]:6.3f}")
+    print(f"  studyapp Today, figures drawn (cold)    {cold[1]:6.3f}   (empty metadata cache)")
+    lines = reveals[0]["answer_lines"]
+    print(f"\nReveal, one note with a {lines}-line code-heavy answer, median of {args.runs} runs")
+    print(f"  render the answer while hidden          {med(r['render_hidden'] for r in reveals):6.3f}")
+    print(f"  reveal key -> answer on screen          {med(r['reveal'] for r in reveals):6.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,438 @@
+"""The one small interface the TUI talks to: vault, scheduler, statistics and grader behind
+methods that return `studyapp.views` objects.
+
+Torch-free and Textual-free. Screens call it from workers and from the UI thread, so every
+public method holds one lock; domain modules are imported on first use to keep start-up light.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, defaultdict
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from studyapp.views import (
+    RATING_LABELS,
+    Card,
+    DrillDetail,
+    DrillInfo,
+    NoteRow,
+    Problem,
+    RatingOption,
+    ReviewOutcome,
+    ReviewProgress,
+    SessionSummary,
+    StatsData,
+    TodaySummary,
+)
+
+if TYPE_CHECKING:
+    from studyapp.context import Context
+
+NO_LIMIT = 10**9
+"""Inside a started session the daily limits were already applied when it was built."""
+TOPIC_ROWS = 12
+TODAYS_DRILL_NOTES = 30
+"""Today's drills come from the first notes of the queue (pairing reads each note's body)."""
+
+
+def _locked(method):
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    wrapper.__name__ = method.__name__
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
+def _is_topic(tag: str) -> bool:
+    """The users' previous tool adds the note's own path as a tag; that is not a topic."""
+    return not tag.lower().endswith((".md", ".markdown", ".txt"))
+
+
+class StudyFacade:
+    """One learner's vault, review history and grader for the lifetime of the app."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._lock = threading.RLock()
+        self._service = None
+        self._notes: dict = {}
+        self._problems: list = []
+        self._items_cache = None
+        self._session: list[str] = []
+        self._session_set: set[str] = set()
+        self._history: list[tuple[str, int]] = []
+        self._session_started = datetime.now()
+        self._grader = None
+        self._grade_generation = 0
+        """Bumped by `cancel_grade`; a grade that started before the bump is not recorded."""
+
+    # -- loading --------------------------------------------------------------------------
+
+    @_locked
+    def load(self) -> tuple[int, int]:
+        """Open the database and load the vault (warm loads only stat files); returns (notes, problems)."""
+        from studyapp.reviews import ReviewService
+
+        if self._service is None:
+            self._service = ReviewService(self.ctx)
+        snap = self._service.load()
+        self._notes = {note.path: note for note in snap.notes}
+        self._problems = list(snap.problems)
+        self._items_cache = None
+        return len(self._notes), len(self._problems)
+
+    @property
+    def service(self):
+        if self._service is None:
+            raise RuntimeError("the vault is not loaded yet")
+        return self._service
+
+    def _items(self):
+        """Every note with its card; cached until something is rated, undone or suspended."""
+        if self._items_cache is None:
+            self._items_cache = self.service.note_cards(list(self._notes.values()))
+        return self._items_cache
+
+    def _changed(self, path: str) -> None:
+        self._items_cache = None
+        try:
+            self._notes[path] = self.service.vault.read_note(path)
+        except Exception:  # noqa: BLE001 - the note vanished or broke; it stays as last read
+            pass
+
+    def _card_row(self, path: str):
+        from studyapp.session import derive_card
+
+        store = self.service.store
+        row = store.note_by_path(path)
+        stored = store.card(row.key) if row is not None else None
+        if stored is not None:
+            return stored, False
+        return derive_card(self._notes[path], row.key if row else None, self.service.scheduler, self.ctx.now())
+
+    def _drills_of(self, note) -> tuple[str, ...]:
+        if note.drills:
+            return tuple(note.drills)
+        if "drills" in note.meta:  # declared empty: the learner said "none"
+            return ()
+        try:
+            from studyapp.pairing import drills_for
+        except ImportError:
+            return ()
+        return tuple(drills_for(note.meta, f"{note.title}\n{note.body}").drills)
+
+    def _card(self, path: str, is_new: bool | None = None) -> Card:
+        note = self._notes[path]
+        if is_new is None:
+            is_new = self._card_row(path)[1]
+        return Card(path=path, title=note.title, answer=note.answer or "", body=note.body or "",
+                    drills=self._drills_of(note), is_new=is_new)
+
+    # -- today ----------------------------------------------------------------------------
+
+    @_locked
+    def today(self) -> TodaySummary:
+        from studyapp.stats import compute_stats
+
+        items = self._items()
+        queue = self.service.queue(items)
+        stats = compute_stats(self.service.store, self.service.scheduler, items, self.ctx.now())
+        today = stats.today
+        heatmap = {date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()}
+        wanted: list[str] = []
+        for item in queue[:TODAYS_DRILL_NOTES]:
+            for drill in self._drills_of(item.note):
+                if drill not in wanted:
+                    wanted.append(drill)
+        catalog = self._drill_infos()
+        if wanted:
+            drills = [d for d in catalog if d.id in wanted]
+        else:
+            drills = [d for d in catalog if d.status != "passed"]
+        return TodaySummary(
+            due_now=sum(1 for i in queue if not i.is_new),
+            new_available=sum(1 for i in queue if i.is_new),
+            reviewed_today=heatmap.get(today, 0),
+            streak=stats.streak,
+            heatmap=heatmap,
+            drills=tuple(drills),
+            mastery_by_tag=self._topics(stats.mastery_by_tag),
+            problems=len(self._problems),
+        )
+
+    @staticmethod
+    def _topics(by_tag: dict[str, dict[str, float]]) -> tuple[tuple[str, float], ...]:
+        topics = [(tag, info) for tag, info in by_tag.items() if _is_topic(tag)]
+        topics.sort(key=lambda t: (-t[1]["notes"], t[0]))
+        return tuple((tag, float(info["mastery"])) for tag, info in topics[:TOPIC_ROWS])
+
+    # -- review session -------------------------------------------------------------------
+
+    @_locked
+    def begin_review(self) -> None:
+        """Take today's queue (daily limits applied) as this session's notes."""
+        queue = self.service.queue(self._items())
+        self._session = [item.note.path for item in queue]
+        self._session_set = set(self._session)
+        self._history = []
+        self._session_started = datetime.now()
+
+    def _requeue(self, first: str | None = None) -> None:
+        """Order the session's notes again: rated notes leave, an "again" comes back after the rest."""
+        from studyapp.session import note_cards, session_queue
+
+        service = self.service
+        notes = [self._notes[p] for p in self._session_set if p in self._notes]
+        notes.sort(key=lambda n: n.path)
+        items = note_cards(service.store, service.scheduler, notes, self.ctx.now())
+        order = session_queue(items, service.scheduler, self.ctx.now(), NO_LIMIT, NO_LIMIT)
+        self._session = [item.note.path for item in order]
+        if first is not None:
+            self._session = [first] + [p for p in self._session if p != first]
+
+    @_locked
+    def current_card(self) -> Card | None:
+        return self._card(self._session[0]) if self._session else None
+
+    @_locked
+    def progress(self) -> ReviewProgress:
+        return ReviewProgress(remaining=len(self._session), reviewed=len(self._history))
+
+    @_locked
+    def summary(self) -> SessionSummary:
+        counts = Counter(rating for _, rating in self._history)
+        seconds = (datetime.now() - self._session_started).total_seconds()
+        return SessionSummary(reviewed=len(self._history), by_rating=dict(counts), seconds=seconds)
+
+    @_locked
+    def rating_options(self, path: str) -> list[RatingOption]:
+        from studyapp.schedule import format_interval, preview
+
+        row, _ = self._card_row(path)
+        spans = preview(self.service.scheduler, row, self.ctx.now())
+        return [RatingOption(r, label, format_interval(spans[label.lower()])) for r, label in RATING_LABELS.items()]
+
+    @_locked
+    def rate(self, path: str, rating: int, duration_seconds: float | None = None) -> ReviewOutcome:
+        """Schedule the note, write its metadata and log the review (one step, see reviews.py)."""
+        from fsrs import Rating
+
+        from studyapp.schedule import format_interval
+
+        result = self.service.record_review(path, Rating(rating), duration_seconds)
+        self._history.append((path, rating))
+        self._changed(path)
+        self._session_set.add(path)
+        self._requeue()
+        return ReviewOutcome(path, rating, format_interval(result.interval), result.due.astimezone().date())
+
+    @_locked
+    def undo(self) -> Card | None:
+        """Revert the last recorded review; returns that note to show again, or None if none."""
+        if self.service.store.last_review() is None:
+            return None
+        info = self.service.undo_last()
+        path = info["path"]
+        for i in range(len(self._history) - 1, -1, -1):
+            if self._history[i][0] == path:
+                del self._history[i]
+                break
+        self._changed(path)
+        if path not in self._notes:
+            return None
+        self._session_set.add(path)
+        self._requeue(first=path)
+        return self._card(path)
+
+    @_locked
+    def suspend(self, path: str) -> None:
+        self.service.set_suspended(path, True)
+        self._session_set.discard(path)
+        self._session = [p for p in self._session if p != path]
+        self._items_cache = None
+
+    @_locked
+    def unsuspend(self, path: str) -> None:
+        self.service.set_suspended(path, False)
+        self._items_cache = None
+
+    @_locked
+    def end_review(self) -> None:
+        self._session, self._session_set = [], set()
+
+    def note_file(self, path: str) -> Path:
+        return self.ctx.paths.vault_dir / path
+
+    @_locked
+    def reload_card(self, path: str) -> Card:
+        """Re-read one note (after an edit); raises with the reason when it no longer parses."""
+        self._notes[path] = self.service.vault.read_note(path)
+        self._items_cache = None
+        return self._card(path)
+
+    # -- notes ----------------------------------------------------------------------------
+
+    @_locked
+    def notes(self) -> tuple[list[NoteRow], list[Problem]]:
+        rows = []
+        for item in self._items():
+            note = item.note
+            card = item.card
+            if item.is_new:
+                next_review = None
+            elif card.stability is not None or card.legacy:
+                next_review = card.due.astimezone().date()
+            else:
+                next_review = note.next_review
+            rows.append(NoteRow(
+                path=note.path, title=note.title, folder=note.path.rpartition("/")[0],
+                tags=tuple(t for t in note.tags if _is_topic(t)), next_review=next_review,
+                mastery=note.mastery_level, review_count=note.review_count, suspended=bool(card.suspended),
+            ))
+        rows.sort(key=lambda r: r.path)
+        problems = [Problem(p.path, p.reason) for p in self._problems]
+        return rows, problems
+
+    # -- drills ---------------------------------------------------------------------------
+
+    def _catalog(self) -> list:
+        """The drills' torch-free descriptions (`kernels/catalog.py`); empty if kernels/ lacks one."""
+        from studyapp.kernels_loader import load_kernels
+
+        load_kernels()
+        try:
+            from studyapp_kernels.catalog import CATALOG
+        except ImportError:
+            return []
+        return list(CATALOG.values())
+
+    def _drill_infos(self) -> list[DrillInfo]:
+        store = self.service.store
+        status = store.drill_status()
+        last: dict[str, str] = {}
+        for row in store.drill_attempts():
+            last[row["drill_id"]] = f"{row['verdict']}: {row['summary']}" if row["summary"] else row["verdict"]
+        return [DrillInfo(d.id, d.title, tuple(d.tags), status.get(d.id, "not started"), last.get(d.id))
+                for d in self._catalog()]
+
+    @_locked
+    def drills(self) -> list[DrillInfo]:
+        return self._drill_infos()
+
+    @_locked
+    def open_drill(self, drill_id: str) -> DrillDetail:
+        """The drill and the learner's file in the workspace (copied from the starter the first time)."""
+        drill = next((d for d in self._catalog() if d.id == drill_id), None)
+        if drill is None:
+            from studyapp.errors import UserError
+
+            raise UserError(f"unknown drill {drill_id!r}")
+        path = self.ctx.paths.workspace_dir / f"{drill.id}.py"
+        if not path.exists():  # never overwrite the learner's work
+            from studyapp.atomic import atomic_write_bytes
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(path, drill.starter_path.read_bytes())
+        return DrillDetail(drill.id, drill.title, drill.statement, path, tuple(drill.hints))
+
+    def save_drill_file(self, path: Path, text: str) -> None:
+        from studyapp.atomic import atomic_write_bytes
+
+        atomic_write_bytes(path, text.encode("utf-8"))
+
+    def grade(self, drill_id: str, path: Path) -> dict:
+        """Grade in the grader's worker process (never here: this process must not import torch)."""
+        with self._lock:
+            if self._grader is None:
+                from studyapp.grader.client import GraderClient
+
+                self._grader = GraderClient()
+            client = self._grader
+            generation = self._grade_generation
+        verdict = client.grade(drill_id, path, device="auto", timeout=self.ctx.settings.grader_timeout)
+        with self._lock:
+            if generation == self._grade_generation:  # a cancelled run is not an attempt
+                self._record_attempt(drill_id, path, verdict)
+        return verdict
+
+    def _record_attempt(self, drill_id: str, path: Path, verdict: dict) -> None:
+        """Log the attempt; when the drill's status changes, the notes listing it get their
+        `mastery_level` rewritten (mastery counts passed drills)."""
+        store = self.service.store
+        before = store.drill_status().get(drill_id)
+        status = verdict.get("status")
+        seconds = verdict.get("seconds")
+        store.record_drill_attempt(
+            drill_id, status if status in ("pass", "fail") else "error",
+            summary=verdict.get("summary", ""), file_path=str(path),
+            duration_ms=int(seconds * 1000) if isinstance(seconds, (int, float)) else None,
+            attempted_at=self.ctx.now(),
+        )
+        if store.drill_status().get(drill_id) != before:
+            for changed in self.service.refresh_mastery(drill_id, notes=list(self._notes.values())):
+                self._changed(changed)
+
+    def cancel_grade(self) -> None:
+        with self._lock:
+            self._grade_generation += 1
+        if self._grader is not None:
+            self._grader.cancel()
+
+    # -- stats ----------------------------------------------------------------------------
+
+    @_locked
+    def stats(self) -> StatsData:
+        from studyapp.stats import compute_stats
+
+        now = self.ctx.now()
+        store = self.service.store
+        stats = compute_stats(store, self.service.scheduler, self._items(), now)
+        return StatsData(
+            heatmap={date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()},
+            forecast=tuple((date.fromisoformat(d), n) for d, n in stats.forecast),
+            retention=tuple((f"{r.days}d", r.retention) for r in stats.retention),
+            retention_by_week=self._weekly_retention(now),
+            mastery_by_tag=self._topics(stats.mastery_by_tag),
+            drill_history=self._drill_history(),
+            counts_by_state=dict(stats.counts_by_state),
+        )
+
+    def _weekly_retention(self, now: datetime) -> tuple[tuple[date, float], ...]:
+        """True retention per week (Monday-dated) over the last half year, weeks with reviews only."""
+        from fsrs import Rating, State
+
+        from studyapp.store import parse_utc
+
+        weeks: dict[date, list[int]] = defaultdict(lambda: [0, 0])
+        for row in self.service.store.reviews(since=now - timedelta(weeks=26)):
+            if row["state_before"] != State.Review:
+                continue
+            day = parse_utc(row["reviewed_at"]).astimezone().date()
+            monday = day - timedelta(days=day.weekday())
+            weeks[monday][0] += 1
+            weeks[monday][1] += row["rating"] != Rating.Again
+        return tuple((week, passed / total) for week, (total, passed) in sorted(weeks.items()))
+
+    def _drill_history(self) -> tuple[tuple[date, int, int], ...]:
+        from studyapp.store import parse_utc
+
+        days: dict[date, list[int]] = defaultdict(lambda: [0, 0])
+        for row in self.service.store.drill_attempts():
+            day = parse_utc(row["attempted_at"]).astimezone().date()
+            days[day][0 if row["verdict"] == "pass" else 1] += 1
+        return tuple((day, p, f) for day, (p, f) in sorted(days.items()))[-14:]
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._grader is not None:
+            self._grader.close()
+            self._grader = None
+        if self._service is not None:
+            self._service.close()
+            self._service = None

@@ -1,0 +1,149 @@
+"""The Textual application: modes for the four main screens, the session loader, the palette."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.worker import Worker, WorkerState
+
+from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
+from studyapp.tui.messages import VaultLoaded, VaultLoadFailed
+
+if TYPE_CHECKING:
+    from studyapp.context import Context
+
+
+def _today_screen():
+    from studyapp.tui.screens.today import TodayScreen
+
+    return TodayScreen()
+
+
+def _drills_screen():
+    from studyapp.tui.screens.drills import DrillsScreen
+
+    return DrillsScreen()
+
+
+def _notes_screen():
+    from studyapp.tui.screens.notes import NotesScreen
+
+    return NotesScreen()
+
+
+def _stats_screen():
+    from studyapp.tui.screens.stats import StatsScreen
+
+    return StatsScreen()
+
+
+class StudyApp(App):
+    """Review notes and practise drills; every screen reads through one `session` object."""
+
+    TITLE = "studyapp"
+    CSS_PATH = Path(__file__).with_name("studyapp.tcss")  # absolute: subclasses live elsewhere
+    # Screens are built on first visit so start-up pays only for Today (Stats imports plotext).
+    MODES = {
+        "today": _today_screen,
+        "drills": _drills_screen,
+        "notes": _notes_screen,
+        "stats": _stats_screen,
+    }
+    DEFAULT_MODE = "today"
+    COMMANDS = App.COMMANDS | {StudyCommandsProvider, ScreenActionsProvider}
+    BINDINGS = [
+        Binding("t", "switch_mode('today')", "Today"),
+        Binding("d", "switch_mode('drills')", "Drills"),
+        Binding("n", "switch_mode('notes')", "Notes"),
+        Binding("S", "switch_mode('stats')", "Stats", key_display="S"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, ctx: Context, session: Any = None) -> None:
+        super().__init__()
+        self.ctx = ctx
+        if session is None:
+            from studyapp.facade import StudyFacade
+
+            session = StudyFacade(ctx)
+        self.session = session
+        """The domain facade (`studyapp.facade.StudyFacade` or a test double with its methods)."""
+        self.session_ready = False
+        """True once the vault and history are loaded; screens wait for it before asking for data."""
+        try:
+            self.theme = ctx.settings.theme
+        except Exception:  # an unknown theme name in config.toml must not stop the app
+            self.theme = "textual-dark"
+
+    def on_mount(self) -> None:
+        # Paint the (empty) Today screen first; the load thread would otherwise compete for the GIL.
+        self.call_after_refresh(self.load_session)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load_session(self) -> None:
+        """Load the vault (from the metadata cache when warm) after the first frame is drawn."""
+        try:
+            notes, problems = self.session.load()
+        except Exception as exc:  # noqa: BLE001 - any failure becomes a notification
+            self.post_message(VaultLoadFailed(str(exc) or type(exc).__name__))
+            return
+        self.post_message(VaultLoaded(notes, problems))
+
+    def on_vault_loaded(self, message: VaultLoaded) -> None:
+        self.session_ready = True
+        if message.problems:
+            self.notify(
+                f"{message.problems} note(s) could not be read; see Notes (n).",
+                title="Vault",
+                severity="warning",
+            )
+        self._refresh_current_screen()
+
+    def on_vault_load_failed(self, message: VaultLoadFailed) -> None:
+        self.notify(message.reason, title="Could not load the vault", severity="error", timeout=30)
+        show = getattr(self.screen, "show_load_error", None)
+        if show is not None:
+            show(message.reason)
+
+    def _refresh_current_screen(self) -> None:
+        refresh = getattr(self.screen, "refresh_data", None)
+        if refresh is not None:
+            refresh()
+
+    def report_error(self, exc: BaseException, title: str = "Error") -> None:
+        """Every failure the user can see ends here: a notification, never a traceback."""
+        self.notify(str(exc) or type(exc).__name__, title=title, severity="error", timeout=10)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.report_error(event.worker.error, title=event.worker.name or "Background task")
+
+    def action_start_review(self) -> None:
+        from studyapp.tui.screens.review import ReviewScreen
+
+        if not self.session_ready:
+            self.notify("Still loading the vault…")
+            return
+        if self.current_mode != "today":
+            self.switch_mode("today")
+        self.push_screen(ReviewScreen())
+
+    def action_open_drill(self, drill_id: str) -> None:
+        from studyapp.tui.screens.drill import DrillScreen
+
+        self.push_screen(DrillScreen(drill_id))
+
+    def on_unmount(self) -> None:
+        close = getattr(self.session, "close", None)
+        if close is not None:
+            close()
+
+
+def run_app(ctx: Context) -> int:
+    """Entry point of the bare `studyapp` command."""
+    StudyApp(ctx).run()
+    return 0

@@ -1,0 +1,73 @@
+"""Command palette providers: every binding of the current screen, plus app-wide destinations."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+def _run_action(app, action: str, node) -> None:
+    app.call_later(app.run_action, action, node)
+
+
+class ScreenActionsProvider(Provider):
+    """Offers each binding of the screen the palette was opened from, so no action is key-only."""
+
+    def _commands(self):
+        seen: set[str] = set()
+        for active in self.screen.active_bindings.values():
+            binding = active.binding
+            if not binding.description or not active.enabled or binding.action in seen:
+                continue
+            if binding.action in ("command_palette", "quit"):
+                continue
+            seen.add(binding.action)
+            key = binding.key_display or binding.key
+            yield (
+                binding.description,
+                partial(_run_action, self.app, binding.action, active.node),
+                f"key: {key}",
+            )
+
+    async def discover(self) -> Hits:
+        for name, callback, help_text in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, callback, help_text in self._commands():
+            if (score := matcher.match(name)) > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)
+
+
+class StudyCommandsProvider(Provider):
+    """Destinations and session actions reachable from any screen."""
+
+    def _commands(self):
+        app = self.app
+        yield ("Start review", partial(_run_action, app, "start_review", app), "review what is due now")
+        for mode, title in (("today", "Today"), ("drills", "Drills"), ("notes", "Notes"), ("stats", "Stats")):
+            yield (f"Go to {title}", partial(app.switch_mode, mode), f"open the {title} screen")
+        session = getattr(app, "session", None)
+        if getattr(app, "session_ready", False) and session is not None:
+            try:
+                drills = session.drills()
+            except Exception:  # noqa: BLE001 - the palette must open even if the catalog is broken
+                drills = []
+            for drill in drills:
+                yield (
+                    f"Open drill: {drill.title}",
+                    partial(_run_action, app, f"open_drill({drill.id!r})", app),
+                    drill.status,
+                )
+
+    async def discover(self) -> Hits:
+        for name, callback, help_text in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, callback, help_text in self._commands():
+            if (score := matcher.match(name)) > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)

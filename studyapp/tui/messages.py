@@ -1,0 +1,61 @@
+"""Messages posted by workers, named for what happened; handlers on the screens own the state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+from studyapp.views import Card, DrillInfo, NoteRow, Problem, ReviewProgress, StatsData, TodaySummary
+
+
+@dataclass
+class VaultLoaded(Message):
+    """The session finished loading the vault and the review history."""
+
+    notes: int
+    problems: int
+
+
+@dataclass
+class VaultLoadFailed(Message):
+    """Loading failed; the message says why in words a user can act on."""
+
+    reason: str
+
+
+@dataclass
+class TodayComputed(Message):
+    summary: TodaySummary
+
+
+@dataclass
+class ReviewCardReady(Message):
+    """The next card of the session is known (None: the session is over)."""
+
+    card: Card | None
+    progress: ReviewProgress
+
+
+@dataclass
+class NotesListed(Message):
+    rows: list[NoteRow]
+    problems: list[Problem]
+
+
+@dataclass
+class DrillsListed(Message):
+    drills: list[DrillInfo]
+
+
+@dataclass
+class StatsComputed(Message):
+    stats: StatsData
+
+
+@dataclass
+class GradeFinished(Message):
+    """The grader returned a verdict for the drill file."""
+
+    verdict: dict[str, Any]

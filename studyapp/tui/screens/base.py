@@ -1,0 +1,25 @@
+"""What every screen shares: data refresh once the session is loaded, errors as notifications."""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+
+class StudyScreen(Screen):
+    """A screen that asks the session for its data when shown and whenever the data may have changed."""
+
+    @property
+    def session(self):
+        return self.app.session
+
+    def on_screen_resume(self) -> None:
+        if self.app.session_ready:
+            self.refresh_data()
+
+    def refresh_data(self) -> None:
+        """Fetch this screen's data (in a worker) and redraw; called when the session is ready."""
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.app.report_error(event.worker.error, title=event.worker.name or "Background task")

@@ -1,0 +1,62 @@
+"""The drill list: status and last result of each; Enter opens one."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, Static
+
+from studyapp.tui.messages import DrillsListed
+from studyapp.tui.screens.base import StudyScreen
+
+STATUS_STYLE = {"passed": "[green]✔ passed[/]", "failing": "[red]✘ failing[/]"}
+
+
+class DrillsScreen(StudyScreen):
+    BINDINGS = [Binding("enter", "open", "Open drill"), Binding("r", "app.start_review", "Review")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Drills: write the kernel, run the grader, read the checks.", id="drills-hint")
+        table = DataTable(id="drill-table", cursor_type="row", zebra_stripes=True)
+        table.add_columns("Drill", "Status", "Last result", "Tags")
+        yield table
+        yield Footer()
+
+    def refresh_data(self) -> None:
+        self.list_drills()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="drills")
+    def list_drills(self) -> None:
+        self.post_message(DrillsListed(self.session.drills()))
+
+    def on_drills_listed(self, message: DrillsListed) -> None:
+        table = self.query_one(DataTable)
+        selected = table.cursor_row
+        table.clear()
+        for drill in message.drills:
+            table.add_row(
+                Text(drill.title),
+                STATUS_STYLE.get(drill.status, "[dim]not started[/]"),
+                Text(_shorten(drill.last_result or "", 40)),
+                Text(", ".join(drill.tags)),
+                key=drill.id,
+            )
+        if message.drills:
+            table.move_cursor(row=min(selected, len(message.drills) - 1))
+
+    def action_open(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return
+        row_key, _ = table.coordinate_to_cell_key((table.cursor_row, 0))
+        self.app.action_open_drill(row_key.value)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.app.action_open_drill(event.row_key.value)
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,31 @@
+"""A whole note, read-only, over the current screen."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.markup import escape
+from textual.screen import ModalScreen
+from textual.widgets import Footer
+
+from studyapp.tui.widgets.answer import Answer
+
+
+class NoteViewScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,f", "dismiss", "Close")]
+
+    def __init__(self, title: str, body: str) -> None:
+        super().__init__()
+        self.note_title = title
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        view = Answer(id="note-view")
+        view.border_title = escape(self.note_title)
+        yield view
+        yield Footer()
+
+    def on_mount(self) -> None:
+        view = self.query_one(Answer)
+        view.show(self.body)
+        view.focus()

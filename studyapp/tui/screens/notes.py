@@ -1,0 +1,179 @@
+"""Browse the vault by folder and tag, filter by text, open or suspend a note; list unreadable notes."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.markup import escape
+from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
+
+from studyapp.views import NoteRow, Problem
+from studyapp.tui.messages import NotesListed
+from studyapp.tui.screens.base import StudyScreen
+
+ALL = ("all", "")
+MAX_ROWS = 500
+"""Rows drawn at once; a 10,000-note vault is narrowed with the filter or the tree instead."""
+
+
+def matches(row: NoteRow, scope: tuple[str, str], text: str) -> bool:
+    """Whether a row belongs to the chosen folder/tag and contains the filter text."""
+    kind, value = scope
+    if kind == "folder" and not (row.folder == value or row.folder.startswith(value + "/")):
+        return False
+    if kind == "tag" and value not in row.tags:
+        return False
+    if text:
+        needle = text.casefold()
+        return needle in row.title.casefold() or needle in row.path.casefold()
+    return True
+
+
+class NotesScreen(StudyScreen):
+    BINDINGS = [
+        Binding("enter", "open_note", "Open", show=False),
+        Binding("o", "open_note", "Open"),
+        Binding("s", "toggle_suspend", "Suspend/resume"),
+        Binding("slash", "focus_filter", "Filter", key_display="/"),
+        Binding("r", "app.start_review", "Review"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[NoteRow] = []
+        self.problems: list[Problem] = []
+        self.scope: tuple[str, str] = ALL
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="notes"):
+            tree: Tree[tuple[str, str]] = Tree("Vault", data=ALL, id="note-tree")
+            tree.show_root = True
+            yield tree
+            with Vertical(id="notes-main"):
+                yield Input(placeholder="Filter by title or path…", id="note-filter")
+                yield Static("", id="note-count")
+                table = DataTable(id="note-table", cursor_type="row", zebra_stripes=True)
+                table.add_columns("Next review", "Mastery", "Reviews", "Title")
+                yield table
+                yield Static("", id="note-problems")
+        yield Footer()
+
+    def refresh_data(self) -> None:
+        self.list_notes()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="notes")
+    def list_notes(self) -> None:
+        rows, problems = self.session.notes()
+        self.post_message(NotesListed(rows, problems))
+
+    def on_notes_listed(self, message: NotesListed) -> None:
+        self.rows = message.rows
+        self.problems = message.problems
+        self._build_tree()
+        self._fill_table()
+        problems = self.query_one("#note-problems", Static)
+        if self.problems:
+            lines = [f"[red]✘[/] {escape(p.path)}: {escape(p.reason)}" for p in self.problems]
+            problems.update(f"[b]Unreadable notes ({len(self.problems)})[/b]\n" + "\n".join(lines))
+            problems.display = True
+        else:
+            problems.display = False
+
+    def _build_tree(self) -> None:
+        tree = self.query_one("#note-tree", Tree)
+        if tree.root.children:
+            return  # keep the learner's expanded/collapsed state; counts change rarely
+        folders = tree.root.add("Folders", data=ALL, expand=True)
+        nodes = {"": folders}
+        for folder in sorted({r.folder for r in self.rows if r.folder}):
+            parent = ""
+            for part in folder.split("/"):
+                here = f"{parent}/{part}" if parent else part
+                if here not in nodes:
+                    nodes[here] = nodes[parent].add(Text(part), data=("folder", here))
+                parent = here
+        tags = tree.root.add("Tags", data=ALL, expand=False)
+        for tag in sorted({t for r in self.rows for t in r.tags}):
+            tags.add_leaf(Text(tag), data=("tag", tag))
+        tree.root.expand()
+
+    def _fill_table(self) -> None:
+        table = self.query_one("#note-table", DataTable)
+        text = self.query_one("#note-filter", Input).value.strip()
+        selected = self._selected_path()
+        table.clear()
+        shown = matched = 0
+        for row in self.rows:
+            if not matches(row, self.scope, text):
+                continue
+            matched += 1
+            if shown >= MAX_ROWS:
+                continue
+            shown += 1
+            due = row.next_review.isoformat() if row.next_review else "new"
+            if row.suspended:
+                due = "suspended"
+            mastery = f"{row.mastery:.0%}" if row.mastery is not None else "–"
+            table.add_row(due, mastery, str(row.review_count), Text(row.title), key=row.path)
+        count = f"{matched} note{'s' if matched != 1 else ''}"
+        if matched > shown:
+            count += f" — showing the first {shown}; filter or pick a folder to narrow"
+        self.query_one("#note-count", Static).update(f"[dim]{count}[/]")
+        if selected is not None and selected in table.rows:
+            table.move_cursor(row=table.get_row_index(selected), animate=False)
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
+        self.scope = event.node.data or ALL
+        self._fill_table()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._fill_table()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#note-table").focus()
+
+    def _selected_path(self) -> str | None:
+        table = self.query_one("#note-table", DataTable)
+        if table.row_count == 0:
+            return None
+        row_key, _ = table.coordinate_to_cell_key((table.cursor_row, 0))
+        return row_key.value
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open_note()
+
+    def action_open_note(self) -> None:
+        from studyapp.tui.screens.note_view import NoteViewScreen
+
+        path = self._selected_path()
+        if path is None:
+            return
+        try:
+            card = self.session.reload_card(path)
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Could not open the note")
+            return
+        self.app.push_screen(NoteViewScreen(card.title, card.body))
+
+    def action_toggle_suspend(self) -> None:
+        path = self._selected_path()
+        if path is None:
+            return
+        row = next(r for r in self.rows if r.path == path)
+        try:
+            if row.suspended:
+                self.session.unsuspend(path)
+            else:
+                self.session.suspend(path)
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Could not change the note")
+            return
+        self.notify(f"{'Resumed' if row.suspended else 'Suspended'} “{row.title}”.", timeout=2)
+        self.refresh_data()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#note-filter", Input).focus()

@@ -1,0 +1,241 @@
+"""The review session: question, reveal, rate 1–4 with interval previews, undo, suspend."""
+
+from __future__ import annotations
+
+import time
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.markup import escape
+from textual.reactive import reactive
+from textual.widgets import Button, Footer, Header, Static
+
+from studyapp.tui.widgets.answer import Answer
+
+from studyapp.views import RATING_LABELS, Card, RatingOption
+from studyapp.tui.editor import edit_file
+from studyapp.tui.messages import ReviewCardReady
+from studyapp.tui.screens.base import StudyScreen
+
+
+class ReviewScreen(StudyScreen):
+    """One note at a time until the session queue is empty, then a summary."""
+
+    BINDINGS = [
+        Binding("space", "reveal", "Show answer"),
+        Binding("enter", "reveal", "Show answer", show=False),
+        Binding("1", "rate(1)", "Again"),
+        Binding("2", "rate(2)", "Hard"),
+        Binding("3", "rate(3)", "Good"),
+        Binding("4", "rate(4)", "Easy"),
+        Binding("u", "undo", "Undo"),
+        Binding("ctrl+z", "undo", "Undo", show=False),
+        Binding("f", "full_note", "Full note"),
+        Binding("e", "edit", "Edit"),
+        Binding("s", "suspend_note", "Suspend"),
+        Binding("p", "practise", "Drill"),
+        Binding("escape", "leave", "Back"),
+    ]
+
+    card: reactive[Card | None] = reactive(None, init=False)
+    revealed: reactive[bool] = reactive(False, init=False)
+    finished: reactive[bool] = reactive(False, init=False)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.options: dict[int, RatingOption] = {}
+        self.shown_at = time.monotonic()
+        self.showing_full = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="review"):
+            yield Static("", id="review-progress")
+            yield Static("Preparing the session…", id="question")
+            yield Static("", id="review-drills")
+            yield Answer(id="answer")
+            yield Static("", id="review-summary")
+            with Horizontal(id="ratings"):
+                for rating, label in RATING_LABELS.items():
+                    button = Button(f"{rating} {label}", id=f"rate-{rating}", classes=f"rating rating-{rating}")
+                    button.can_focus = False  # keys always mean the screen's bindings; clicks still rate
+                    yield button
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._set_answer_visible(False)
+        self.query_one("#review-summary").display = False
+        self.begin()
+
+    def _set_answer_visible(self, visible: bool) -> None:
+        """Conceal rather than hide: the answer keeps its size and rendering while the question
+        is asked, so revealing a long note only repaints the lines on screen."""
+        answer = self.query_one("#answer", Answer)
+        answer.display = True
+        answer.conceal(not visible)
+        ratings = self.query_one("#ratings")
+        ratings.display = True
+        ratings.visible = visible
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="review")
+    def begin(self) -> None:
+        """Build the session queue (reads the store; may take a moment on big vaults)."""
+        self.session.begin_review()
+        self.post_message(ReviewCardReady(self.session.current_card(), self.session.progress()))
+
+    def on_review_card_ready(self, message: ReviewCardReady) -> None:
+        self._show(message.card)
+
+    def _show(self, card: Card | None) -> None:
+        self.showing_full = False
+        self.revealed = False
+        self.card = card
+        self._update_progress()
+        if card is None:
+            self._show_summary()
+            return
+        self.finished = False
+        self.query_one("#review-summary").display = False
+        self.query_one("#question", Static).update(f"[b]{escape(card.title)}[/b]")
+        self.query_one("#question").display = True
+        if card.drills:
+            drills = ", ".join(escape(d) for d in card.drills)
+            self.query_one("#review-drills", Static).update(f"[dim]Drills:[/] {drills}  [dim](p to practise)[/]")
+        else:
+            self.query_one("#review-drills", Static).update("")
+        # Render the answer while it is concealed, so revealing it only repaints the screen.
+        self.query_one("#answer", Answer).show(card.answer or "*(This note has no `##` section to use as the answer.)*")
+        self._set_answer_visible(False)
+        self.options = {}
+        self.shown_at = time.monotonic()
+
+    def _update_progress(self) -> None:
+        progress = self.session.progress()
+        self.query_one("#review-progress", Static).update(
+            f"[dim]{progress.remaining} remaining · {progress.reviewed} reviewed[/]"
+        )
+
+    def _show_summary(self) -> None:
+        self.finished = True
+        summary = self.session.summary()
+        counts = "  ".join(f"{RATING_LABELS[r]} {summary.by_rating.get(r, 0)}" for r in RATING_LABELS)
+        minutes, seconds = divmod(round(summary.seconds), 60)
+        text = (
+            f"[b]Session complete.[/b]\n\n"
+            f"Reviewed {summary.reviewed} note{'s' if summary.reviewed != 1 else ''} in {minutes}m {seconds:02d}s.\n"
+            f"{counts}\n\n[dim]Press escape to go back, u to undo the last rating.[/]"
+        )
+        self.query_one("#question").display = False
+        self.query_one("#review-drills", Static).update("")
+        self.query_one("#answer").display = False
+        self.query_one("#ratings").display = False
+        summary_widget = self.query_one("#review-summary", Static)
+        summary_widget.update(text)
+        summary_widget.display = True
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in ("reveal", "full_note", "edit", "suspend_note", "practise") and self.card is None:
+            return None
+        if action == "rate" and not self.revealed:
+            return None
+        if action == "reveal" and self.revealed:
+            return False  # hide "Show answer" so the footer has room for the ratings
+        if action == "practise" and (self.card is None or not self.card.drills):
+            return None
+        return True
+
+    def action_reveal(self) -> None:
+        if self.card is None or self.revealed:
+            return
+        try:
+            options = self.session.rating_options(self.card.path)
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Could not preview intervals")
+            options = []
+        self.options = {o.rating: o for o in options}
+        for rating, label in RATING_LABELS.items():
+            option = self.options.get(rating)
+            suffix = f"  {option.interval}" if option else ""
+            self.query_one(f"#rate-{rating}", Button).label = f"{rating} {label}{suffix}"
+        self._set_answer_visible(True)
+        self.revealed = True  # its watcher refreshes the footer's bindings
+
+    def watch_revealed(self) -> None:
+        self.refresh_bindings()
+
+    def watch_card(self) -> None:
+        self.refresh_bindings()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id and event.button.id.startswith("rate-"):
+            self.action_rate(int(event.button.id.removeprefix("rate-")))
+
+    def action_rate(self, rating: int) -> None:
+        if self.card is None or not self.revealed:
+            return
+        duration = time.monotonic() - self.shown_at
+        try:
+            outcome = self.session.rate(self.card.path, rating, duration)
+        except Exception as exc:  # noqa: BLE001 - e.g. the note cannot be written
+            self.app.report_error(exc, title="Rating not saved")
+            return
+        self.notify(f"{RATING_LABELS[rating]}: next in {outcome.interval}", timeout=2)
+        self._show(self.session.current_card())
+
+    def action_undo(self) -> None:
+        try:
+            card = self.session.undo()
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Could not undo")
+            return
+        if card is None:
+            self.notify("Nothing to undo.")
+            return
+        self.notify(f"Undid the rating of “{card.title}”.", timeout=2)
+        self._show(card)
+
+    def action_suspend_note(self) -> None:
+        if self.card is None:
+            return
+        try:
+            self.session.suspend(self.card.path)
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Could not suspend")
+            return
+        self.notify(f"Suspended “{self.card.title}”.", timeout=2)
+        self._show(self.session.current_card())
+
+    def action_full_note(self) -> None:
+        if self.card is None:
+            return
+        self.showing_full = not self.showing_full
+        answer = self.query_one("#answer", Answer)
+        answer.show(self.card.body if self.showing_full else self.card.answer)
+        if not self.revealed:
+            self.action_reveal()
+
+    def action_edit(self) -> None:
+        if self.card is None:
+            return
+        path = self.session.note_file(self.card.path)
+        if not edit_file(self.app, path):
+            return
+        try:
+            card = self.session.reload_card(self.card.path)
+        except Exception as exc:  # noqa: BLE001 - the edit may have broken the metadata block
+            self.app.report_error(exc, title="Could not reload the note")
+            return
+        was_revealed = self.revealed
+        self._show(card)
+        if was_revealed:
+            self.action_reveal()
+
+    def action_practise(self) -> None:
+        if self.card is not None and self.card.drills:
+            self.app.action_open_drill(self.card.drills[0])
+
+    def action_leave(self) -> None:
+        self.session.end_review()
+        self.app.pop_screen()

@@ -1,0 +1,104 @@
+"""Progress as pictures: review calendar, 30-day forecast, retention, mastery, drill history."""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Footer, Header, Static
+from textual_plotext import PlotextPlot
+
+from studyapp.views import StatsData
+from studyapp.tui.messages import StatsComputed
+from studyapp.tui.screens.base import StudyScreen
+from studyapp.tui.widgets.bars import MasteryBars
+from studyapp.tui.widgets.heatmap import Heatmap
+
+
+def _box(widget_id: str, title: str, *children, classes: str = "box") -> Vertical:
+    box = Vertical(*children, id=widget_id, classes=classes)
+    box.border_title = title
+    return box
+
+
+class StatsScreen(StudyScreen):
+    BINDINGS = [Binding("r", "app.start_review", "Review")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="stats"):
+            yield _box("stats-heatmap-box", "Reviews per day", Heatmap(id="stats-heatmap"))
+            with Horizontal(classes="stats-row"):
+                yield _box("forecast-box", "Due in the next 30 days", PlotextPlot(id="forecast"))
+                yield _box(
+                    "retention-box",
+                    "Retention (reviews not forgotten)",
+                    Static("…", id="retention-figures"),
+                    PlotextPlot(id="retention"),
+                )
+            with Horizontal(classes="stats-row"):
+                yield _box("stats-mastery-box", "Mastery by tag", MasteryBars(id="stats-mastery"))
+                yield _box("drill-history-box", "Drill attempts", PlotextPlot(id="drill-history"))
+        yield Footer()
+
+    def refresh_data(self) -> None:
+        self.compute_stats()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
+    def compute_stats(self) -> None:
+        self.post_message(StatsComputed(self.session.stats()))
+
+    def on_stats_computed(self, message: StatsComputed) -> None:
+        stats = message.stats
+        self.query_one("#stats-heatmap", Heatmap).set_data(stats.heatmap, self.app.ctx.today())
+        self._plot_forecast(stats)
+        self._plot_retention(stats)
+        self.query_one("#stats-mastery", MasteryBars).rows = stats.mastery_by_tag
+        self._plot_drills(stats)
+
+    def _plot_forecast(self, stats: StatsData) -> None:
+        plot = self.query_one("#forecast", PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        days = list(range(len(stats.forecast)))
+        counts = [n for _, n in stats.forecast]
+        plt.bar(days, counts, marker="hd", width=0.6)
+        top = max(counts, default=0)
+        step = max(1, -(-top // 4))
+        plt.yticks(list(range(0, top + step, step)))
+        plt.xticks([0, 7, 14, 21, 28], ["today", "+7d", "+14d", "+21d", "+28d"])
+        plot.refresh()
+
+    def _plot_retention(self, stats: StatsData) -> None:
+        figures = "   ".join(
+            f"{label}: [b]{value:.0%}[/b]" if value is not None else f"{label}: –"
+            for label, value in stats.retention
+        )
+        self.query_one("#retention-figures", Static).update(figures)
+        plot = self.query_one("#retention", PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        if stats.retention_by_week:
+            weeks = list(range(len(stats.retention_by_week)))
+            plt.plot(weeks, [v * 100 for _, v in stats.retention_by_week], marker="braille")
+            plt.ylim(0, 100)
+            plt.xticks(weeks, [d.strftime("%m-%d") for d, _ in stats.retention_by_week])
+        else:
+            plt.title("no reviews of graduated notes yet")
+        plot.refresh()
+
+    def _plot_drills(self, stats: StatsData) -> None:
+        plot = self.query_one("#drill-history", PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        if stats.drill_history:
+            labels = [d.strftime("%m-%d") for d, _, _ in stats.drill_history]
+            plt.stacked_bar(labels, [[p for _, p, _ in stats.drill_history], [f for _, _, f in stats.drill_history]],
+                            labels=["passed", "not passed"], color=["green", "red"])
+        else:
+            plt.title("no attempts yet")
+        plot.refresh()

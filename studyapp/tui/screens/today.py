@@ -1,0 +1,92 @@
+"""Home: what is due, the streak, a heatmap, today's drills and mastery per topic."""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
+from textual.widgets import Footer, Header, Static
+
+from studyapp.tui.messages import TodayComputed
+from studyapp.tui.screens.base import StudyScreen
+from studyapp.tui.widgets.bars import MasteryBars
+from studyapp.tui.widgets.heatmap import Heatmap
+
+
+class Figure(Static):
+    """A big number with a caption."""
+
+    def __init__(self, caption: str, **kwargs) -> None:
+        super().__init__("…", **kwargs)
+        self.border_title = caption
+
+    def show(self, value: str) -> None:
+        self.update(value)
+
+
+class TodayScreen(StudyScreen):
+    BINDINGS = [
+        Binding("r", "app.start_review", "Review"),
+        Binding("enter", "app.start_review", "Review", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="today"):
+            with Horizontal(id="figures"):
+                yield Figure("Due now", id="due-now", classes="figure")
+                yield Figure("New", id="new-available", classes="figure")
+                yield Figure("Reviewed today", id="reviewed-today", classes="figure")
+                yield Figure("Streak", id="streak", classes="figure")
+            yield Static("Loading your vault…", id="today-hint")
+            with Vertical(id="heatmap-box", classes="box") as box:
+                box.border_title = "Reviews"
+                yield Heatmap(id="today-heatmap")
+            with Horizontal(id="today-lower"):
+                with Vertical(id="today-drills-box", classes="box") as box:
+                    box.border_title = "Today's drills"
+                    yield Static("…", id="today-drills")
+                with Vertical(id="today-mastery-box", classes="box") as box:
+                    box.border_title = "Mastery by topic"
+                    yield MasteryBars(id="today-mastery", max_rows=8)
+        yield Footer()
+
+    def refresh_data(self) -> None:
+        self.compute_summary()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="today")
+    def compute_summary(self) -> None:
+        self.post_message(TodayComputed(self.session.today()))
+
+    def show_load_error(self, reason: str) -> None:
+        self.query_one("#today-hint", Static).update(f"[red]Could not load the vault:[/] {escape(reason)}")
+
+    def on_today_computed(self, message: TodayComputed) -> None:
+        s = message.summary
+        self.query_one("#due-now", Figure).show(str(s.due_now))
+        self.query_one("#new-available", Figure).show(str(s.new_available))
+        self.query_one("#reviewed-today", Figure).show(str(s.reviewed_today))
+        self.query_one("#streak", Figure).show(f"{s.streak} day{'s' if s.streak != 1 else ''}")
+        waiting = s.due_now + s.new_available
+        hint = (
+            f"{waiting} note{'s' if waiting != 1 else ''} waiting — press [b]r[/b] to review."
+            if waiting
+            else "Nothing due. Practise a drill ([b]d[/b]) or browse your notes ([b]n[/b])."
+        )
+        if s.problems:
+            hint += f"  [yellow]{s.problems} unreadable note(s): see Notes.[/]"
+        self.query_one("#today-hint", Static).update(hint)
+        self.query_one("#today-heatmap", Heatmap).set_data(s.heatmap, self.app.ctx.today())
+        self.query_one("#today-mastery", MasteryBars).rows = s.mastery_by_tag
+        if s.drills:
+            lines = [f"{_status_mark(d.status)} {escape(d.title)}  [dim]{d.status}[/]" for d in s.drills]
+            drills = "\n".join(lines)
+        else:
+            drills = "[dim]No drills paired with today's notes.[/]"
+        self.query_one("#today-drills", Static).update(drills)
+
+
+def _status_mark(status: str) -> str:
+    return {"passed": "[green]✔[/]", "failing": "[red]✘[/]"}.get(status, "[dim]○[/]")

@@ -1,0 +1,1 @@
+"""Small drawn widgets shared by the screens."""

@@ -1,0 +1,66 @@
+"""A GitHub-style calendar of reviews per day, drawn with coloured cells."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+LEVEL_COLOURS = ("#2d333b", "#0e4429", "#006d32", "#26a641", "#39d353")
+"""Empty, then four shades by share of the busiest day (the familiar contribution-graph palette)."""
+DAY_LABELS = ("Mon", "", "Wed", "", "Fri", "", "Sun")
+MAX_WEEKS = 53
+"""A year: the statistics keep 365 days of reviews per day."""
+
+
+def level(count: int, busiest: int) -> int:
+    """0 for no reviews, else 1..4 by quartile of the busiest day."""
+    if count <= 0 or busiest <= 0:
+        return 0
+    return min(4, 1 + (4 * (count - 1)) // busiest)
+
+
+class Heatmap(Widget):
+    """Weeks run left to right, Monday on top; the newest week is at the right edge."""
+
+    DEFAULT_CSS = """
+    Heatmap { height: 9; width: 1fr; }
+    """
+
+    counts: reactive[dict[date, int]] = reactive(dict, layout=False)
+    end: reactive[date | None] = reactive(None)
+
+    def set_data(self, counts: dict[date, int], end: date) -> None:
+        self.end = end
+        self.counts = counts
+
+    def render(self) -> Text:
+        if self.end is None:
+            return Text("…", style="dim")
+        weeks = min(MAX_WEEKS, max(1, (self.size.width - 4) // 2))
+        last_monday = self.end - timedelta(days=self.end.weekday())
+        first_monday = last_monday - timedelta(weeks=weeks - 1)
+        busiest = max(self.counts.values(), default=0)
+        text = Text(no_wrap=True, overflow="crop")
+        month_row = [" "] * (weeks * 2)
+        for week in range(weeks):
+            monday = first_monday + timedelta(weeks=week)
+            if monday.day <= 7 and week * 2 + 3 <= len(month_row):
+                for i, ch in enumerate(monday.strftime("%b")):
+                    month_row[week * 2 + i] = ch
+        text.append("    " + "".join(month_row) + "\n", style="dim")
+        for weekday in range(7):
+            text.append(f"{DAY_LABELS[weekday]:<4}", style="dim")
+            for week in range(weeks):
+                day = first_monday + timedelta(weeks=week, days=weekday)
+                if day > self.end:
+                    text.append("  ")
+                    continue
+                shade = LEVEL_COLOURS[level(self.counts.get(day, 0), busiest)]
+                text.append("■ ", style=shade)
+            text.append("\n")
+        total = sum(n for d, n in self.counts.items() if d >= first_monday)
+        text.append(f"    {total} review{'s' if total != 1 else ''} in {weeks} weeks", style="dim")
+        return text

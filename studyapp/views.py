@@ -1,0 +1,145 @@
+"""Plain view objects the TUI draws, produced by `studyapp.facade.StudyFacade`.
+
+Torch-free and Textual-free: screens depend on these and on the facade's methods only, so
+tests can swap in a fake facade.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+RATING_LABELS = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+"""FSRS ratings as Anki names them; the keys are the keys the learner presses."""
+
+
+@dataclass(frozen=True)
+class Card:
+    """One note as the review screen shows it."""
+
+    path: str
+    """Posix path relative to the vault: the note's identity for every call below."""
+    title: str
+    answer: str
+    """Markdown under the note's first `##` heading: what the learner should have recalled."""
+    body: str
+    """The whole note without its metadata block (the `f` key shows it)."""
+    drills: tuple[str, ...] = ()
+    is_new: bool = False
+
+
+@dataclass(frozen=True)
+class RatingOption:
+    """A rating button: what pressing it would schedule, shown before the learner chooses."""
+
+    rating: int
+    label: str
+    interval: str
+    """Human interval such as `10m`, `3d`, `2.1mo`."""
+
+
+@dataclass(frozen=True)
+class ReviewProgress:
+    """The progress line of a review session."""
+
+    remaining: int
+    reviewed: int
+
+
+@dataclass(frozen=True)
+class ReviewOutcome:
+    """What a rating did, for the notification and the session summary."""
+
+    path: str
+    rating: int
+    interval: str
+    next_review: date | None
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """Shown when a review session runs out of notes."""
+
+    reviewed: int
+    by_rating: dict[int, int]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class DrillInfo:
+    """A row of the drill list."""
+
+    id: str
+    title: str
+    tags: tuple[str, ...]
+    status: str
+    """"not started", "failing" or "passed"."""
+    last_result: str | None = None
+    """Summary of the latest graded attempt, if any."""
+
+
+@dataclass(frozen=True)
+class DrillDetail:
+    """An opened drill: the statement and the learner's own file to edit."""
+
+    id: str
+    title: str
+    statement: str
+    """Markdown: task and contract."""
+    workspace_file: Path
+    hints: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NoteRow:
+    """A row of the Notes browser."""
+
+    path: str
+    title: str
+    folder: str
+    tags: tuple[str, ...]
+    next_review: date | None
+    mastery: float | None
+    review_count: int
+    suspended: bool = False
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A note that could not be read, and why (one line a user understands)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class TodaySummary:
+    """Everything the Today screen draws."""
+
+    due_now: int
+    new_available: int
+    reviewed_today: int
+    streak: int
+    heatmap: dict[date, int]
+    """Reviews per day over the last months."""
+    drills: tuple[DrillInfo, ...]
+    """Drills paired with what is due today (or, failing that, those not yet passed)."""
+    mastery_by_tag: tuple[tuple[str, float], ...]
+    problems: int = 0
+
+
+@dataclass(frozen=True)
+class StatsData:
+    """Everything the Stats screen plots."""
+
+    heatmap: dict[date, int]
+    forecast: tuple[tuple[date, int], ...]
+    """Notes falling due on each of the next 30 days."""
+    retention: tuple[tuple[str, float | None], ...]
+    """True retention over named windows (7/30/365 days); None when there were no reviews."""
+    retention_by_week: tuple[tuple[date, float], ...]
+    mastery_by_tag: tuple[tuple[str, float], ...]
+    drill_history: tuple[tuple[date, int, int], ...]
+    """Per day: drill attempts passed, attempts not passed."""
+    counts_by_state: dict[str, int] = field(default_factory=dict)

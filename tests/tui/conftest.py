@@ -1,0 +1,41 @@
+"""TUI fixtures: a frozen clock, an app factory, and `settle` that waits for workers instead of sleeping."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+import pytest
+
+from studyapp.context import build_context
+
+FROZEN_NOW = "2026-11-22T09:00:00+08:00"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Run `async def` tests on a fresh event loop (no pytest-asyncio dependency needed)."""
+    if inspect.iscoroutinefunction(pyfuncitem.obj):
+        names = pyfuncitem._fixtureinfo.argnames
+        asyncio.run(pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names}))
+        return True
+    return None
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    return build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=FROZEN_NOW, seed=False)
+
+
+async def settle(pilot) -> None:
+    """Let every worker finish and every message be handled; stop cursors blinking for snapshots."""
+    app = pilot.app
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+    for widget in app.screen.query("Input, TextArea"):
+        widget.cursor_blink = False
+    await pilot.pause()

@@ -1,0 +1,213 @@
+"""Drills: open one, edit, grade with a stub grader and with the real worker; re-runs cancel."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Static, TextArea
+
+from studyapp.tui.app import StudyApp
+from studyapp.tui.screens.drill import DrillScreen
+
+from .conftest import settle
+from .sample_vault import write_vault
+
+
+class StubGrader:
+    """Answers like GraderClient; `block` makes a grade wait until cancelled."""
+
+    def __init__(self, block: bool = False) -> None:
+        self.block = block
+        self.graded: list[tuple[str, str]] = []
+        self.cancelled = threading.Event()
+
+    def grade(self, drill_id, path, device="auto", timeout=None):
+        self.graded.append((drill_id, open(path, encoding="utf-8").read()))
+        if self.block and len(self.graded) == 1:
+            self.cancelled.wait(10)
+            return {"status": "error", "summary": "cancelled", "hint": "", "checks": [], "seconds": 0.0}
+        return {"status": "pass", "summary": "all checks pass", "hint": "",
+                "checks": [{"name": "shape", "tier": "core", "status": "pass", "message": ""}], "seconds": 0.2}
+
+    def cancel(self):
+        self.cancelled.set()
+
+    def close(self):
+        pass
+
+
+async def open_sdpa(pilot) -> DrillScreen:
+    await settle(pilot)
+    await pilot.press("d")
+    await settle(pilot)
+    table = pilot.app.screen.query_one("#drill-table", DataTable)
+    assert table.row_count >= 4
+    pilot.app.action_open_drill("sdpa")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, DrillScreen)
+    return screen
+
+
+@pytest.fixture
+def app(ctx):
+    write_vault(ctx.paths.vault_dir)
+    return StudyApp(ctx)
+
+
+async def test_open_drill_copies_the_starter_once(app, ctx):
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        workspace = ctx.paths.workspace_dir / "sdpa.py"
+        assert screen.query_one("#code", TextArea).text == workspace.read_text(encoding="utf-8")
+        workspace.write_text("# mine\n", encoding="utf-8")
+        await pilot.press("escape")
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        assert app.screen.query_one("#code", TextArea).text == "# mine\n"
+
+
+async def test_run_with_stub_grader_saves_grades_and_records_the_attempt(app, ctx):
+    stub = StubGrader()
+    app.session._grader = stub
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        screen.query_one("#code", TextArea).text = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return V\n"
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert stub.graded == [("sdpa", "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return V\n")]
+        assert "PASS" in str(screen.query_one("#grade-status", Static).render())
+        assert screen.query_one("#checks", DataTable).row_count == 1
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.session.drills()[0].status == "passed"
+        # the note that lists the drill gets its mastery recomputed with the pass counted
+        note = (ctx.paths.vault_dir / "注意力/缩放因子.md").read_text(encoding="utf-8")
+        assert "mastery_level: 0.3\n" not in note
+        assert "review_count: 3" in note
+
+
+async def test_cancelled_run_is_not_recorded(app, ctx):
+    stub = StubGrader(block=True)
+    app.session._grader = stub
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        verdicts = [row["verdict"] for row in app.session.service.store.drill_attempts("sdpa")]
+        assert verdicts == ["pass"]
+
+
+async def test_second_run_cancels_the_first(app, ctx):
+    stub = StubGrader(block=True)
+    app.session._grader = stub
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert screen.grading and screen.query_one("#grading-spinner").display
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert stub.cancelled.is_set()
+        assert len(stub.graded) == 2
+        assert "PASS" in str(screen.query_one("#grade-status", Static).render())
+
+
+async def test_saving_from_outside_regrades(app, ctx):
+    stub = StubGrader()
+    app.session._grader = stub
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        time.sleep(0.01)
+        screen.path.write_text("# edited elsewhere\n", encoding="utf-8")
+        screen._poll_file()  # the 1 s timer's job, called directly instead of sleeping
+        await settle(pilot)
+        assert screen.query_one("#code", TextArea).text == "# edited elsewhere\n"
+        assert stub.graded == [("sdpa", "# edited elsewhere\n")]
+
+
+@pytest.mark.slow
+async def test_real_grader_rejects_the_starter(app, ctx):
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        deadline = time.monotonic() + 120
+        while screen.grading and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+        status = str(screen.query_one("#grade-status", Static).render())
+        assert "ERROR" in status and "NotImplementedError" in status
+        assert app.session.drills()[0].status == "failing"
+
+
+@pytest.mark.slow
+def test_app_process_never_imports_torch_or_domain_textual():
+    """In a fresh interpreter: the domain alone (everything the CLI imports) pulls in neither
+    Textual nor torch, and the app has not imported torch after start-up nor after a real grade."""
+    code = r"""
+import sys, asyncio, tempfile, pathlib
+import studyapp.cli, studyapp.facade, studyapp.views, studyapp.vault, studyapp.reviews, studyapp.stats
+import studyapp.grader.client, studyapp.pairing
+assert "textual" not in sys.modules, "domain imported textual"
+assert "torch" not in sys.modules, "domain imported torch"
+from studyapp.context import build_context
+from studyapp.tui.app import StudyApp
+root = pathlib.Path(tempfile.mkdtemp())
+(root / "vault").mkdir()
+(root / "vault" / "a.md").write_text("# A\n\n## Answer\nyes\n", encoding="utf-8")
+ctx = build_context(vault=str(root / "vault"), data_dir=str(root / "data"), seed=False)
+async def main():
+    app = StudyApp(ctx)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.press("d")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.press("S")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        assert app.session_ready
+        assert "torch" not in sys.modules, "the app imported torch at start-up"
+        app.action_open_drill("sdpa")
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        for _ in range(600):
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if not app.screen.grading:
+                break
+        status = str(app.screen.query_one("#grade-status").render())
+        assert "NotImplementedError" in status, status
+asyncio.run(main())
+assert "torch" not in sys.modules, "the app imported torch after a grade"
+print("ok")
+"""
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "ok"
+
+
+async def test_a_grader_crash_is_a_notification(app, ctx):
+    stub = StubGrader()
+    stub.grade = lambda *a, **k: {"status": "error", "summary": "the grader stopped unexpectedly",
+                                  "detail": "worker log: Killed", "hint": "", "checks": [], "seconds": 1.0}
+    app.session._grader = stub
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert "ERROR" in str(screen.query_one("#grade-status", Static).render())
+        assert "worker log: Killed" in str(screen.query_one("#hint", Static).render())
+        assert any(n.severity == "error" and "stopped unexpectedly" in n.message for n in app._notifications)

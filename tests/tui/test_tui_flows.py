@@ -1,0 +1,174 @@
+"""Each flow of the issue against the real vault, scheduler and database: keys in, state and
+note files out."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from studyapp.tui import editor
+from studyapp.tui.app import StudyApp
+from studyapp.tui.screens.review import ReviewScreen
+from studyapp.tui.widgets.heatmap import Heatmap
+
+from .conftest import settle
+from .sample_vault import write_vault
+
+SCALING = "注意力/缩放因子.md"
+
+
+@pytest.fixture
+def vault(ctx):
+    return write_vault(ctx.paths.vault_dir)
+
+
+async def start_review(pilot) -> ReviewScreen:
+    await settle(pilot)
+    await pilot.press("r")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ReviewScreen)
+    return screen
+
+
+async def test_review_good_writes_the_note_and_undo_restores_its_bytes(ctx, vault):
+    path = vault / SCALING
+    before = path.read_bytes()
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await start_review(pilot)
+        assert screen.card.path == SCALING  # overdue legacy review comes before new notes
+        remaining = app.session.progress().remaining
+        await pilot.press("space")
+        assert "1.6mo" in str(screen.query_one("#rate-3").label)
+        await pilot.press("3")
+        after = path.read_text(encoding="utf-8")
+        assert "last_reviewed: '2026-11-22'" in after
+        assert "review_count: 4" in after
+        assert "source: 自己整理" in after and after.endswith(before.decode("utf-8").split("---", 2)[2])
+        assert screen.card.path != SCALING
+        assert app.session.progress().remaining == remaining - 1
+        await pilot.press("u")
+        assert path.read_bytes() == before
+        assert screen.card.path == SCALING and not screen.revealed
+
+
+async def test_again_brings_the_note_back_in_the_same_session(ctx, vault):
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await start_review(pilot)
+        seen = []
+        for _ in range(12):
+            if screen.card is None:
+                break
+            seen.append(screen.card.path)
+            rating = "1" if len(seen) == 1 else "4"
+            await pilot.press("space", rating)
+        assert seen.count(SCALING) == 2, seen
+        assert screen.card is None and screen.finished
+        summary = str(screen.query_one("#review-summary", Static).render())
+        assert "Again 1" in summary
+
+
+async def test_suspend_leaves_the_file_alone_and_skips_the_note(ctx, vault):
+    path = vault / SCALING
+    before = path.read_bytes()
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await start_review(pilot)
+        await pilot.press("s")
+        assert screen.card.path != SCALING
+        assert path.read_bytes() == before
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.screen.card.path != SCALING
+
+
+async def test_edit_opens_editor_suspended_and_reloads(ctx, vault, monkeypatch):
+    monkeypatch.setenv("EDITOR", "fake-editor --wait")
+    calls = []
+
+    def fake_editor(command, path):
+        calls.append(command)
+        text = path.read_text(encoding="utf-8").replace("为什么注意力分数", "为何注意力分数")
+        path.write_text(text, encoding="utf-8")
+        return 0
+
+    @contextmanager
+    def fake_suspend(self):
+        calls.append("suspended")
+        yield
+
+    monkeypatch.setattr(editor, "launch_editor", fake_editor)
+    monkeypatch.setattr(StudyApp, "suspend", fake_suspend)  # headless tests have no terminal to give away
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await start_review(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert calls == ["suspended", ["fake-editor", "--wait"]]
+        assert screen.card.title.startswith("为何注意力分数")
+
+
+async def test_unwritable_note_is_a_notification_not_a_crash(ctx, vault):
+    path = vault / SCALING
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await start_review(pilot)
+        path.write_text("---\ntags: [broken\n---\n# gone\n", encoding="utf-8")
+        await pilot.press("space", "3")
+        await settle(pilot)
+        assert any(n.severity == "error" for n in app._notifications)
+        assert path.read_text(encoding="utf-8") == "---\ntags: [broken\n---\n# gone\n"
+        assert screen.card is not None
+
+
+async def test_notes_lists_notes_and_problems(ctx, vault):
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        table = app.screen.query_one("#note-table", DataTable)
+        assert table.row_count == 4
+        problems = str(app.screen.query_one("#note-problems", Static).render())
+        assert "坏掉的.md" in problems
+        titles = [str(table.get_row(key)[3]) for key in table.rows]
+        assert "[CLS] 向量代表什么?" in titles  # brackets in a title are text, not markup
+        app.screen.query_one("#note-filter").value = "layernorm"
+        await settle(pilot)
+        assert table.row_count == 1
+
+
+async def test_navigate_to_stats_draws_the_history(ctx, vault):
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start_review(pilot)
+        await pilot.press("space", "3", "escape")
+        await settle(pilot)
+        await pilot.press("S")
+        await settle(pilot)
+        heatmap = app.screen.query_one("#stats-heatmap", Heatmap)
+        assert sum(heatmap.counts.values()) == 1
+        assert "1 review in" in str(heatmap.render())
+
+
+async def test_a_vault_that_cannot_load_is_a_notification(tmp_path):
+    from studyapp.context import build_context
+
+    from .conftest import FROZEN_NOW
+
+    ctx = build_context(vault=str(tmp_path / "missing"), data_dir=str(tmp_path / "data"), now=FROZEN_NOW, seed=False)
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert not app.session_ready
+        assert any(n.severity == "error" for n in app._notifications)
+        assert "Could not load the vault" in str(app.screen.query_one("#today-hint", Static).render())
+        await pilot.press("r")  # nothing to review yet: a hint, not a crash
+        await settle(pilot)
+        assert not isinstance(app.screen, ReviewScreen)
