@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
 TEMP_SUFFIX = ".studyapp-tmp"
@@ -28,7 +27,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         mode = os.stat(target).st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o666 & ~_current_umask()
-    temp = folder / f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    temp = folder / f".{target.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         try:
@@ -73,7 +72,7 @@ def atomic_create_bytes(path: str | os.PathLike, data: bytes) -> None:
     The temp file is hard-linked into place, which fails instead of replacing an existing file.
     """
     target = Path(path)
-    temp = target.parent / f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    temp = target.parent / f".{target.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         try:

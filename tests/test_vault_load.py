@@ -128,3 +128,28 @@ def test_missing_vault_folder_is_a_user_error(tmp_path):
     with pytest.raises(UserError, match="does not exist"):
         Vault(tmp_path / "nope").load()
     assert os.path.exists(tmp_path)
+
+
+def test_stale_temp_files_of_killed_writers_are_swept_fresh_ones_kept(tmp_path):
+    import os
+    import time
+
+    from studyapp.atomic import TEMP_SUFFIX
+    from studyapp.vault import Vault
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "note.md").write_text("# 标题\n", encoding="utf-8")
+    stale = vault / f".note.md.dead{TEMP_SUFFIX}"
+    fresh = vault / f".note.md.live{TEMP_SUFFIX}"
+    other = vault / ".my-hidden-file"
+    for f in (stale, fresh, other):
+        f.write_text("partial", encoding="utf-8")
+    old = time.time() - 2 * 3600
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    snapshot = Vault(vault).load()
+    assert [n.path for n in snapshot.notes] == ["note.md"]
+    assert not stale.exists(), "an abandoned temp file is removed"
+    assert fresh.exists(), "a temp file a live writer may still own is left alone"
+    assert other.exists(), "hidden files that are not ours are never touched"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+from studyapp.atomic import TEMP_SUFFIX
 from studyapp.errors import UserError
 from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
 from studyapp.vault.model import LoadProblem, Note, NoteWriteError, VaultSnapshot, WriteConflict, note_id
@@ -63,6 +65,8 @@ class Vault:
             for entry in entries:
                 name = entry.name
                 if name[0] == ".":  # hidden: .obsidian/, .git/, editors' temp files
+                    if name.endswith(TEMP_SUFFIX):
+                        _remove_if_stale(entry)
                     continue
                 rel = prefix + name
                 try:
@@ -268,3 +272,17 @@ def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mti
     title = extract_title(body, path)
     return Note(note_id(path), path, title, meta, layout.has_block, content_hash(raw),
                 size, mtime_ns, str(abs_path), body)
+
+
+STALE_TEMP_SECONDS = 3600
+"""A write's temp file older than this was left by a writer that died (a write takes
+milliseconds); it holds a copy of a note's old or new bytes, never the only copy."""
+
+
+def _remove_if_stale(entry: os.DirEntry) -> None:
+    """Sweep a temp file a killed writer left behind, once it is clearly abandoned."""
+    try:
+        if time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
+            os.unlink(entry.path)
+    except OSError:
+        pass  # gone already, or not ours to remove: harmless either way
