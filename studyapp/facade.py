@@ -363,19 +363,10 @@ class StudyFacade:
     def _record_attempt(self, drill_id: str, path: Path, verdict: dict) -> None:
         """Log the attempt; when the drill's status changes, the notes listing it get their
         `mastery_level` rewritten (mastery counts passed drills)."""
-        store = self.service.store
-        before = store.drill_status().get(drill_id)
-        status = verdict.get("status")
-        seconds = verdict.get("seconds")
-        store.record_drill_attempt(
-            drill_id, status if status in ("pass", "fail") else "error",
-            summary=verdict.get("summary", ""), file_path=str(path),
-            duration_ms=int(seconds * 1000) if isinstance(seconds, (int, float)) else None,
-            attempted_at=self.ctx.now(),
-        )
-        if store.drill_status().get(drill_id) != before:
-            for changed in self.service.refresh_mastery(drill_id, notes=list(self._notes.values())):
-                self._changed(changed)
+        changed = self.service.record_drill_result(
+            dict(verdict, drill=drill_id, file=str(path)), notes=list(self._notes.values()))
+        for note_path in changed:
+            self._changed(note_path)
 
     def cancel_grade(self) -> None:
         with self._lock:

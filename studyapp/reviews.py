@@ -178,6 +178,23 @@ class ReviewService:
         return {"path": path, "rating": schedule.rating_name(last["rating"]),
                 "reviewed_at": last["reviewed_at"], "exact": exact}
 
+    def record_drill_result(self, verdict: dict, notes=None) -> list[str]:
+        """Log one graded submission (a grader verdict with "drill" and "file") at `ctx.now()`;
+        when it changes the drill's status, refresh the mastery of the notes paired with the
+        drill. Returns the paths of the notes rewritten."""
+        drill_id = verdict["drill"]
+        before = self.store.drill_status().get(drill_id)
+        status = verdict.get("status")
+        seconds = verdict.get("seconds")
+        self.store.record_drill_attempt(
+            drill_id, status if status in ("pass", "fail") else "error",
+            summary=verdict.get("summary", ""), file_path=str(verdict.get("file", "")),
+            duration_ms=int(seconds * 1000) if isinstance(seconds, (int, float)) else None,
+            attempted_at=self.ctx.now())
+        if self.store.drill_status().get(drill_id) == before:
+            return []
+        return self.refresh_mastery(drill_id, notes=notes)
+
     def refresh_mastery(self, drill_id: str, notes=None) -> list[str]:
         """After a drill result: rewrite `mastery_level` of every note paired with `drill_id`
         (declared in its `drills:` key, or suggested from its text); returns their paths.

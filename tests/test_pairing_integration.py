@@ -76,3 +76,15 @@ def test_a_drill_pass_counts_for_suggested_pairings_but_never_touches_plain_note
     assert after > before
     assert (vault / "plain.md").read_bytes() == plain_before
     assert "drills" not in (vault / "attn" / "mha.md").read_text(encoding="utf-8")
+
+
+def test_record_drill_result_logs_every_attempt_and_rewrites_notes_only_on_a_status_change(tmp_path):
+    vault = make_vault(tmp_path)
+    ctx = build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=NOW)
+    verdict = {"drill": "padding_mask", "file": "pad.py", "summary": "", "seconds": 0.1}
+    with ReviewService(ctx) as service:
+        assert service.record_drill_result(dict(verdict, status="fail")) == []
+        assert service.store.drill_status() == {"padding_mask": "failing"}
+        assert service.record_drill_result(dict(verdict, status="pass")) == ["attn/pad.md"]
+        assert service.record_drill_result(dict(verdict, status="pass")) == []  # already passed
+        assert service.store.drill_status() == {"padding_mask": "passed"}

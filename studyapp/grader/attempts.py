@@ -7,28 +7,14 @@ import sys
 
 
 def record_attempt(ctx, verdict: dict) -> None:
-    """Log one graded submission (status, summary, time taken, file) at `ctx.now()`."""
-    from studyapp.store import Store
-
-    with Store.open(ctx.paths) as store:
-        before = store.drill_status().get(verdict["drill"])
-        store.record_drill_attempt(
-            verdict["drill"], verdict["status"], summary=verdict["summary"],
-            duration_ms=int(verdict["seconds"] * 1000), file_path=verdict["file"],
-            attempted_at=ctx.now())
-        after = store.drill_status().get(verdict["drill"])
-    if after != before:
-        _refresh_mastery(ctx, verdict["drill"])
-
-
-def _refresh_mastery(ctx, drill_id: str) -> None:
+    """Log one graded submission; a failure to update notes never loses the grade's record."""
     from studyapp.errors import UserError
     from studyapp.reviews import ReviewService
 
     try:
         with ReviewService(ctx) as service:
-            service.refresh_mastery(drill_id)
-    except (UserError, OSError) as exc:  # the grade stands; the notes can catch up next time
+            service.record_drill_result(verdict)
+    except (UserError, OSError) as exc:  # the notes can catch up next time
         print(f"studyapp: warning: could not update mastery in your notes: {exc}", file=sys.stderr)
 
 
