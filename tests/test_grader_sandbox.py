@@ -29,7 +29,7 @@ HOSTILE = {
     "sleeps_forever": ("import time\ndef add(a, b):\n    time.sleep(10**6)\n", "timed out"),
     "reads_stdin": ("def add(a, b):\n    return input()\n", "EOFError"),
     "memory_bomb_python": (
-        "def add(a, b):\n    hog = []\n    while True:\n        hog.append(bytearray(1 << 26))\n",
+        "def add(a, b):\n    hog = []\n    while True:\n        hog.append(bytearray(1 << 30))\n",
         "ran out of memory"),
     "memory_bomb_torch": ("import torch\ndef add(a, b):\n    return torch.empty(1 << 40)\n", "ran out of memory"),
     "sys_exit": ("import sys\ndef add(a, b):\n    sys.exit(3)\n", "sys.exit(3)"),
