@@ -42,9 +42,11 @@ def run_doctor(ctx, out=None) -> int:
         f"vault      {paths.vault_dir}{' (default, seeded from the starter deck)' if paths.vault_is_default else ''}",
     ]
     snapshot = Vault(paths.vault_dir, paths.cache_file).load()
-    new = sum(note.is_new for note in snapshot.notes)
+    # "never reviewed" is the scheduler's notion of new (schedule.has_legacy_history)
+    never = sum(note.review_count == 0 and note.last_reviewed is None for note in snapshot.notes)
     without_block = sum(not note.has_block for note in snapshot.notes)
-    lines.append(f"notes      {len(snapshot.notes)} readable ({new} new, {without_block} without a metadata block), "
+    lines.append(f"notes      {len(snapshot.notes)} readable ({never} never reviewed, "
+                 f"{without_block} without a metadata block), "
                  f"{len(snapshot.problems)} with problems")
     for problem in snapshot.problems:
         lines.append(f"  problem  {problem.path}: {problem.reason}")

@@ -13,7 +13,8 @@ def test_doctor_lists_problems_and_fails(tmp_path, capsys, monkeypatch):
     write(vault / "坏.md", b"---\nnext_review: [\n---\n")
     assert main(["doctor", "--vault", str(vault)]) == 1
     out = capsys.readouterr().out
-    assert "1 readable" in out and "1 with problems" in out
+    assert "1 readable (1 never reviewed, 0 without a metadata block)" in out
+    assert "1 with problems" in out
     assert "坏.md: metadata block is not valid YAML" in out
     assert "python" in out and "data dir" in out and "stubbed in tests" in out
 
