@@ -80,8 +80,8 @@ class StudyApp(App):
             self.theme = "textual-dark"
 
     def on_mount(self) -> None:
-        # Paint the (empty) Today screen first; the load thread would otherwise compete for the GIL.
-        self.call_after_refresh(self.load_session)
+        # The (empty) Today screen is already painted when the app mounts, so the load starts now.
+        self.load_session()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load_session(self) -> None:
