@@ -25,6 +25,7 @@ from studyapp.views import (
     ReviewProgress,
     SessionSummary,
     StatsData,
+    TodayCounts,
     TodaySummary,
 )
 
@@ -136,13 +137,40 @@ class StudyFacade:
     # -- today ----------------------------------------------------------------------------
 
     @_locked
+    def today_counts(self) -> TodayCounts:
+        """The figures alone, fast: only notes that can be due now get a card (`due_by`)."""
+        from studyapp.session import note_cards
+
+        if self._items_cache is not None:
+            items = self._items_cache
+        else:
+            now = self.ctx.now()
+            items = note_cards(self.service.store, self.service.scheduler, self._notes.values(), now, due_by=now)
+        return self._counts(self.service.queue(items))
+
+    def _counts(self, queue) -> TodayCounts:
+        from studyapp.stats import local_day, recent_reviews, reviews_per_day, streak_ending
+
+        now = self.ctx.now()
+        per_day = reviews_per_day(recent_reviews(self.service.store, now))
+        today = local_day(now)
+        return TodayCounts(
+            due_now=sum(1 for i in queue if not i.is_new),
+            new_available=sum(1 for i in queue if i.is_new),
+            reviewed_today=per_day.get(today, 0),
+            streak=streak_ending(per_day, today),
+            problems=len(self._problems),
+        )
+
+    @_locked
     def today(self) -> TodaySummary:
+        """Everything the Today screen draws (every note's card: mastery needs them all)."""
         from studyapp.stats import compute_stats
 
         items = self._items()
         queue = self.service.queue(items)
+        counts = self._counts(queue)
         stats = compute_stats(self.service.store, self.service.scheduler, items, self.ctx.now())
-        today = stats.today
         heatmap = {date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()}
         wanted: list[str] = []
         for item in queue[:TODAYS_DRILL_NOTES]:
@@ -155,14 +183,14 @@ class StudyFacade:
         else:
             drills = [d for d in catalog if d.status != "passed"]
         return TodaySummary(
-            due_now=sum(1 for i in queue if not i.is_new),
-            new_available=sum(1 for i in queue if i.is_new),
-            reviewed_today=heatmap.get(today, 0),
-            streak=stats.streak,
+            due_now=counts.due_now,
+            new_available=counts.new_available,
+            reviewed_today=counts.reviewed_today,
+            streak=counts.streak,
             heatmap=heatmap,
             drills=tuple(drills),
             mastery_by_tag=self._topics(stats.mastery_by_tag),
-            problems=len(self._problems),
+            problems=counts.problems,
         )
 
     @staticmethod

@@ -58,13 +58,32 @@ def local_day(moment: datetime) -> date:
     return moment.astimezone().date()
 
 
+def recent_reviews(store: Store, now: datetime) -> list:
+    """The review rows the statistics look at: the last year's (the heatmap's span)."""
+    return store.reviews(since=now - timedelta(days=HEATMAP_DAYS + 1))
+
+
+def reviews_per_day(reviews) -> Counter:
+    """Local day -> number of reviews that day."""
+    return Counter(local_day(parse_utc(r["reviewed_at"])) for r in reviews)
+
+
+def streak_ending(per_day: Counter, today: date) -> int:
+    """Consecutive days with reviews ending today, or yesterday while today has none yet."""
+    streak, day = 0, today if per_day.get(today) else today - timedelta(days=1)
+    while per_day.get(day):
+        streak += 1
+        day -= timedelta(days=1)
+    return streak
+
+
 def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now: datetime) -> Stats:
     """Statistics as of `now`. `note_cards` are `session.NoteCard`s: every live note with its
     stored or derived card (the vault says which notes exist, the database what happened)."""
     today = local_day(now)
-    reviews = store.reviews(since=now - timedelta(days=HEATMAP_DAYS + 1))
+    reviews = recent_reviews(store, now)
 
-    per_day = Counter(local_day(parse_utc(r["reviewed_at"])) for r in reviews)
+    per_day = reviews_per_day(reviews)
     heatmap = {d.isoformat(): n for d, n in sorted(per_day.items())
                if today - d < timedelta(days=HEATMAP_DAYS)}
 
@@ -77,10 +96,7 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
         retention.append(Retention(days, len(graded), passed,
                                    passed / len(graded) if graded else None))
 
-    streak, day = 0, today if per_day.get(today) else today - timedelta(days=1)
-    while per_day.get(day):
-        streak += 1
-        day -= timedelta(days=1)
+    streak = streak_ending(per_day, today)
 
     status = store.drill_status()
     forecast = Counter()

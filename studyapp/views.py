@@ -114,6 +114,17 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class TodayCounts:
+    """The Today screen's figures, computed before the rest so they show first."""
+
+    due_now: int
+    new_available: int
+    reviewed_today: int
+    streak: int
+    problems: int = 0
+
+
+@dataclass(frozen=True)
 class TodaySummary:
     """Everything the Today screen draws."""
 

@@ -74,14 +74,30 @@ class StudyApp(App):
         """The domain facade (`studyapp.facade.StudyFacade` or a test double with its methods)."""
         self.session_ready = False
         """True once the vault and history are loaded; screens wait for it before asking for data."""
+        self._save_theme = False
+        """Off while the theme comes from the settings; on once the app runs."""
         try:
             self.theme = ctx.settings.theme
         except Exception:  # an unknown theme name in config.toml must not stop the app
             self.theme = "textual-dark"
 
+    def watch_theme(self, name: str) -> None:
+        """A theme picked after start-up (from the palette) is kept for the next run."""
+        if not self._save_theme or name == self.ctx.settings.theme:
+            return
+        from studyapp.config_edit import set_setting
+
+        try:
+            set_setting(self.ctx.paths.config_file, "theme", name)
+        except Exception as exc:  # noqa: BLE001 - the theme still applies; saving it is a bonus
+            self.report_error(exc, title="Could not save the theme")
+            return
+        self.ctx.settings.theme = name
+
     def on_mount(self) -> None:
-        # Paint the (empty) Today screen first; the load thread would otherwise compete for the GIL.
-        self.call_after_refresh(self.load_session)
+        self._save_theme = True
+        # The (empty) Today screen is already painted when the app mounts, so the load starts now.
+        self.load_session()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load_session(self) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.message import Message
 
-from studyapp.views import Card, DrillInfo, NoteRow, Problem, ReviewProgress, StatsData, TodaySummary
+from studyapp.views import Card, DrillInfo, NoteRow, Problem, ReviewProgress, StatsData, TodayCounts, TodaySummary
 
 
 @dataclass
@@ -23,6 +23,13 @@ class VaultLoadFailed(Message):
     """Loading failed; the message says why in words a user can act on."""
 
     reason: str
+
+
+@dataclass
+class TodayCounted(Message):
+    """The Today figures are known; the heatmap, drills and mastery follow in `TodayComputed`."""
+
+    counts: TodayCounts
 
 
 @dataclass

@@ -18,6 +18,7 @@ from studyapp.views import (
     ReviewProgress,
     SessionSummary,
     StatsData,
+    TodayCounts,
     TodaySummary,
 )
 
@@ -49,6 +50,10 @@ class FakeSession:
 
     def load(self):
         return len(self.cards), 1
+
+    def today_counts(self) -> TodayCounts:
+        s = self.today()
+        return TodayCounts(s.due_now, s.new_available, s.reviewed_today, s.streak, s.problems)
 
     def today(self) -> TodaySummary:
         heatmap = {TODAY - timedelta(days=i): (i * 7) % 5 for i in range(120)}

@@ -98,3 +98,20 @@ async def test_theme_comes_from_settings_and_a_bad_name_falls_back(ctx):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert app.theme == "textual-dark"
+
+
+async def test_a_theme_picked_in_the_palette_is_saved_to_config(ctx):
+    config = ctx.paths.config_file
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_bytes(b"# mine\nnew_per_day = 7\n")
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert config.read_bytes() == b"# mine\nnew_per_day = 7\n"  # starting up writes nothing
+        app.action_change_theme()
+        await settle(pilot)
+        await pilot.press(*"nord", "enter")
+        await settle(pilot)
+        assert app.theme == "nord"
+    assert config.read_bytes() == b'# mine\nnew_per_day = 7\ntheme = "nord"\n'
+    assert ctx.settings.theme == "nord"

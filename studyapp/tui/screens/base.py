@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
+
+
+MODE_KEYS = {"today": "t", "drills": "d", "notes": "n", "stats": "S"}
+"""The app's keys for its four screens (`StudyApp.BINDINGS`)."""
+
+
+def footer_hides(*modes: str, quit: bool = False) -> list[Binding]:
+    """Bindings that keep app keys working on a screen but out of its footer, so the screen's
+    own keys fit in 80 columns; the palette still lists them."""
+    hidden = [Binding(MODE_KEYS[mode], f"app.switch_mode('{mode}')", mode.title(), show=False) for mode in modes]
+    if quit:
+        hidden.append(Binding("ctrl+q", "app.quit", "Quit", show=False, priority=True))
+    return hidden
 
 
 class StudyScreen(Screen):

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Header, LoadingIndicator, Markdow
 from studyapp.views import DrillDetail
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import GradeFinished
-from studyapp.tui.screens.base import StudyScreen
+from studyapp.tui.screens.base import StudyScreen, footer_hides
 
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
 STATUS_LINE = {"pass": "[b green]PASS[/]", "fail": "[b red]FAIL[/]", "error": "[b red]ERROR[/]"}
@@ -32,6 +32,7 @@ class DrillScreen(StudyScreen):
         Binding("f4", "edit", "$EDITOR"),
         Binding("e", "edit", "$EDITOR", show=False),
         Binding("escape", "leave", "Back"),
+        *footer_hides("today", "drills", "notes", "stats"),
     ]
 
     def __init__(self, drill_id: str) -> None:

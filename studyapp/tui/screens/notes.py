@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
 
 from studyapp.views import NoteRow, Problem
 from studyapp.tui.messages import NotesListed
-from studyapp.tui.screens.base import StudyScreen
+from studyapp.tui.screens.base import StudyScreen, footer_hides
 
 ALL = ("all", "")
 MAX_ROWS = 500
@@ -38,7 +38,8 @@ class NotesScreen(StudyScreen):
         Binding("o", "open_note", "Open"),
         Binding("s", "toggle_suspend", "Suspend/resume"),
         Binding("slash", "focus_filter", "Filter", key_display="/"),
-        Binding("r", "app.start_review", "Review"),
+        Binding("r", "app.start_review", "Review", show=False),
+        *footer_hides("notes", quit=True),
     ]
 
     def __init__(self) -> None:

@@ -17,14 +17,14 @@ from studyapp.tui.widgets.answer import Answer
 from studyapp.views import RATING_LABELS, Card, RatingOption
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import ReviewCardReady
-from studyapp.tui.screens.base import StudyScreen
+from studyapp.tui.screens.base import StudyScreen, footer_hides
 
 
 class ReviewScreen(StudyScreen):
     """One note at a time until the session queue is empty, then a summary."""
 
     BINDINGS = [
-        Binding("space", "reveal", "Show answer"),
+        Binding("space", "reveal", "Answer"),
         Binding("enter", "reveal", "Show answer", show=False),
         Binding("1", "rate(1)", "Again"),
         Binding("2", "rate(2)", "Hard"),
@@ -32,11 +32,12 @@ class ReviewScreen(StudyScreen):
         Binding("4", "rate(4)", "Easy"),
         Binding("u", "undo", "Undo"),
         Binding("ctrl+z", "undo", "Undo", show=False),
-        Binding("f", "full_note", "Full note"),
+        Binding("f", "full_note", "Note"),
         Binding("e", "edit", "Edit"),
-        Binding("s", "suspend_note", "Suspend"),
-        Binding("p", "practise", "Drill"),
+        Binding("s", "suspend_note", "Suspend", show=False),
+        Binding("p", "practise", "Drill", show=False),
         Binding("escape", "leave", "Back"),
+        *footer_hides("today", "drills", "notes", "stats", quit=True),
     ]
 
     card: reactive[Card | None] = reactive(None, init=False)
@@ -139,7 +140,7 @@ class ReviewScreen(StudyScreen):
         if action in ("reveal", "full_note", "edit", "suspend_note", "practise") and self.card is None:
             return None
         if action == "rate" and not self.revealed:
-            return None
+            return False  # hidden until the answer shows, as Anki hides its rating buttons
         if action == "reveal" and self.revealed:
             return False  # hide "Show answer" so the footer has room for the ratings
         if action == "practise" and (self.card is None or not self.card.drills):

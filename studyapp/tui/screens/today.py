@@ -9,10 +9,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import Footer, Header, Static
 
-from studyapp.tui.messages import TodayComputed
+from studyapp.tui.messages import TodayComputed, TodayCounted
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.bars import MasteryBars
 from studyapp.tui.widgets.heatmap import Heatmap
+from studyapp.views import TodayCounts, TodaySummary
 
 
 class Figure(Static):
@@ -58,13 +59,17 @@ class TodayScreen(StudyScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="today")
     def compute_summary(self) -> None:
+        """The figures first (cheap), then what needs every note's card."""
+        self.post_message(TodayCounted(self.session.today_counts()))
         self.post_message(TodayComputed(self.session.today()))
 
     def show_load_error(self, reason: str) -> None:
         self.query_one("#today-hint", Static).update(f"[red]Could not load the vault:[/] {escape(reason)}")
 
-    def on_today_computed(self, message: TodayComputed) -> None:
-        s = message.summary
+    def on_today_counted(self, message: TodayCounted) -> None:
+        self._show_counts(message.counts)
+
+    def _show_counts(self, s: TodayCounts | TodaySummary) -> None:
         self.query_one("#due-now", Figure).show(str(s.due_now))
         self.query_one("#new-available", Figure).show(str(s.new_available))
         self.query_one("#reviewed-today", Figure).show(str(s.reviewed_today))
@@ -78,6 +83,10 @@ class TodayScreen(StudyScreen):
         if s.problems:
             hint += f"  [yellow]{s.problems} unreadable note(s): see Notes.[/]"
         self.query_one("#today-hint", Static).update(hint)
+
+    def on_today_computed(self, message: TodayComputed) -> None:
+        s = message.summary
+        self._show_counts(s)
         self.query_one("#today-heatmap", Heatmap).set_data(s.heatmap, self.app.ctx.today())
         self.query_one("#today-mastery", MasteryBars).rows = s.mastery_by_tag
         if s.drills:

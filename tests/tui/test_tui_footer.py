@@ -1,0 +1,53 @@
+"""At 80 columns (the minimum size) every key a footer shows fits beside the palette key, and
+each screen's main keys are among them; keys moved out of the footer stay in the palette."""
+
+from __future__ import annotations
+
+from studyapp.tui.app import StudyApp
+from studyapp.tui.commands import ScreenActionsProvider
+
+from .conftest import settle
+from .sample_vault import write_vault
+from .test_tui_drills import StubGrader
+
+
+def footer_keys(app) -> list[str]:
+    """Keys shown in the footer; asserts that none is cut off or hidden under the palette key."""
+    shown, palette_x = [], None
+    for key in app.screen.query("FooterKey"):
+        if key.action == "app.command_palette" or key.key == "ctrl+p":
+            palette_x = key.region.x
+            continue
+        shown.append((key.key, key.region))
+    assert palette_x is not None
+    for name, region in shown:
+        assert region.width > 0 and region.right <= palette_x, (name, region, palette_x)
+    return [name for name, _ in shown]
+
+
+async def test_every_screen_shows_its_main_keys_at_80_columns(ctx):
+    write_vault(ctx.paths.vault_dir)
+    app = StudyApp(ctx)
+    app.session._grader = StubGrader()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert {"r", "ctrl+q", "t", "d", "n", "S"} <= set(footer_keys(app))
+        await pilot.press("r")
+        await settle(pilot)
+        assert {"space", "u", "f", "e", "escape"} <= set(footer_keys(app))
+        await pilot.press("space")
+        await settle(pilot)
+        assert {"1", "2", "3", "4", "u", "f", "e", "escape"} <= set(footer_keys(app))
+        provider = ScreenActionsProvider(app.screen)
+        offered = {name for name, _, _ in provider._commands()}
+        assert {"Suspend", "Drill", "Today", "Notes"} <= offered
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        assert {"o", "s", "slash", "t", "d", "S"} <= set(footer_keys(app))
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert {"ctrl+r", "ctrl+s", "f4", "escape", "ctrl+q"} <= set(footer_keys(app))
