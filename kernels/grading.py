@@ -1,8 +1,10 @@
 """The drill machinery shared by every drill: cases, exporting results, checks, verdicts.
 
 A drill builds `Case`s in the trusted parent, `run_case` runs the learner's code in the child
-and exports plain data, and `judge` (parent again) turns the results into a verdict. See
-/work/briefs/grading-contract.md for the process model.
+and exports plain data, and `judge` (parent again) turns the results into a verdict. Only
+plain data crosses from child to parent (`torch.save` there, `torch.load(weights_only=True)`
+here), so the learner's code can never reach the oracle or the verdict; the process model
+itself lives in `studyapp/grader/` (worker, sandbox, child).
 """
 
 from __future__ import annotations
