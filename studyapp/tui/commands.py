@@ -11,7 +11,24 @@ def _run_action(app, action: str, node) -> None:
     app.call_later(app.run_action, action, node)
 
 
-class ScreenActionsProvider(Provider):
+class _ListedCommands(Provider):
+    """A provider whose commands are a plain list of (name, callback, help) from `_commands`."""
+
+    def _commands(self):
+        raise NotImplementedError
+
+    async def discover(self) -> Hits:
+        for name, callback, help_text in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, callback, help_text in self._commands():
+            if (score := matcher.match(name)) > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)
+
+
+class ScreenActionsProvider(_ListedCommands):
     """Offers each binding of the screen the palette was opened from, so no action is key-only."""
 
     def _commands(self):
@@ -30,18 +47,8 @@ class ScreenActionsProvider(Provider):
                 f"key: {key}",
             )
 
-    async def discover(self) -> Hits:
-        for name, callback, help_text in self._commands():
-            yield DiscoveryHit(name, callback, help=help_text)
 
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, callback, help_text in self._commands():
-            if (score := matcher.match(name)) > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text)
-
-
-class StudyCommandsProvider(Provider):
+class StudyCommandsProvider(_ListedCommands):
     """Destinations and session actions reachable from any screen."""
 
     def _commands(self):
@@ -61,13 +68,3 @@ class StudyCommandsProvider(Provider):
                     partial(_run_action, app, f"open_drill({drill.id!r})", app),
                     drill.status,
                 )
-
-    async def discover(self) -> Hits:
-        for name, callback, help_text in self._commands():
-            yield DiscoveryHit(name, callback, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, callback, help_text in self._commands():
-            if (score := matcher.match(name)) > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text)
