@@ -6,7 +6,7 @@
 more after the previous one, same-day reviews replayed through FSRS-6's short-term update),
 but to convergence: that Optimizer takes one Adam step per 512 reviews for 5 epochs (35 steps
 for 3,000 reviews), which leaves the fit far from its optimum and, measured on the benchmark's
-held-out reviews, no better than the default parameters. See `studyapp/fsrs_torch.py`.
+held-out reviews, no better than the default parameters. See `studyapp/optimize_model.py`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def fit_parameters(logs: Sequence[ReviewLog], current: Sequence[float] | None = 
         )
     import torch  # only here: the CLI and the TUI never load it
 
-    from studyapp.fsrs_torch import CardHistories, fit, log_loss
+    from studyapp.optimize_model import CardHistories, fit, log_loss
 
     histories = CardHistories.from_logs(logs)
     before = list(current or DEFAULT_PARAMETERS)

@@ -10,7 +10,7 @@ import torch
 from fsrs import Card, Rating, ReviewLog, Scheduler
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from studyapp.fsrs_torch import CardHistories, log_loss, predicted_recall
+from studyapp.optimize_model import CardHistories, log_loss, predicted_recall
 from studyapp.optimize import fit_parameters
 
 T0 = datetime(2026, 1, 1, 8, tzinfo=timezone.utc)
