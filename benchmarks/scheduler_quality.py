@@ -15,7 +15,8 @@ protocol is the same for all three models:
 
   (a) FSRS with default parameters;
   (b) FSRS with parameters fitted by `studyapp optimize`'s code path
-      (`studyapp.optimize.fit_parameters`) on the training part only;
+      (`studyapp.optimize.fit_parameters`, the fsrs-rs optimizer) on the training part only,
+      with the fit's wall time;
   (c) the previous tool's fixed medium ladder [1,2,5,10,21,45,90] days as a prediction,
       recall = 0.9 ** (elapsed / scheduled interval). The ladder is indexed by the number of
       earlier review days (one review a day is all that tool knows), capped at its last step.
@@ -120,7 +121,7 @@ def quality(skip_fit: bool, train_share: float = TRAIN_SHARE) -> None:
         return
     from fsrs.scheduler import DEFAULT_PARAMETERS
 
-    from studyapp.optimize import FIT_STEPS, fit_parameters
+    from studyapp.optimize import fit_parameters
 
     logs = read_log(REVLOG)
     split = logs[int(len(logs) * train_share)].review_datetime
@@ -132,7 +133,8 @@ def quality(skip_fit: bool, train_share: float = TRAIN_SHARE) -> None:
         started = time.perf_counter()
         fit = fit_parameters(train)
         took = time.perf_counter() - started
-        print(f"fitted on {fit.review_count} training reviews ({FIT_STEPS} steps) in {took:.0f} s "
+        print(f"fitted on {fit.review_count} training reviews with fsrs-rs in {took:.2f} s wall "
+              f"(torch loaded in this process: {'torch' in sys.modules}) "
               f"(train log loss {fit.log_loss_before:.4f} -> {fit.log_loss_after:.4f})")
         rows.append((f"(b) FSRS fitted on first {train_share:.0%}",
                      replay_fsrs(logs, fit.parameters, split)))
