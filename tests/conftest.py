@@ -11,3 +11,10 @@ def _isolated_data_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("STUDYAPP_DATA_DIR", str(data))
     monkeypatch.delenv("STUDYAPP_VAULT", raising=False)
     return data
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `serial` (a real terminal, a GPU) all run in one xdist worker, one at a time."""
+    for item in items:
+        if item.get_closest_marker("serial") or item.get_closest_marker("gpu"):
+            item.add_marker(pytest.mark.xdist_group("serial"))

@@ -16,6 +16,7 @@ from .sample_vault import write_vault
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
     pytest.mark.slow,
+    pytest.mark.serial,
 ]
 
 SESSION = f"studyapp-test-{os.getpid()}"
