@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from studyapp import __version__
-from studyapp.errors import UserError
+from studyapp.errors import UserError, user_message
 
 COMMAND_MODULES = (
     "studyapp.commands.notes",
@@ -53,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
+    ctx = None
     try:
         from studyapp.context import build_context
 
@@ -77,6 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `studyapp due | head`
         sys.stderr.close()
         return 0
+    except Exception as exc:  # OS and database failures: one line; anything else is a bug
+        message = user_message(exc, ctx.paths.database_file if ctx is not None else None)
+        if message is None:
+            raise
+        print(f"studyapp: error: {message}", file=sys.stderr)
+        return UserError.exit_code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -105,7 +105,7 @@ class StudyApp(App):
         try:
             notes, problems = self.session.load()
         except Exception as exc:  # noqa: BLE001 - any failure becomes a notification
-            self.post_message(VaultLoadFailed(str(exc) or type(exc).__name__))
+            self.post_message(VaultLoadFailed(self._explain(exc)))
             return
         self.post_message(VaultLoaded(notes, problems))
 
@@ -132,7 +132,14 @@ class StudyApp(App):
 
     def report_error(self, exc: BaseException, title: str = "Error") -> None:
         """Every failure the user can see ends here: a notification, never a traceback."""
-        self.notify(str(exc) or type(exc).__name__, title=title, severity="error", timeout=10)
+        self.notify(self._explain(exc), title=title, severity="error", timeout=10)
+
+    def _explain(self, exc: BaseException) -> str:
+        """The same one line the CLI prints for an OS or database failure."""
+        from studyapp.errors import user_message
+
+        return (user_message(exc, self.ctx.paths.database_file)
+                or str(exc) or type(exc).__name__)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:

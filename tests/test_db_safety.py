@@ -1,0 +1,326 @@
+"""The review history's safety: OS and database failures reach the user as one clear line,
+a lost database is noticed and can be brought back (backups, or the notes' own review keys),
+and a second data dir on the same vault is reported.
+
+Failures are injected in-process where that is the only way (a full disk inside SQLite), and
+produced for real where the kernel allows it: a tiny tmpfs in a private mount namespace for a
+full disk, and a user namespace without capabilities so that even root obeys file modes.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from studyapp.cli import main
+from studyapp.errors import UserError
+from studyapp.store import Store, StoreError
+
+ROOT = Path(__file__).resolve().parent.parent
+NOW = "2026-11-20T10:00"
+
+REVIEWED = """---
+title: Reviewed before
+review_count: 2
+last_reviewed: 2026-11-01
+next_review: 2026-11-10
+difficulty: medium
+---
+# Why scale by sqrt(d_k)
+
+Dot products grow with the dimension.
+"""
+
+NEW = """---
+title: Never reviewed
+review_count: 0
+last_reviewed: null
+next_review: 2026-11-01
+---
+# Causal mask
+
+Upper triangle set to -inf.
+"""
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "a.md").write_text(REVIEWED)
+    (root / "b.md").write_text(NEW)
+    return root
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+def cli(capsys, vault: Path, data: Path, *args: str, now: str = NOW) -> tuple[int, str, str]:
+    """Run one command in-process; returns (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    code = main([*args, "--vault", str(vault), "--data-dir", str(data), "--now", now])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_clear_line(err: str, *words: str) -> None:
+    """stderr is one `studyapp: error:` line (no traceback) containing every word."""
+    lines = err.strip().splitlines()
+    assert "Traceback" not in err
+    errors = [line for line in lines if line.startswith("studyapp: error:")]
+    assert len(errors) == 1, err
+    for word in words:
+        assert word.lower() in errors[0].lower(), err
+
+
+def review_rows(data: Path) -> int:
+    conn = sqlite3.connect(data / "studyapp.sqlite3")
+    try:
+        return conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def journal_rows(data: Path) -> int:
+    conn = sqlite3.connect(data / "studyapp.sqlite3")
+    try:
+        return conn.execute("SELECT COUNT(*) FROM journal").fetchone()[0]
+    finally:
+        conn.close()
+
+
+# -- real processes, real kernels ---------------------------------------------------------
+
+
+def _namespaces_work(*flags: str) -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    try:
+        return subprocess.run(["unshare", *flags, "true"], capture_output=True,
+                              timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+MOUNTS = _namespaces_work("-rm")
+"""A private mount namespace (`unshare -rm`): tmpfs mounts that vanish with the process."""
+NO_CAPABILITIES = _namespaces_work("--user")
+"""A user namespace without a root mapping: even root then obeys file modes."""
+
+
+def studyapp_command(vault: Path, data: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "studyapp", *args, "--vault", str(vault),
+            "--data-dir", str(data), "--now", NOW]
+
+
+def run_real(command: list[str], *, prefix: list[str] | None = None,
+             shell_setup: str | None = None) -> subprocess.CompletedProcess:
+    """Run studyapp in a real process, optionally after `shell_setup` inside a namespace."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("STUDYAPP_DATA_DIR", None)
+    if shell_setup is not None:
+        quoted = " ".join(f"'{part}'" for part in command)
+        command = ["sh", "-c", f"set -e\n{shell_setup}\nexec {quoted}"]
+    return subprocess.run([*(prefix or []), *command], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def fill_tmpfs(target: Path, stage: Path) -> str:
+    """Shell lines: mount a small tmpfs on `target`, copy `stage` in, then fill it up."""
+    return (f"mount -t tmpfs -o size=1m tmpfs '{target}'\n"
+            f"cp -a '{stage}'/. '{target}'/\n"
+            f"dd if=/dev/zero of='{target}/.filler' bs=4k 2>/dev/null || true")
+
+
+@pytest.mark.skipif(not MOUNTS, reason="needs unshare -rm (a private mount namespace)")
+def test_a_full_disk_under_the_data_dir_is_one_line_and_changes_nothing(vault, data, capsys):
+    assert cli(capsys, vault, data, "rate", "b.md", "--rating", "good")[0] == 0
+    before = (vault / "a.md").read_bytes()
+    stage = data.parent / "stage"
+    shutil.copytree(data, stage)
+
+    done = run_real(studyapp_command(vault, data, "rate", "a.md", "--rating", "good"),
+                    prefix=["unshare", "-rm"], shell_setup=fill_tmpfs(data, stage))
+
+    assert done.returncode == 1, done.stderr
+    assert_one_clear_line(done.stderr, "space")
+    assert (vault / "a.md").read_bytes() == before
+
+
+@pytest.mark.skipif(not MOUNTS, reason="needs unshare -rm (a private mount namespace)")
+def test_a_full_disk_under_the_vault_is_one_line_and_changes_nothing(vault, data, capsys):
+    assert cli(capsys, vault, data, "due")[0] == 0
+    stage = vault.parent / "stage"
+    shutil.copytree(vault, stage)
+    before = (vault / "a.md").read_bytes()
+
+    done = run_real(studyapp_command(vault, data, "rate", "a.md", "--rating", "good"),
+                    prefix=["unshare", "-rm"], shell_setup=fill_tmpfs(vault, stage))
+
+    assert done.returncode == 1, done.stderr
+    assert_one_clear_line(done.stderr, "space")
+    assert (vault / "a.md").read_bytes() == before  # the tmpfs is gone: the real file is untouched
+    assert review_rows(data) == 0 and journal_rows(data) == 0
+
+
+@pytest.mark.skipif(not NO_CAPABILITIES, reason="needs unshare --user")
+def test_a_read_only_database_file_is_one_line(vault, data, capsys):
+    assert cli(capsys, vault, data, "rate", "b.md", "--rating", "good")[0] == 0
+    Store(data / "studyapp.sqlite3").close()  # checkpointed: no -wal left to write to
+    for name in ("studyapp.sqlite3-wal", "studyapp.sqlite3-shm"):
+        (data / name).unlink(missing_ok=True)
+    (data / "studyapp.sqlite3").chmod(0o444)
+    before = (vault / "a.md").read_bytes()
+
+    done = run_real(studyapp_command(vault, data, "rate", "a.md", "--rating", "good"),
+                    prefix=["unshare", "--user"])
+
+    assert done.returncode == 1, done.stderr
+    assert_one_clear_line(done.stderr, "read-only")
+    assert (vault / "a.md").read_bytes() == before
+
+
+@pytest.mark.skipif(not NO_CAPABILITIES, reason="needs unshare --user")
+def test_a_read_only_data_dir_is_one_line(vault, data, capsys):
+    data.mkdir()
+    data.chmod(0o555)
+    try:
+        done = run_real(studyapp_command(vault, data, "rate", "a.md", "--rating", "good"),
+                        prefix=["unshare", "--user"])
+    finally:
+        data.chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    assert_one_clear_line(done.stderr, str(data))
+    assert (vault / "a.md").read_text() == REVIEWED
+
+
+# -- injected failures --------------------------------------------------------------------
+
+
+def test_disk_full_while_writing_the_note_is_one_line(vault, data, capsys, monkeypatch):
+    import studyapp.atomic
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(studyapp.atomic, "_write_all", full)
+    code, _, err = cli(capsys, vault, data, "rate", "a.md", "--rating", "good")
+    assert code == 1
+    assert_one_clear_line(err, "no space left")
+    assert (vault / "a.md").read_text() == REVIEWED
+    assert review_rows(data) == 0 and journal_rows(data) == 0
+
+
+def test_disk_full_inside_the_database_is_one_line(vault, data, capsys, monkeypatch):
+    def full(self, *args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Store, "add_journal", full)
+    code, _, err = cli(capsys, vault, data, "rate", "a.md", "--rating", "good")
+    assert code == 1
+    assert_one_clear_line(err, "full", str(data))
+    assert (vault / "a.md").read_text() == REVIEWED
+
+
+def test_a_failed_commit_is_a_store_error_and_the_connection_stays_usable(tmp_path):
+    from datetime import datetime, timezone
+
+    store = Store(tmp_path / "db.sqlite3")
+    real = store.conn
+    failures = ["COMMIT"]
+
+    def execute(sql, *args):
+        if failures and sql == failures[0]:
+            failures.pop()
+            raise sqlite3.OperationalError("database or disk is full")
+        return real.execute(sql, *args)
+
+    store.conn = _ConnectionProxy(real, execute)
+    now = datetime.now(timezone.utc)
+    with pytest.raises(StoreError, match="full"):
+        store.save_params([1.0], now, None, None, 0)
+    assert not real.in_transaction
+    store.save_params([2.0], now, None, None, 0)
+    assert store.latest_params() == [2.0]
+    store.close()
+
+
+class _ConnectionProxy:
+    """A sqlite3 connection whose `execute` is replaced (the real one's is read-only)."""
+
+    def __init__(self, conn: sqlite3.Connection, execute):
+        self._conn = conn
+        self.execute = execute
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_database_is_one_line_that_points_to_the_backups(vault, data, capsys, damage):
+    assert cli(capsys, vault, data, "rate", "b.md", "--rating", "good")[0] == 0
+    db = data / "studyapp.sqlite3"
+    Store(db).close()
+    for name in ("studyapp.sqlite3-wal", "studyapp.sqlite3-shm"):
+        (data / name).unlink(missing_ok=True)
+    raw = db.read_bytes()
+    db.write_bytes(os.urandom(len(raw)) if damage == "garbage" else raw[: len(raw) // 3])
+
+    for command in (["due"], ["rate", "a.md", "--rating", "good"], ["stats"]):
+        code, _, err = cli(capsys, vault, data, *command)
+        assert code == 1, (command, err)
+        assert_one_clear_line(err, "damaged", "studyapp backup restore")
+    assert (vault / "a.md").read_text() == REVIEWED
+
+
+def test_a_newer_database_is_one_line(vault, data, capsys):
+    from studyapp.store import SCHEMA_VERSION
+
+    data.mkdir()
+    conn = sqlite3.connect(data / "studyapp.sqlite3")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    conn.close()
+    code, _, err = cli(capsys, vault, data, "due")
+    assert code == 1
+    assert_one_clear_line(err, "newer studyapp")
+
+
+def test_store_error_is_a_user_error():
+    assert issubclass(StoreError, UserError)
+
+
+def test_the_tui_shows_an_os_error_as_one_clear_notification(tmp_path):
+    import asyncio
+
+    from studyapp.context import build_context
+    from studyapp.tui.app import StudyApp
+    from tests.tui.fake_session import FakeSession
+
+    (tmp_path / "vault").mkdir()
+    ctx = build_context(vault=str(tmp_path / "vault"), data_dir=str(tmp_path / "data"),
+                        now=NOW, seed=False)
+
+    async def scenario() -> list[str]:
+        app = StudyApp(ctx, session=FakeSession(tmp_path / "workspace"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            app.report_error(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC),
+                                     str(tmp_path / "vault" / ".a.md.1234abcd.studyapp-tmp")))
+            app.report_error(sqlite3.OperationalError("database or disk is full"))
+            await pilot.pause()
+            return [n.message for n in app._notifications]
+
+    messages = asyncio.run(scenario())
+    assert any("no space left" in m.lower() and "a.md" in m and "studyapp-tmp" not in m
+               for m in messages), messages
+    assert any("full" in m and "database" in m and str(ctx.paths.database_file) in m
+               for m in messages), messages
