@@ -324,3 +324,267 @@ def test_the_tui_shows_an_os_error_as_one_clear_notification(tmp_path):
                for m in messages), messages
     assert any("full" in m and "database" in m and str(ctx.paths.database_file) in m
                for m in messages), messages
+
+
+# -- the history is never silently lost ---------------------------------------------------
+
+
+def warnings_of(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("studyapp: warning:")]
+
+
+def history_warning(err: str) -> str | None:
+    found = [line for line in warnings_of(err) if "review history" in line]
+    return found[0] if found else None
+
+
+def reviewed_twice(capsys, vault: Path, data: Path) -> None:
+    """Two reviews on different days, then a command that opens the database again."""
+    assert cli(capsys, vault, data, "rate", "a.md", "--rating", "good")[0] == 0
+    assert cli(capsys, vault, data, "rate", "b.md", "--rating", "easy",
+               now="2026-11-21T10:00")[0] == 0
+    assert cli(capsys, vault, data, "due", now="2026-11-21T11:00")[0] == 0
+
+
+def remove_database(data: Path) -> None:
+    for name in ("studyapp.sqlite3", "studyapp.sqlite3-wal", "studyapp.sqlite3-shm"):
+        (data / name).unlink(missing_ok=True)
+
+
+def test_a_first_run_on_a_vault_the_old_tool_reviewed_is_not_a_warning(vault, data, capsys):
+    code, _, err = cli(capsys, vault, data, "due")
+    assert code == 0 and warnings_of(err) == []
+    code, _, err = cli(capsys, vault, data, "rate", "a.md", "--rating", "good")
+    assert code == 0 and warnings_of(err) == []
+    code, _, err = cli(capsys, vault, data, "due")
+    assert code == 0 and warnings_of(err) == []
+
+
+def test_undoing_every_review_is_not_a_lost_history(vault, data, capsys):
+    assert cli(capsys, vault, data, "rate", "b.md", "--rating", "good")[0] == 0
+    assert cli(capsys, vault, data, "undo")[0] == 0
+    code, _, err = cli(capsys, vault, data, "due")
+    assert code == 0 and warnings_of(err) == []
+
+
+@pytest.mark.parametrize("how", ["deleted", "emptied", "replaced"])
+def test_a_lost_database_is_reported_until_the_user_acts(vault, data, capsys, how):
+    reviewed_twice(capsys, vault, data)
+    remove_database(data)
+    if how == "emptied":
+        (data / "studyapp.sqlite3").write_bytes(b"")
+    elif how == "replaced":
+        other = data.parent / "other"
+        assert cli(capsys, vault, other, "suspend", "b.md")[0] == 0
+        shutil.copy(other / "studyapp.sqlite3", data / "studyapp.sqlite3")
+
+    for _ in range(2):  # told every time, not once
+        code, _, err = cli(capsys, vault, data, "due")
+        assert code == 0
+        warning = history_warning(err)
+        assert warning is not None, err
+        assert "2 reviews" in warning
+        assert "studyapp backup restore" in warning and "studyapp rebuild" in warning
+
+
+def test_the_lost_history_is_noticed_by_a_command_that_writes(vault, data, capsys):
+    reviewed_twice(capsys, vault, data)
+    remove_database(data)
+    code, _, err = cli(capsys, vault, data, "rate", "a.md", "--rating", "hard",
+                       now="2026-11-22T10:00")
+    assert code == 0 and history_warning(err) is not None
+    code, _, err = cli(capsys, vault, data, "due", now="2026-11-22T11:00")
+    assert history_warning(err) is not None  # the new review does not hide the old loss
+
+
+def test_backups_are_taken_on_open_and_restore_brings_the_history_back(vault, data, capsys):
+    reviewed_twice(capsys, vault, data)
+    code, out, _ = cli(capsys, vault, data, "backup", "list")
+    assert code == 0 and "2 reviews" in out
+    remove_database(data)
+
+    code, out, err = cli(capsys, vault, data, "backup", "restore")
+    assert code == 0, err
+    assert "2 reviews" in out
+    assert review_rows(data) == 2
+    code, _, err = cli(capsys, vault, data, "due", now="2026-11-21T12:00")
+    assert code == 0 and warnings_of(err) == []
+
+
+def test_restore_replaces_a_damaged_database_and_keeps_the_damaged_file(vault, data, capsys):
+    reviewed_twice(capsys, vault, data)
+    remove_database(data)
+    (data / "studyapp.sqlite3").write_bytes(b"not a database at all" * 100)
+    assert cli(capsys, vault, data, "due")[0] == 1
+
+    code, out, err = cli(capsys, vault, data, "backup", "restore")
+    assert code == 0, err
+    assert review_rows(data) == 2
+    kept = [p for p in (data / "backups").iterdir() if p.read_bytes().startswith(b"not a database")]
+    assert len(kept) == 1 and kept[0].name in out
+
+
+def test_restore_keeps_the_current_database_as_a_backup_first(vault, data, capsys):
+    reviewed_twice(capsys, vault, data)
+    assert cli(capsys, vault, data, "rate", "a.md", "--rating", "good",
+               now="2026-11-25T10:00")[0] == 0
+    assert review_rows(data) == 3
+    assert cli(capsys, vault, data, "backup", "restore")[0] == 0
+    assert review_rows(data) == 2
+    code, out, _ = cli(capsys, vault, data, "backup", "list")
+    assert "3 reviews" in out  # the state before the restore is one restore away
+
+
+def test_after_a_restore_notes_reviewed_since_the_backup_follow_their_keys(vault, data, capsys):
+    from studyapp.context import build_context
+    from studyapp.reviews import ReviewService
+
+    reviewed_twice(capsys, vault, data)
+    assert cli(capsys, vault, data, "rate", "a.md", "--rating", "easy",
+               now="2026-12-20T10:00")[0] == 0
+    assert cli(capsys, vault, data, "backup", "restore", now="2026-12-20T11:00")[0] == 0
+    ctx = build_context(vault=str(vault), data_dir=str(data), now="2026-12-20T12:00")
+    with ReviewService(ctx) as service:
+        snap = service.load()
+        cards = {item.note.path: item.card for item in service.note_cards(snap.notes)}
+        note = {n.path: n for n in snap.notes}["a.md"]
+    assert cards["a.md"].last_review.astimezone().date() == note.last_reviewed
+    assert cards["a.md"].due.astimezone().date() == note.next_review
+
+
+def test_backups_are_rotated_and_taken_at_most_once_per_interval(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from studyapp.backups import BACKUP_EVERY, BACKUPS_KEPT, list_backups, take_backup_if_due
+
+    db = tmp_path / "studyapp.sqlite3"
+    with Store(db) as store:
+        store.add_note("a.md", "h", "A", datetime(2026, 1, 1, tzinfo=timezone.utc))
+    folder = tmp_path / "backups"
+    start = datetime.now(timezone.utc) + timedelta(minutes=1)
+    assert take_backup_if_due(db, folder, start) is not None
+    assert take_backup_if_due(db, folder, start + BACKUP_EVERY / 2) is None
+    for i in range(1, BACKUPS_KEPT + 3):
+        when = start + i * BACKUP_EVERY
+        # the database changed since the last backup (the backups' clock here runs ahead)
+        os.utime(db, (when.timestamp() - 1, when.timestamp() - 1))
+        assert take_backup_if_due(db, folder, when) is not None
+    backups = list_backups(folder)
+    assert len(backups) == BACKUPS_KEPT
+    assert backups[0].taken_at > backups[-1].taken_at  # newest first
+
+
+def test_an_unchanged_database_is_not_backed_up_again(tmp_path):
+    from datetime import datetime, timezone
+
+    from studyapp.backups import BACKUP_EVERY, take_backup_if_due
+
+    db = tmp_path / "studyapp.sqlite3"
+    with Store(db) as store:
+        store.add_note("a.md", "h", "A", datetime(2026, 1, 1, tzinfo=timezone.utc))
+    folder = tmp_path / "backups"
+    now = datetime.now(timezone.utc)
+    assert take_backup_if_due(db, folder, now) is not None
+    assert take_backup_if_due(db, folder, now + 3 * BACKUP_EVERY) is None
+
+
+def test_no_automatic_backup_while_the_history_is_lost(vault, data, capsys):
+    reviewed_twice(capsys, vault, data)
+    before = sorted(p.name for p in (data / "backups").iterdir())
+    remove_database(data)
+    assert cli(capsys, vault, data, "rate", "a.md", "--rating", "hard")[0] == 0
+    assert cli(capsys, vault, data, "due")[0] == 0
+    assert sorted(p.name for p in (data / "backups").iterdir()) == before
+
+
+def test_rebuild_takes_card_state_from_the_notes_and_ends_the_warning(vault, data, capsys):
+    from studyapp.context import build_context
+    from studyapp.reviews import ReviewService
+
+    reviewed_twice(capsys, vault, data)
+    shutil.rmtree(data / "backups")
+    remove_database(data)
+    code, _, err = cli(capsys, vault, data, "due", now="2026-11-21T12:00")
+    assert "no backup" in history_warning(err)
+
+    code, out, err = cli(capsys, vault, data, "rebuild", now="2026-11-21T12:00")
+    assert code == 0, err
+    assert "2 notes" in out
+    code, _, err = cli(capsys, vault, data, "due", now="2026-11-21T12:00")
+    assert warnings_of(err) == []
+    ctx = build_context(vault=str(vault), data_dir=str(data), now="2026-11-21T12:00")
+    with ReviewService(ctx) as service:
+        snap = service.load()
+        for note in snap.notes:
+            row = service.store.note_by_path(note.path)
+            card = service.store.card(row.key)
+            assert card.due.astimezone().date() == note.next_review
+            assert card.last_review.astimezone().date() == note.last_reviewed
+
+
+# -- one vault, one data dir --------------------------------------------------------------
+
+
+def test_a_second_data_dir_on_the_same_vault_is_reported(vault, data, capsys, monkeypatch):
+    monkeypatch.setattr("studyapp.doctor.torch_report", lambda: "stubbed in tests")
+    reviewed_twice(capsys, vault, data)
+    second = data.parent / "second"
+
+    code, _, err = cli(capsys, vault, second, "due")
+    assert code == 0
+    found = [w for w in warnings_of(err) if "another data dir" in w]
+    assert found and str(data) in found[0] and "studyapp claim" in found[0], err
+    code, out, _ = cli(capsys, vault, second, "doctor")
+    assert "another data dir" in out and str(data) in out
+
+    code, _, err = cli(capsys, vault, data, "due")  # the owner is not warned
+    assert warnings_of(err) == []
+
+    assert cli(capsys, vault, second, "claim")[0] == 0
+    code, _, err = cli(capsys, vault, second, "due")
+    assert warnings_of(err) == []
+    code, _, err = cli(capsys, vault, data, "due")
+    assert any("another data dir" in w and str(second) in w for w in warnings_of(err)), err
+
+
+def test_the_vault_marker_lives_in_the_vaults_studyapp_folder_and_is_not_a_note(vault, data, capsys):
+    reviewed_twice(capsys, vault, data)
+    assert (vault / ".studyapp").is_dir()
+    code, out, _ = cli(capsys, vault, data, "due", "--json")
+    import json
+
+    assert all(not row["path"].startswith(".studyapp") for row in json.loads(out))
+
+
+def test_a_read_only_vault_is_never_a_reason_to_fail(vault, data, capsys, monkeypatch):
+    import studyapp.markers
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(vault / ".studyapp"))
+
+    monkeypatch.setattr(studyapp.markers, "atomic_write_bytes", refuse)
+    reviewed_twice(capsys, vault, data)  # the markers cannot be written: the commands still work
+
+
+# -- doctor --------------------------------------------------------------------------------
+
+
+def test_doctor_reports_the_database_state(vault, data, capsys, monkeypatch):
+    monkeypatch.setattr("studyapp.doctor.torch_report", lambda: "stubbed in tests")
+    code, out, _ = cli(capsys, vault, data, "doctor")
+    assert code == 0 and "database" in out and "none yet" in out
+
+    reviewed_twice(capsys, vault, data)
+    code, out, _ = cli(capsys, vault, data, "doctor")
+    assert code == 0
+    assert "database   ok: 2 reviews" in out
+    assert "backups    1" in out
+
+    remove_database(data)
+    code, out, _ = cli(capsys, vault, data, "doctor")
+    assert code == 1
+    assert "database   lost" in out and "studyapp backup restore" in out
+
+    (data / "studyapp.sqlite3").write_bytes(b"garbage" * 1000)
+    code, out, _ = cli(capsys, vault, data, "doctor")
+    assert code == 1 and "damaged" in out
