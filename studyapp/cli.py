@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "studyapp.commands.notes",
     "studyapp.commands.reviews",
     "studyapp.commands.drills",
+    "studyapp.commands.history",
 )
 
 
@@ -66,7 +67,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             from studyapp.commands import open_app
 
             return open_app(ctx)
-        return int(handler(args, ctx) or 0)
+        guarded = getattr(args, "guard_history", True)
+        if guarded:
+            from studyapp.commands import warn_about_history
+
+            warn_about_history(ctx)
+        code = int(handler(args, ctx) or 0)
+        if guarded:
+            from studyapp.commands import remember_history
+
+            remember_history(ctx)
+        return code
     except UserError as exc:
         print(f"studyapp: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -289,6 +289,7 @@ class Store:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
+            self._ensure_database_id()
         except (sqlite3.Error, StoreError) as exc:
             if self.conn is not None:
                 self.conn.close()
@@ -332,6 +333,28 @@ class Store:
                 + MIGRATIONS[target - 1]
                 + f"\nPRAGMA user_version = {target};\nCOMMIT;"
             )
+
+    @property
+    def database_id(self) -> int:
+        """A random number given to each database when created (see `_ensure_database_id`)."""
+        return self.conn.execute("PRAGMA application_id").fetchone()[0]
+
+    def _ensure_database_id(self) -> None:
+        """Give the database its id if it has none (one created afresh, or by an older studyapp).
+
+        The id lives in SQLite's header field `application_id` (meant for a file-type tag that
+        studyapp never used), so it needs no schema change and every copy of the file (a
+        backup, a restore) keeps it, while a database created afresh gets another: that is how
+        `history_guard` tells a replaced history from the one it knew.
+        """
+        if str(self.database_file) == ":memory:" or self.database_id:
+            return
+        import secrets
+
+        try:
+            self.conn.execute(f"PRAGMA application_id = {secrets.randbits(31) or 1}")
+        except sqlite3.Error:
+            pass  # read-only: it gets one when next opened writable
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -351,6 +351,14 @@ def remove_database(data: Path) -> None:
         (data / name).unlink(missing_ok=True)
 
 
+@pytest.fixture
+def frequent_backups(monkeypatch):
+    """Every command that opens a changed database backs it up (the real interval is hours)."""
+    from datetime import timedelta
+
+    monkeypatch.setattr("studyapp.backups.BACKUP_EVERY", timedelta(0))
+
+
 def test_a_first_run_on_a_vault_the_old_tool_reviewed_is_not_a_warning(vault, data, capsys):
     code, _, err = cli(capsys, vault, data, "due")
     assert code == 0 and warnings_of(err) == []
@@ -374,8 +382,8 @@ def test_a_lost_database_is_reported_until_the_user_acts(vault, data, capsys, ho
     if how == "emptied":
         (data / "studyapp.sqlite3").write_bytes(b"")
     elif how == "replaced":
-        other = data.parent / "other"
-        assert cli(capsys, vault, other, "suspend", "b.md")[0] == 0
+        other = data.parent / "other"  # same frozen clock: only the database id differs
+        assert cli(capsys, vault, other, "rate", "a.md", "--rating", "good")[0] == 0
         shutil.copy(other / "studyapp.sqlite3", data / "studyapp.sqlite3")
 
     for _ in range(2):  # told every time, not once
@@ -397,7 +405,7 @@ def test_the_lost_history_is_noticed_by_a_command_that_writes(vault, data, capsy
     assert history_warning(err) is not None  # the new review does not hide the old loss
 
 
-def test_backups_are_taken_on_open_and_restore_brings_the_history_back(vault, data, capsys):
+def test_backups_are_taken_on_open_and_restore_brings_the_history_back(vault, data, capsys, frequent_backups):
     reviewed_twice(capsys, vault, data)
     code, out, _ = cli(capsys, vault, data, "backup", "list")
     assert code == 0 and "2 reviews" in out
@@ -411,7 +419,7 @@ def test_backups_are_taken_on_open_and_restore_brings_the_history_back(vault, da
     assert code == 0 and warnings_of(err) == []
 
 
-def test_restore_replaces_a_damaged_database_and_keeps_the_damaged_file(vault, data, capsys):
+def test_restore_replaces_a_damaged_database_and_keeps_the_damaged_file(vault, data, capsys, frequent_backups):
     reviewed_twice(capsys, vault, data)
     remove_database(data)
     (data / "studyapp.sqlite3").write_bytes(b"not a database at all" * 100)
@@ -424,7 +432,7 @@ def test_restore_replaces_a_damaged_database_and_keeps_the_damaged_file(vault, d
     assert len(kept) == 1 and kept[0].name in out
 
 
-def test_restore_keeps_the_current_database_as_a_backup_first(vault, data, capsys):
+def test_restore_keeps_the_current_database_as_a_backup_first(vault, data, capsys, frequent_backups):
     reviewed_twice(capsys, vault, data)
     assert cli(capsys, vault, data, "rate", "a.md", "--rating", "good",
                now="2026-11-25T10:00")[0] == 0
@@ -435,7 +443,7 @@ def test_restore_keeps_the_current_database_as_a_backup_first(vault, data, capsy
     assert "3 reviews" in out  # the state before the restore is one restore away
 
 
-def test_after_a_restore_notes_reviewed_since_the_backup_follow_their_keys(vault, data, capsys):
+def test_after_a_restore_notes_reviewed_since_the_backup_follow_their_keys(vault, data, capsys, frequent_backups):
     from studyapp.context import build_context
     from studyapp.reviews import ReviewService
 
@@ -488,7 +496,7 @@ def test_an_unchanged_database_is_not_backed_up_again(tmp_path):
     assert take_backup_if_due(db, folder, now + 3 * BACKUP_EVERY) is None
 
 
-def test_no_automatic_backup_while_the_history_is_lost(vault, data, capsys):
+def test_no_automatic_backup_while_the_history_is_lost(vault, data, capsys, frequent_backups):
     reviewed_twice(capsys, vault, data)
     before = sorted(p.name for p in (data / "backups").iterdir())
     remove_database(data)
