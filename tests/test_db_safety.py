@@ -596,3 +596,46 @@ def test_doctor_reports_the_database_state(vault, data, capsys, monkeypatch):
     (data / "studyapp.sqlite3").write_bytes(b"garbage" * 1000)
     code, out, _ = cli(capsys, vault, data, "doctor")
     assert code == 1 and "damaged" in out
+
+
+# -- the app tells it too ------------------------------------------------------------------
+
+
+def test_the_app_is_started_with_the_history_notices(vault, data, capsys, monkeypatch):
+    import studyapp.tui.app
+    from studyapp.context import build_context
+
+    reviewed_twice(capsys, vault, data)
+    remove_database(data)
+    seen = {}
+
+    def fake_run_app(ctx, notices=()):
+        seen["notices"] = list(notices)
+        return 0
+
+    monkeypatch.setattr(studyapp.tui.app, "run_app", fake_run_app)
+    from studyapp.commands import open_app
+
+    assert open_app(build_context(vault=str(vault), data_dir=str(data), now=NOW)) == 0
+    assert any("review history" in n and "studyapp rebuild" in n for n in seen["notices"])
+
+
+def test_the_app_shows_its_notices_as_warnings(tmp_path):
+    import asyncio
+
+    from studyapp.context import build_context
+    from studyapp.tui.app import StudyApp
+    from tests.tui.fake_session import FakeSession
+
+    (tmp_path / "vault").mkdir()
+    ctx = build_context(vault=str(tmp_path / "vault"), data_dir=str(tmp_path / "data"),
+                        now=NOW, seed=False)
+
+    async def scenario():
+        app = StudyApp(ctx, session=FakeSession(tmp_path / "workspace"),
+                       notices=["the review history in X is gone"])
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            return [(n.message, n.severity) for n in app._notifications]
+
+    assert ("the review history in X is gone", "warning") in asyncio.run(scenario())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,9 +64,12 @@ class StudyApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, ctx: Context, session: Any = None) -> None:
+    def __init__(self, ctx: Context, session: Any = None, notices: Sequence[str] = ()) -> None:
         super().__init__()
         self.ctx = ctx
+        self.notices = tuple(notices)
+        """What the start-up check of the review history found (`history_guard`): shown as
+        warnings once the app is up."""
         if session is None:
             from studyapp.facade import StudyFacade
 
@@ -96,6 +100,8 @@ class StudyApp(App):
 
     def on_mount(self) -> None:
         self._save_theme = True
+        for notice in self.notices:
+            self.notify(notice, title="Review history", severity="warning", timeout=60)
         # The (empty) Today screen is already painted when the app mounts, so the load starts now.
         self.load_session()
 
@@ -166,7 +172,7 @@ class StudyApp(App):
             close()
 
 
-def run_app(ctx: Context) -> int:
+def run_app(ctx: Context, notices: Sequence[str] = ()) -> int:
     """Entry point of the bare `studyapp` command."""
-    StudyApp(ctx).run()
+    StudyApp(ctx, notices=notices).run()
     return 0
