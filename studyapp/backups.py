@@ -76,8 +76,9 @@ class DatabaseSummary:
         return known.oldest_note == self.oldest_note
 
 
-def inspect_database(database_file: Path) -> DatabaseSummary:
-    """Read a database file's size and identity, read-only; StoreError when it is unusable."""
+def inspect_database(database_file: Path, detail: bool = True) -> DatabaseSummary:
+    """Read a database file's size and identity, read-only; StoreError when it is unusable.
+    Without `detail`, `notes` and `newest_review` are left 0/None (they cost a scan each)."""
     try:
         conn = sqlite3.connect(f"file:{quote(str(database_file))}?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -92,8 +93,11 @@ def inspect_database(database_file: Path) -> DatabaseSummary:
         if schema == 0:
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # reads the header
             return DatabaseSummary(0, 0, 0, None, database_id, None)
-        notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
-        reviews, newest = conn.execute("SELECT COUNT(*), MAX(reviewed_at) FROM reviews").fetchone()
+        reviews = conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+        notes, newest = 0, None
+        if detail:
+            notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+            newest = conn.execute("SELECT MAX(reviewed_at) FROM reviews").fetchone()[0]
         first = conn.execute("SELECT key, first_seen FROM notes ORDER BY key LIMIT 1").fetchone()
     except sqlite3.Error as exc:
         raise store_error(exc, database_file) from exc
@@ -246,7 +250,7 @@ def restore_backup(database_file: Path, folder: Path, backup: Backup,
                 raise
             damaged = _move_aside(database_file, folder, now)
         else:
-            if current.notes:
+            if current.oldest_note is not None:
                 saved = take_backup(database_file, folder, now, BackupKind.BEFORE_RESTORE)
     database_file.parent.mkdir(parents=True, exist_ok=True)
     source = sqlite3.connect(f"file:{quote(str(backup.path))}?mode=ro", uri=True)

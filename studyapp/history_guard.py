@@ -91,7 +91,7 @@ def doctor_lines(report: HistoryReport) -> list[str]:
     paths = report.paths
     if report.state is DatabaseState.OK and report.summary is not None:
         s = report.summary
-        database = f"ok: {s.reviews} reviews of {s.notes} notes, schema {s.schema} ({paths.database_file})"
+        database = f"ok: {s.reviews} reviews, schema {s.schema} ({paths.database_file})"
     elif report.state is DatabaseState.LOST and report.lost is not None:
         database = "lost: " + lost_history_line(paths, report.lost, report.backups)
     elif report.state is DatabaseState.UNUSABLE and report.problem is not None:
@@ -225,7 +225,7 @@ def _inspect(paths: Paths) -> tuple[DatabaseState, DatabaseSummary | None, Store
     if not paths.database_file.exists():
         return DatabaseState.NONE, None, None
     try:
-        summary = inspect_database(paths.database_file)
+        summary = inspect_database(paths.database_file, detail=False)
     except StoreError as exc:
         return DatabaseState.UNUSABLE, None, exc
     return DatabaseState.OK, summary, None
