@@ -248,7 +248,7 @@ def restore_backup(database_file: Path, folder: Path, backup: Backup,
         except StoreError as exc:
             if exc.problem is not StoreProblem.DAMAGED:
                 raise
-            damaged = _move_aside(database_file, folder, now)
+            damaged = move_aside(database_file, folder, now)
         else:
             if current.oldest_note is not None:
                 saved = take_backup(database_file, folder, now, BackupKind.BEFORE_RESTORE)
@@ -268,7 +268,8 @@ def restore_backup(database_file: Path, folder: Path, backup: Backup,
     return RestoreResult(backup, summary, saved, damaged)
 
 
-def _move_aside(database_file: Path, folder: Path, now: datetime) -> Path:
+def move_aside(database_file: Path, folder: Path, now: datetime) -> Path:
+    """Move a damaged database (and its -wal, -shm) into `folder` as `damaged-<time>`."""
     folder.mkdir(parents=True, exist_ok=True)
     stamp = now.astimezone(timezone.utc).strftime(_STAMP)
     kept = folder / f"damaged-{stamp}.sqlite3"

@@ -162,8 +162,9 @@ def store_error(exc: sqlite3.Error, database_file: Path | str | None) -> StoreEr
     where = Path(database_file) if database_file else Path("studyapp.sqlite3")
     if "CORRUPT" in name or "NOTADB" in name or "malformed" in lowered or "not a database" in lowered:
         return StoreError(
-            f"the review database is damaged ({where}: {text}); `studyapp backup list` shows "
-            "the automatic backups and `studyapp backup restore` brings back the newest",
+            f"the review database is damaged ({where}: {text}); `studyapp backup restore` "
+            "brings back the newest automatic backup (`studyapp backup list` shows them), "
+            "or `studyapp rebuild` starts afresh from the notes' review keys",
             StoreProblem.DAMAGED)
     if "FULL" in name or "disk is full" in lowered or (
             ("IOERR" in name or "disk i/o error" in lowered) and _nearly_full(where.parent)):

@@ -639,3 +639,20 @@ def test_the_app_shows_its_notices_as_warnings(tmp_path):
             return [(n.message, n.severity) for n in app._notifications]
 
     assert ("the review history in X is gone", "warning") in asyncio.run(scenario())
+
+
+def test_rebuild_sets_a_damaged_database_aside_when_no_backup_can_help(vault, data, capsys):
+    reviewed_twice(capsys, vault, data)
+    shutil.rmtree(data / "backups")
+    remove_database(data)
+    (data / "studyapp.sqlite3").write_bytes(b"garbage" * 1000)
+    code, _, err = cli(capsys, vault, data, "due")
+    assert code == 1 and "studyapp rebuild" in err
+
+    code, out, err = cli(capsys, vault, data, "rebuild", now="2026-11-21T12:00")
+    assert code == 0, err
+    kept = list((data / "backups").glob("damaged-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == b"garbage" * 1000
+    assert str(kept[0]) in out
+    code, _, err = cli(capsys, vault, data, "due", now="2026-11-21T12:00")
+    assert code == 0 and warnings_of(err) == []

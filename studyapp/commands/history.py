@@ -101,9 +101,20 @@ def backup_restore(args, ctx) -> int:
 
 
 def rebuild(args, ctx) -> int:
+    from studyapp.backups import inspect_database, move_aside
     from studyapp.history_guard import accept_current_database
     from studyapp.rebuild import rebuild_from_notes
+    from studyapp.store import StoreError, StoreProblem
 
+    database = ctx.paths.database_file
+    if database.exists():
+        try:
+            inspect_database(database, detail=False)
+        except StoreError as exc:
+            if exc.problem is not StoreProblem.DAMAGED:
+                raise
+            kept = move_aside(database, ctx.paths.backups_dir, _now())
+            print(f"the damaged database was moved to {kept}")
     result = rebuild_from_notes(ctx)
     accept_current_database(ctx.paths)
     print(f"took the card state of {len(result.rebuilt)} notes from their review keys; "
