@@ -656,3 +656,14 @@ def test_rebuild_sets_a_damaged_database_aside_when_no_backup_can_help(vault, da
     assert str(kept[0]) in out
     code, _, err = cli(capsys, vault, data, "due", now="2026-11-21T12:00")
     assert code == 0 and warnings_of(err) == []
+
+
+def test_a_restore_reaches_a_connection_already_open_as_the_app_keeps_one(
+        vault, data, capsys, frequent_backups):
+    reviewed_twice(capsys, vault, data)
+    assert cli(capsys, vault, data, "rate", "a.md", "--rating", "good",
+               now="2026-11-25T10:00")[0] == 0
+    with Store(data / "studyapp.sqlite3") as open_in_the_app:
+        assert open_in_the_app.review_count() == 3
+        assert cli(capsys, vault, data, "backup", "restore")[0] == 0
+        assert open_in_the_app.review_count() == 2
