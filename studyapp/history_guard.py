@@ -140,6 +140,12 @@ def lost_history_line(paths: Paths, lost: LostHistory, found: list[Backup]) -> s
 
 
 def other_owner_line(paths: Paths, owner: VaultOwner) -> str:
+    if owner.data_dir == str(paths.data_dir) and owner.host == this_host():
+        return (f"this data dir ({paths.data_dir}) was recreated: the vault's reviews were "
+                f"recorded by an earlier one at the same place (since {owner.since[:10]}), "
+                "whose database and backups are gone; the notes still carry their review "
+                "dates. `studyapp rebuild` takes each card's state from them and "
+                "`studyapp claim` makes this data dir the vault's own")
     return (f"this vault's reviews are recorded in another data dir ({owner.data_dir} on "
             f"{owner.host}), not in this one ({paths.data_dir}): reviews here are missing there "
             "and undo in one can revert a review made in the other. Use "

@@ -667,3 +667,13 @@ def test_a_restore_reaches_a_connection_already_open_as_the_app_keeps_one(
         assert open_in_the_app.review_count() == 3
         assert cli(capsys, vault, data, "backup", "restore")[0] == 0
         assert open_in_the_app.review_count() == 2
+
+
+def test_a_deleted_data_dir_is_noticed_through_the_vault(vault, data, capsys):
+    reviewed_twice(capsys, vault, data)
+    shutil.rmtree(data)
+    code, _, err = cli(capsys, vault, data, "due")
+    assert code == 0
+    found = [w for w in warnings_of(err) if "data dir" in w]
+    assert found and "recreated" in found[0] and "studyapp claim" in found[0], err
+    assert "studyapp rebuild" in found[0]
