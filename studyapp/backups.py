@@ -18,7 +18,13 @@ from enum import Enum
 from pathlib import Path
 from urllib.parse import quote
 
-from studyapp.store import SCHEMA_VERSION, StoreError, StoreProblem, store_error
+from studyapp.store import (
+    SCHEMA_VERSION,
+    StoreError,
+    StoreProblem,
+    newer_schema_error,
+    store_error,
+)
 
 BACKUP_EVERY = timedelta(hours=6)
 """Least time between two automatic backups."""
@@ -87,9 +93,7 @@ def inspect_database(database_file: Path, detail: bool = True) -> DatabaseSummar
         schema = conn.execute("PRAGMA user_version").fetchone()[0]
         database_id = conn.execute("PRAGMA application_id").fetchone()[0]
         if schema > SCHEMA_VERSION:
-            raise StoreError(
-                f"{database_file} was written by a newer studyapp (schema {schema}, this one "
-                f"knows {SCHEMA_VERSION}); upgrade studyapp", StoreProblem.NEWER)
+            raise newer_schema_error(database_file, schema)
         if schema == 0:
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # reads the header
             return DatabaseSummary(0, 0, 0, None, database_id, None)

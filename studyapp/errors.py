@@ -49,14 +49,14 @@ def user_message(exc: BaseException, database_file: os.PathLike | str | None = N
     if sqlite3 is not None and isinstance(exc, sqlite3.Error):
         from studyapp.store import store_error
 
-        return str(store_error(exc, database_file))
+        return str(store_error(exc, None if database_file is None else os.fspath(database_file)))
     if isinstance(exc, OSError):
         return _os_message(exc)
     return None
 
 
 def _os_message(exc: OSError) -> str:
-    reason, hint = _OS_REASONS.get(exc.errno, (exc.strerror or str(exc), ""))
+    reason, hint = _OS_REASONS.get(exc.errno or 0, (exc.strerror or str(exc), ""))
     if exc.filename is not None:
         path = os.fsdecode(exc.filename)
         folder, name = os.path.split(path)

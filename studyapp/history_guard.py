@@ -171,11 +171,12 @@ def check_history(paths: Paths, *, record: bool, backup: bool = True,
     vault_marker = read_vault_marker(paths.vault_marker)
     ownership, owner = _ownership(marker, vault_marker, has_id)
     has_history = summary is not None and summary.oldest_note is not None
-    if record and state is DatabaseState.OK and has_history and has_id:
-        if ownership is Ownership.UNCLAIMED or (
-                ownership is Ownership.OURS and owner.data_dir != str(paths.data_dir)):
-            if claim_vault(paths, marker, vault_marker, now) is not None:
-                ownership = Ownership.OURS
+    moved = (ownership is Ownership.OURS and owner is not None
+             and owner.data_dir != str(paths.data_dir))
+    if (record and state is DatabaseState.OK and has_history and has_id
+            and (ownership is Ownership.UNCLAIMED or moved)
+            and claim_vault(paths, marker, vault_marker, now) is not None):
+        ownership = Ownership.OURS
     report = HistoryReport(paths, state, summary, marker.lost, problem, ownership, owner,
                            list_backups(paths.backups_dir))
     if record and backup and state is DatabaseState.OK and has_history:

@@ -160,7 +160,8 @@ def store_error(exc: sqlite3.Error, database_file: Path | str | None) -> StoreEr
     text = str(exc)
     lowered = text.lower()
     where = Path(database_file) if database_file else Path("studyapp.sqlite3")
-    if "CORRUPT" in name or "NOTADB" in name or "malformed" in lowered or "not a database" in lowered:
+    if ("CORRUPT" in name or "NOTADB" in name or "malformed" in lowered
+            or "not a database" in lowered):
         return StoreError(
             f"the review database is damaged ({where}: {text}); `studyapp backup restore` "
             "brings back the newest automatic backup (`studyapp backup list` shows them), "
@@ -186,7 +187,13 @@ def store_error(exc: sqlite3.Error, database_file: Path | str | None) -> StoreEr
                       StoreProblem.UNAVAILABLE)
 
 
-def _is_failure(exc: BaseException) -> bool:
+def newer_schema_error(database_file: Path, version: int) -> StoreError:
+    return StoreError(
+        f"{database_file} was written by a newer studyapp (schema {version}, this one knows "
+        f"{SCHEMA_VERSION}); upgrade studyapp", StoreProblem.NEWER)
+
+
+def _is_failure(exc: sqlite3.Error) -> bool:
     """The file or the disk failed (translated to StoreError), as opposed to a broken
     constraint or a misuse of the API, which are bugs and keep their own type."""
     return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
@@ -206,11 +213,10 @@ def _writable(folder: Path) -> bool:
     import tempfile
 
     try:
-        probe = tempfile.NamedTemporaryFile(dir=folder, prefix=".studyapp-probe-")
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".studyapp-probe-"):
+            return True
     except OSError:
         return False
-    probe.close()
-    return True
 
 
 @dataclass
@@ -278,9 +284,9 @@ class Store:
             except OSError as exc:
                 raise StoreError(f"cannot create the data dir {self.database_file.parent}: "
                                  f"{exc.strerror or exc}", StoreProblem.UNAVAILABLE) from None
-        self.conn: sqlite3.Connection | None = None
+        conn = None
         try:
-            self.conn = sqlite3.connect(
+            self.conn = conn = sqlite3.connect(
                 str(database_file), isolation_level=None, check_same_thread=False, timeout=10
             )
             self.conn.row_factory = sqlite3.Row
@@ -292,8 +298,8 @@ class Store:
             self._migrate()
             self._ensure_database_id()
         except (sqlite3.Error, StoreError) as exc:
-            if self.conn is not None:
-                self.conn.close()
+            if conn is not None:
+                conn.close()
             if isinstance(exc, StoreError):
                 raise
             raise store_error(exc, self.database_file) from exc
@@ -322,11 +328,7 @@ class Store:
     def _migrate(self) -> None:
         version = self.schema_version
         if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.database_file} was written by a newer studyapp (schema {version}, "
-                f"this one knows {SCHEMA_VERSION}); upgrade studyapp",
-                StoreProblem.NEWER,
-            )
+            raise newer_schema_error(self.database_file, version)
         for target in range(version + 1, SCHEMA_VERSION + 1):
             # executescript commits first, so the DDL and the version bump run as one script.
             self.conn.executescript(
@@ -377,7 +379,7 @@ class Store:
             self.conn.execute("COMMIT")
         except BaseException as exc:
             self._rollback()
-            if _is_failure(exc):
+            if isinstance(exc, sqlite3.Error) and _is_failure(exc):
                 raise store_error(exc, self.database_file) from exc
             raise
         finally:

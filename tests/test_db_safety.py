@@ -106,7 +106,7 @@ def _namespaces_work(*flags: str) -> bool:
         return False
     try:
         return subprocess.run(["unshare", *flags, "true"], capture_output=True,
-                              timeout=30).returncode == 0
+                              timeout=30, check=False).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -131,7 +131,7 @@ def run_real(command: list[str], *, prefix: list[str] | None = None,
         quoted = " ".join(f"'{part}'" for part in command)
         command = ["sh", "-c", f"set -e\n{shell_setup}\nexec {quoted}"]
     return subprocess.run([*(prefix or []), *command], capture_output=True, text=True,
-                          env=env, timeout=120)
+                          env=env, timeout=120, check=False)
 
 
 def fill_tmpfs(target: Path, stage: Path) -> str:
@@ -405,7 +405,8 @@ def test_the_lost_history_is_noticed_by_a_command_that_writes(vault, data, capsy
     assert history_warning(err) is not None  # the new review does not hide the old loss
 
 
-def test_backups_are_taken_on_open_and_restore_brings_the_history_back(vault, data, capsys, frequent_backups):
+def test_backups_are_taken_on_open_and_restore_brings_the_history_back(
+        vault, data, capsys, frequent_backups):
     reviewed_twice(capsys, vault, data)
     code, out, _ = cli(capsys, vault, data, "backup", "list")
     assert code == 0 and "2 reviews" in out
@@ -419,7 +420,8 @@ def test_backups_are_taken_on_open_and_restore_brings_the_history_back(vault, da
     assert code == 0 and warnings_of(err) == []
 
 
-def test_restore_replaces_a_damaged_database_and_keeps_the_damaged_file(vault, data, capsys, frequent_backups):
+def test_restore_replaces_a_damaged_database_and_keeps_the_damaged_file(
+        vault, data, capsys, frequent_backups):
     reviewed_twice(capsys, vault, data)
     remove_database(data)
     (data / "studyapp.sqlite3").write_bytes(b"not a database at all" * 100)
@@ -432,18 +434,20 @@ def test_restore_replaces_a_damaged_database_and_keeps_the_damaged_file(vault, d
     assert len(kept) == 1 and kept[0].name in out
 
 
-def test_restore_keeps_the_current_database_as_a_backup_first(vault, data, capsys, frequent_backups):
+def test_restore_keeps_the_current_database_as_a_backup_first(
+        vault, data, capsys, frequent_backups):
     reviewed_twice(capsys, vault, data)
     assert cli(capsys, vault, data, "rate", "a.md", "--rating", "good",
                now="2026-11-25T10:00")[0] == 0
     assert review_rows(data) == 3
     assert cli(capsys, vault, data, "backup", "restore")[0] == 0
     assert review_rows(data) == 2
-    code, out, _ = cli(capsys, vault, data, "backup", "list")
+    _, out, _ = cli(capsys, vault, data, "backup", "list")
     assert "3 reviews" in out  # the state before the restore is one restore away
 
 
-def test_after_a_restore_notes_reviewed_since_the_backup_follow_their_keys(vault, data, capsys, frequent_backups):
+def test_after_a_restore_notes_reviewed_since_the_backup_follow_their_keys(
+        vault, data, capsys, frequent_backups):
     from studyapp.context import build_context
     from studyapp.reviews import ReviewService
 
@@ -463,7 +467,12 @@ def test_after_a_restore_notes_reviewed_since_the_backup_follow_their_keys(vault
 def test_backups_are_rotated_and_taken_at_most_once_per_interval(tmp_path):
     from datetime import datetime, timedelta, timezone
 
-    from studyapp.backups import BACKUP_EVERY, BACKUPS_KEPT, list_backups, take_backup_if_due
+    from studyapp.backups import (
+        BACKUP_EVERY,
+        BACKUPS_KEPT,
+        list_backups,
+        take_backup_if_due,
+    )
 
     db = tmp_path / "studyapp.sqlite3"
     with Store(db) as store:
@@ -555,10 +564,11 @@ def test_a_second_data_dir_on_the_same_vault_is_reported(vault, data, capsys, mo
     assert any("another data dir" in w and str(second) in w for w in warnings_of(err)), err
 
 
-def test_the_vault_marker_lives_in_the_vaults_studyapp_folder_and_is_not_a_note(vault, data, capsys):
+def test_the_vault_marker_lives_in_the_vaults_studyapp_folder_and_is_not_a_note(
+        vault, data, capsys):
     reviewed_twice(capsys, vault, data)
     assert (vault / ".studyapp").is_dir()
-    code, out, _ = cli(capsys, vault, data, "due", "--json")
+    _, out, _ = cli(capsys, vault, data, "due", "--json")
     import json
 
     assert all(not row["path"].startswith(".studyapp") for row in json.loads(out))
