@@ -164,7 +164,7 @@ def store_error(exc: sqlite3.Error, database_file: Path | str | None) -> StoreEr
             or "not a database" in lowered):
         return StoreError(
             f"the review database is damaged ({where}: {text}); `studyapp backup restore` "
-            "brings back the newest automatic backup (`studyapp backup list` shows them), "
+            "brings back the newest backup (`studyapp backup list` shows them), "
             "or `studyapp rebuild` starts afresh from the notes' review keys",
             StoreProblem.DAMAGED)
     if "FULL" in name or "disk is full" in lowered or (

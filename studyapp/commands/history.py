@@ -35,10 +35,15 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _describe(summary) -> str:
-    newest = ("no reviews" if summary.newest_review is None
-              else f"newest {summary.newest_review.astimezone():%Y-%m-%d %H:%M}")
-    return f"{summary.reviews} reviews of {summary.notes} notes, {newest}"
+    what = f"{_count(summary.reviews, 'review')} of {_count(summary.notes, 'note')}"
+    if summary.newest_review is None:
+        return what
+    return f"{what}, newest {summary.newest_review.astimezone():%Y-%m-%d %H:%M}"
 
 
 def backup_list(args, ctx) -> int:
@@ -49,12 +54,13 @@ def backup_list(args, ctx) -> int:
     if not found:
         print(f"no backups yet in {ctx.paths.backups_dir}")
         return 0
+    width = max(len(backup.name) for backup in found)
     for backup in found:
         try:
             what = _describe(check_backup(backup))
         except StoreError as exc:
             what = f"unusable: {exc}"
-        print(f"{backup.name}  {backup.taken_at.astimezone():%Y-%m-%d %H:%M}  {what}")
+        print(f"{backup.name:<{width}}  {backup.taken_at.astimezone():%Y-%m-%d %H:%M}  {what}")
     return 0
 
 
