@@ -687,3 +687,29 @@ def test_a_deleted_data_dir_is_noticed_through_the_vault(vault, data, capsys):
     found = [w for w in warnings_of(err) if "data dir" in w]
     assert found and "recreated" in found[0] and "studyapp claim" in found[0], err
     assert "studyapp rebuild" in found[0]
+
+
+def test_the_app_on_a_damaged_database_says_so_in_one_notification(vault, data, capsys):
+    import asyncio
+
+    from studyapp.context import build_context
+    from studyapp.tui.app import StudyApp
+
+    assert cli(capsys, vault, data, "rate", "b.md", "--rating", "good")[0] == 0
+    remove_database(data)
+    (data / "studyapp.sqlite3").write_bytes(b"garbage" * 1000)
+    ctx = build_context(vault=str(vault), data_dir=str(data), now=NOW, seed=False)
+
+    async def scenario():
+        app = StudyApp(ctx)
+        async with app.run_test(size=(80, 24)) as pilot:
+            for _ in range(3):
+                await pilot.pause()
+                await app.workers.wait_for_complete()
+            await pilot.pause()
+            return [(n.message, n.severity) for n in app._notifications]
+
+    shown = asyncio.run(scenario())
+    errors = [message for message, severity in shown if severity == "error"]
+    assert len(errors) == 1 and "damaged" in errors[0] and "studyapp backup restore" in errors[0]
+    assert "\n" not in errors[0] and "Traceback" not in errors[0]
