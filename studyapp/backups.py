@@ -148,6 +148,13 @@ def list_backups(folder: Path) -> list[Backup]:
     return [backup for *_, backup in found]
 
 
+def default_restore(found: list[Backup]) -> Backup | None:
+    """What `studyapp backup restore` brings back without a name: the newest backup that is
+    not a pre-restore copy (restoring twice would otherwise undo the first restore)."""
+    chosen = [b for b in found if b.kind is not BackupKind.BEFORE_RESTORE] or found
+    return chosen[0] if chosen else None
+
+
 def take_backup(database_file: Path, folder: Path, now: datetime,
                 kind: BackupKind = BackupKind.MANUAL) -> Backup:
     """Copy the database into `folder` with the online backup API; returns the new backup."""

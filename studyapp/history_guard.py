@@ -22,7 +22,13 @@ from datetime import datetime, timezone
 from enum import Enum
 
 from studyapp import backups
-from studyapp.backups import Backup, DatabaseSummary, inspect_database, list_backups
+from studyapp.backups import (
+    Backup,
+    DatabaseSummary,
+    default_restore,
+    inspect_database,
+    list_backups,
+)
 from studyapp.markers import (
     DataDirMarker,
     KnownHistory,
@@ -126,13 +132,15 @@ def lost_history_line(paths: Paths, lost: LostHistory, found: list[Backup]) -> s
         LossReason.EMPTY: "is empty",
         LossReason.REPLACED: "was replaced by another database",
     }[lost.reason]
+    seen = datetime.fromisoformat(lost.seen_at).astimezone()
     line = (f"the review history in {paths.database_file} {what} (it had {lost.reviews_before} "
-            f"reviews on {lost.seen_at[:16].replace('T', ' ')} UTC); the notes still carry "
-            "their review dates. ")
-    if found:
-        line += (f"`studyapp backup restore` brings back the newest of {len(found)} backup(s) "
-                 f"({found[0].name}); `studyapp rebuild` instead takes each card's state from "
-                 "its note's review keys")
+            f"reviews on {seen:%Y-%m-%d %H:%M}); the notes still carry their review dates. ")
+    candidate = default_restore(found)
+    if candidate is not None:
+        line += (f"`studyapp backup restore` brings back {candidate.name} (taken "
+                 f"{candidate.taken_at.astimezone():%Y-%m-%d %H:%M}; `studyapp backup list` "
+                 "shows all); `studyapp rebuild` instead takes each card's state from its "
+                 "note's review keys")
     else:
         line += ("There is no backup: `studyapp rebuild` takes each card's state from its "
                  "note's review keys (`studyapp backup restore` needs a backup)")

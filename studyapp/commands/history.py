@@ -76,22 +76,23 @@ def backup_create(args, ctx) -> int:
 
 
 def backup_restore(args, ctx) -> int:
-    from studyapp.backups import BackupKind, list_backups, restore_backup
+    from studyapp.backups import default_restore, list_backups, restore_backup
     from studyapp.errors import UserError
     from studyapp.history_guard import accept_current_database
     from studyapp.rebuild import rebuild_from_notes
 
     found = list_backups(ctx.paths.backups_dir)
     if args.name:
-        chosen = [b for b in found if b.name == args.name or b.path.stem == args.name]
-        if not chosen:
+        named = [b for b in found if args.name in (b.name, b.path.stem)]
+        if not named:
             raise UserError(f"no backup named {args.name}; `studyapp backup list` shows them")
+        chosen = named[0]
     else:
-        chosen = [b for b in found if b.kind is not BackupKind.BEFORE_RESTORE] or found
-        if not chosen:
+        chosen = default_restore(found)
+        if chosen is None:
             raise UserError(f"there are no backups in {ctx.paths.backups_dir}; "
                             "`studyapp rebuild` takes card state from the notes instead")
-    result = restore_backup(ctx.paths.database_file, ctx.paths.backups_dir, chosen[0], _now())
+    result = restore_backup(ctx.paths.database_file, ctx.paths.backups_dir, chosen, _now())
     accept_current_database(ctx.paths)
     print(f"restored {result.backup.name}: {_describe(result.summary)}")
     if result.saved_current is not None:
