@@ -120,6 +120,19 @@ def doctor_lines(report: HistoryReport) -> list[str]:
     return [f"database   {database}", f"backups    {backups}", f"owner      {owner}"]
 
 
+def notes_ahead_line(paths: Paths, notes) -> str | None:
+    """`doctor`'s line for notes that record reviews the database lacks, if any."""
+    from studyapp.rebuild import notes_ahead_of_database
+
+    ahead = notes_ahead_of_database(paths.database_file, notes)
+    if not ahead:
+        return None
+    shown = ", ".join(ahead[:3]) + (", ..." if len(ahead) > 3 else "")
+    count = "1 note records" if len(ahead) == 1 else f"{len(ahead)} notes record"
+    return (f"history    {count} a review the database lacks ({shown}): it holds an older "
+            "state; `studyapp rebuild` brings their cards up to their review keys")
+
+
 def needs_attention(report: HistoryReport) -> bool:
     """Whether `doctor` should fail: the history is lost, unusable, or kept elsewhere."""
     return (report.state in (DatabaseState.LOST, DatabaseState.UNUSABLE)

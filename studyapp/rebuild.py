@@ -10,7 +10,11 @@ note are kept; never-reviewed notes stay new. The notes themselves are not writt
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import quote
 
 from studyapp.schedule import has_legacy_history
 from studyapp.session import derive_card
@@ -33,6 +37,28 @@ def note_is_ahead(note, card: CardRow) -> bool:
     if note.last_reviewed is None:
         return False
     return card.last_review is None or note.last_reviewed > card.last_review.astimezone().date()
+
+
+def notes_ahead_of_database(database_file: Path, notes) -> list[str]:
+    """Vault paths whose note records a later review than its stored card: the database is an
+    older state (a copy put back by hand, or reviews made elsewhere). Read-only; [] when the
+    database cannot be read (doctor reports that on its own)."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(database_file))}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        rows = conn.execute(
+            "SELECT n.path, c.last_review FROM notes n JOIN cards c ON c.note_key = n.key"
+            " WHERE n.deleted = 0 AND c.last_review IS NOT NULL").fetchall()
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+    last = {path: datetime.fromisoformat(text).astimezone().date() for path, text in rows}
+    return sorted(note.path for note in notes
+                  if note.path in last and note.last_reviewed is not None
+                  and note.last_reviewed > last[note.path])
 
 
 def rebuild_from_notes(ctx) -> RebuildResult:

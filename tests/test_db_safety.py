@@ -713,3 +713,24 @@ def test_the_app_on_a_damaged_database_says_so_in_one_notification(vault, data, 
     errors = [message for message, severity in shown if severity == "error"]
     assert len(errors) == 1 and "damaged" in errors[0] and "studyapp backup restore" in errors[0]
     assert "\n" not in errors[0] and "Traceback" not in errors[0]
+
+
+def test_doctor_finds_notes_ahead_of_an_older_copy_put_back_by_hand(
+        vault, data, capsys, monkeypatch):
+    monkeypatch.setattr("studyapp.doctor.torch_report", lambda: "stubbed in tests")
+    assert cli(capsys, vault, data, "rate", "a.md", "--rating", "good")[0] == 0
+    assert cli(capsys, vault, data, "backup", "create")[0] == 0
+    assert cli(capsys, vault, data, "rate", "a.md", "--rating", "good",
+               now="2026-12-30T10:00")[0] == 0
+    (copy,) = (data / "backups").glob("manual-*")
+    remove_database(data)
+    shutil.copy(copy, data / "studyapp.sqlite3")  # the same database, an older state of it
+
+    code, out, _ = cli(capsys, vault, data, "doctor", now="2026-12-30T11:00")
+    assert code == 1
+    assert "1 note records a review the database lacks (a.md)" in out
+    assert "studyapp rebuild" in out
+
+    assert cli(capsys, vault, data, "rebuild", now="2026-12-30T11:00")[0] == 0
+    code, out, _ = cli(capsys, vault, data, "doctor", now="2026-12-30T11:00")
+    assert code == 0 and "the database lacks" not in out
