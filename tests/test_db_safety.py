@@ -734,3 +734,13 @@ def test_doctor_finds_notes_ahead_of_an_older_copy_put_back_by_hand(
     assert cli(capsys, vault, data, "rebuild", now="2026-12-30T11:00")[0] == 0
     code, out, _ = cli(capsys, vault, data, "doctor", now="2026-12-30T11:00")
     assert code == 0 and "the database lacks" not in out
+
+
+def test_the_history_modules_import_neither_textual_nor_torch():
+    code = ("import sys, studyapp.backups, studyapp.markers, studyapp.history_guard, "
+            "studyapp.rebuild, studyapp.commands.history; "
+            "print(sorted(m for m in ('torch', 'textual') if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=False)
+    assert out.stdout.strip() == "[]", out.stderr
