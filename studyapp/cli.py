@@ -12,12 +12,13 @@ import sys
 from collections.abc import Sequence
 
 from studyapp import __version__
-from studyapp.errors import UserError
+from studyapp.errors import UserError, user_message
 
 COMMAND_MODULES = (
     "studyapp.commands.notes",
     "studyapp.commands.reviews",
     "studyapp.commands.drills",
+    "studyapp.commands.history",
 )
 
 
@@ -53,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
+    ctx = None
     try:
         from studyapp.context import build_context
 
@@ -65,7 +67,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             from studyapp.commands import open_app
 
             return open_app(ctx)
-        return int(handler(args, ctx) or 0)
+        guarded = getattr(args, "guard_history", True)
+        if guarded:
+            from studyapp.commands import warn_about_history
+
+            warn_about_history(ctx)
+        code = int(handler(args, ctx) or 0)
+        if guarded:
+            from studyapp.commands import remember_history
+
+            remember_history(ctx)
+        return code
     except UserError as exc:
         print(f"studyapp: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -77,6 +89,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `studyapp due | head`
         sys.stderr.close()
         return 0
+    except Exception as exc:  # OS and database failures: one line; anything else is a bug
+        message = user_message(exc, ctx.paths.database_file if ctx is not None else None)
+        if message is None:
+            raise
+        print(f"studyapp: error: {message}", file=sys.stderr)
+        return UserError.exit_code
 
 
 if __name__ == "__main__":  # pragma: no cover

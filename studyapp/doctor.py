@@ -27,7 +27,8 @@ def torch_report() -> str:
 
 
 def run_doctor(ctx, out=None) -> int:
-    """Print the report; exit code 1 when any note cannot be read."""
+    """Print the report; exit code 1 when any note cannot be read or the review history needs
+    attention (lost, unusable, recorded in another data dir, or older than the notes)."""
     from studyapp import __version__
     from studyapp.vault import Vault
 
@@ -41,6 +42,15 @@ def run_doctor(ctx, out=None) -> int:
         f"config     {paths.config_file}{'' if paths.config_file.exists() else ' (absent: defaults)'}",
         f"vault      {paths.vault_dir}{' (default, seeded from the starter deck)' if paths.vault_is_default else ''}",
     ]
+    from studyapp.history_guard import (
+        check_history,
+        doctor_lines,
+        needs_attention,
+        notes_ahead_line,
+    )
+
+    history = check_history(paths, record=False)
+    lines.extend(doctor_lines(history))
     snapshot = Vault(paths.vault_dir, paths.cache_file).load()
     # "never reviewed" is the scheduler's notion of new (schedule.has_legacy_history)
     never = sum(note.review_count == 0 and note.last_reviewed is None for note in snapshot.notes)
@@ -50,5 +60,8 @@ def run_doctor(ctx, out=None) -> int:
                  f"{len(snapshot.problems)} with problems")
     for problem in snapshot.problems:
         lines.append(f"  problem  {problem.path}: {problem.reason}")
+    ahead = notes_ahead_line(paths, snapshot.notes)
+    if ahead:
+        lines.append(ahead)
     print("\n".join(lines), file=out or sys.stdout)
-    return 1 if snapshot.problems else 0
+    return 1 if snapshot.problems or ahead or needs_attention(history) else 0

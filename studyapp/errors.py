@@ -1,5 +1,12 @@
 """Errors the CLI and TUI show to the user as one clear message, never as a traceback."""
 
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sys
+
 
 class UserError(Exception):
     """Bad input or a state the user can fix; `exit_code` is what the CLI exits with."""
@@ -16,3 +23,45 @@ class UsageError(UserError):
     """The command line itself is wrong (exit code 2, like argparse)."""
 
     exit_code = 2
+
+
+_OS_REASONS = {
+    errno.ENOSPC: ("no space left on the device", "free some space and try again"),
+    errno.EDQUOT: ("disk quota exceeded", "free some space and try again"),
+    errno.EROFS: ("read-only file system", "it cannot be written here"),
+    errno.EACCES: ("permission denied", "check that it is writable by you"),
+    errno.EPERM: ("operation not permitted", "check that it is writable by you"),
+    errno.EIO: ("input/output error", "the disk may be failing"),
+}
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.[0-9a-f]{8}\.studyapp-tmp$")
+"""`atomic.py`'s temp files (`.<name>.<8 hex>.studyapp-tmp`): the user knows the note's name."""
+
+
+def user_message(exc: BaseException, database_file: os.PathLike | str | None = None) -> str | None:
+    """One clear line for a failure the user can act on, or None for a bug.
+
+    User errors speak for themselves; OS errors say which file and what to do; sqlite3 errors
+    are explained as the review database's (`database_file`) problem.
+    """
+    if isinstance(exc, UserError):
+        return str(exc)
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.Error):
+        from studyapp.store import store_error
+
+        return str(store_error(exc, None if database_file is None else os.fspath(database_file)))
+    if isinstance(exc, OSError):
+        return _os_message(exc)
+    return None
+
+
+def _os_message(exc: OSError) -> str:
+    reason, hint = _OS_REASONS.get(exc.errno or 0, (exc.strerror or str(exc), ""))
+    if exc.filename is not None:
+        path = os.fsdecode(exc.filename)
+        folder, name = os.path.split(path)
+        temp = _TEMP_NAME.match(name)
+        if temp:
+            path = os.path.join(folder, temp["name"])
+        reason = f"{path}: {reason}"
+    return f"{reason}; {hint}" if hint else reason

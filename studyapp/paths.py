@@ -65,6 +65,22 @@ class Paths:
         return self.data_dir / "cache.sqlite3"
 
     @property
+    def backups_dir(self) -> Path:
+        """Automatic and manual copies of the review database (`studyapp backup`)."""
+        return self.data_dir / "backups"
+
+    @property
+    def data_dir_marker(self) -> Path:
+        """This data dir's identity and the last healthy state of its database (JSON)."""
+        return self.data_dir / "data-dir.json"
+
+    @property
+    def vault_marker(self) -> Path:
+        """The vault's identity and the data dir that records its reviews (JSON), kept in the
+        vault's own `.studyapp/` folder, which the vault loader skips as hidden."""
+        return self.vault_dir / ".studyapp" / "vault.json"
+
+    @property
     def workspace_dir(self) -> Path:
         """Where `studyapp start` writes drill starter files for the learner to edit."""
         return self.data_dir / "workspace"

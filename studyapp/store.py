@@ -17,8 +17,11 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from studyapp.errors import UserError
 
 MIGRATIONS: tuple[str, ...] = (
     # 0 -> 1: notes, their scheduler state and the review log.
@@ -127,8 +130,93 @@ def parse_utc(text: str | None) -> datetime | None:
     return None if text is None else datetime.fromisoformat(text)
 
 
-class StoreError(RuntimeError):
-    """The database cannot be used (newer schema than this app, or a broken file)."""
+class StoreProblem(Enum):
+    """Why the review database cannot be used; doctor and the front ends branch on it."""
+
+    DAMAGED = "damaged"
+    NEWER = "newer"
+    READ_ONLY = "read-only"
+    FULL = "full"
+    BUSY = "busy"
+    UNAVAILABLE = "unavailable"
+
+
+class StoreError(UserError):
+    """The database cannot be used: one line for the user that says why and what to do."""
+
+    def __init__(self, message: str, problem: StoreProblem = StoreProblem.UNAVAILABLE):
+        super().__init__(message)
+        self.problem = problem
+
+
+_FULL_BELOW_BYTES = 1 << 20
+"""Free space under which an SQLite I/O error is taken for a full disk (it reports
+`disk I/O error` when the shared-memory file cannot grow)."""
+
+
+def store_error(exc: sqlite3.Error, database_file: Path | str | None) -> StoreError:
+    """A sqlite3 failure as a StoreError that names the file, the cause and the way out."""
+    name = getattr(exc, "sqlite_errorname", "") or ""  # Python 3.11+
+    text = str(exc)
+    lowered = text.lower()
+    where = Path(database_file) if database_file else Path("studyapp.sqlite3")
+    if ("CORRUPT" in name or "NOTADB" in name or "malformed" in lowered
+            or "not a database" in lowered):
+        return StoreError(
+            f"the review database is damaged ({where}: {text}); `studyapp backup restore` "
+            "brings back the newest backup (`studyapp backup list` shows them), "
+            "or `studyapp rebuild` starts afresh from the notes' review keys",
+            StoreProblem.DAMAGED)
+    if "FULL" in name or "disk is full" in lowered or (
+            ("IOERR" in name or "disk i/o error" in lowered) and _nearly_full(where.parent)):
+        return StoreError(
+            f"the disk holding the review database is full ({where}); free some space and "
+            "try again",
+            StoreProblem.FULL)
+    if "READONLY" in name or "readonly" in lowered or (
+            ("CANTOPEN" in name or "unable to open" in lowered) and not _writable(where.parent)):
+        return StoreError(
+            f"the review database cannot be written ({where}: the file or its folder is "
+            "read-only); make both writable, or use another --data-dir",
+            StoreProblem.READ_ONLY)
+    if "BUSY" in name or "LOCKED" in name or "locked" in lowered:
+        return StoreError(
+            f"the review database is busy ({where}): another studyapp is writing; try again",
+            StoreProblem.BUSY)
+    return StoreError(f"cannot use the review database ({where}): {text}",
+                      StoreProblem.UNAVAILABLE)
+
+
+def newer_schema_error(database_file: Path, version: int) -> StoreError:
+    return StoreError(
+        f"{database_file} was written by a newer studyapp (schema {version}, this one knows "
+        f"{SCHEMA_VERSION}); upgrade studyapp", StoreProblem.NEWER)
+
+
+def _is_failure(exc: sqlite3.Error) -> bool:
+    """The file or the disk failed (translated to StoreError), as opposed to a broken
+    constraint or a misuse of the API, which are bugs and keep their own type."""
+    return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
+
+
+def _nearly_full(folder: Path) -> bool:
+    import shutil  # only on the error path: shutil is slow to import
+
+    try:
+        return shutil.disk_usage(folder).free < _FULL_BELOW_BYTES
+    except OSError:
+        return False
+
+
+def _writable(folder: Path) -> bool:
+    """Whether a file can be created in `folder` (tried: modes do not tell, for root)."""
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".studyapp-probe-"):
+            return True
+    except OSError:
+        return False
 
 
 @dataclass
@@ -191,9 +279,14 @@ class Store:
     def __init__(self, database_file: Path | str):
         self.database_file = Path(database_file)
         if str(database_file) != ":memory:":
-            self.database_file.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.database_file.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the data dir {self.database_file.parent}: "
+                                 f"{exc.strerror or exc}", StoreProblem.UNAVAILABLE) from None
+        conn = None
         try:
-            self.conn = sqlite3.connect(
+            self.conn = conn = sqlite3.connect(
                 str(database_file), isolation_level=None, check_same_thread=False, timeout=10
             )
             self.conn.row_factory = sqlite3.Row
@@ -203,8 +296,13 @@ class Store:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{database_file}: cannot open the review database: {exc}") from exc
+            self._ensure_database_id()
+        except (sqlite3.Error, StoreError) as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, StoreError):
+                raise
+            raise store_error(exc, self.database_file) from exc
         self._depth = 0
 
     @classmethod
@@ -230,10 +328,7 @@ class Store:
     def _migrate(self) -> None:
         version = self.schema_version
         if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.database_file} was written by a newer studyapp (schema {version}, "
-                f"this one knows {SCHEMA_VERSION}); upgrade studyapp"
-            )
+            raise newer_schema_error(self.database_file, version)
         for target in range(version + 1, SCHEMA_VERSION + 1):
             # executescript commits first, so the DDL and the version bump run as one script.
             self.conn.executescript(
@@ -241,6 +336,28 @@ class Store:
                 + MIGRATIONS[target - 1]
                 + f"\nPRAGMA user_version = {target};\nCOMMIT;"
             )
+
+    @property
+    def database_id(self) -> int:
+        """A random number given to each database when created (see `_ensure_database_id`)."""
+        return self.conn.execute("PRAGMA application_id").fetchone()[0]
+
+    def _ensure_database_id(self) -> None:
+        """Give the database its id if it has none (one created afresh, or by an older studyapp).
+
+        The id lives in SQLite's header field `application_id` (meant for a file-type tag that
+        studyapp never used), so it needs no schema change and every copy of the file (a
+        backup, a restore) keeps it, while a database created afresh gets another: that is how
+        `history_guard` tells a replaced history from the one it knew.
+        """
+        if str(self.database_file) == ":memory:" or self.database_id:
+            return
+        import secrets
+
+        try:
+            self.conn.execute(f"PRAGMA application_id = {secrets.randbits(31) or 1}")
+        except sqlite3.Error:
+            pass  # read-only: it gets one when next opened writable
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -252,17 +369,29 @@ class Store:
             finally:
                 self._depth -= 1
             return
-        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            raise store_error(exc, self.database_file) from exc
         self._depth = 1
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
             self.conn.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback()
+            if isinstance(exc, sqlite3.Error) and _is_failure(exc):
+                raise store_error(exc, self.database_file) from exc
+            raise
         finally:
             self._depth = 0
+
+    def _rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already (it does on a full disk)."""
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     # -- note identity --------------------------------------------------------------------------
 

@@ -2,9 +2,41 @@
 
 from __future__ import annotations
 
+import sys
+
 
 def open_app(ctx) -> int:
     """`studyapp` with no subcommand: the terminal app (Textual is imported only here)."""
     from studyapp.tui.app import run_app
 
-    return run_app(ctx)
+    notices = history_notices(ctx)
+    code = run_app(ctx, notices=notices)
+    remember_history(ctx)
+    return code
+
+
+def history_notices(ctx) -> list[str]:
+    """Check the review history as a command opens (see `history_guard`): what to tell."""
+    from studyapp.errors import user_message
+    from studyapp.history_guard import check_history
+
+    try:
+        return check_history(ctx.paths, record=True).notices()
+    except OSError as exc:  # the check is advice: it never stops the command
+        return [f"could not check the review history: {user_message(exc)}"]
+
+
+def warn_about_history(ctx) -> None:
+    for line in history_notices(ctx):
+        print(f"studyapp: warning: {line}", file=sys.stderr)
+
+
+def remember_history(ctx) -> None:
+    """After a command: remember the database it left (and claim an unclaimed vault), so a
+    loss before the next command is noticed."""
+    from studyapp.history_guard import check_history
+
+    try:
+        check_history(ctx.paths, record=True, backup=False)
+    except OSError:
+        pass  # tried again at the next start

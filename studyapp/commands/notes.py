@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(handler=print_import)
 
     p = sub.add_parser("doctor", parents=[common], help="report the environment and every unreadable note")
-    p.set_defaults(handler=lambda args, ctx: _doctor(ctx))
+    p.set_defaults(handler=lambda args, ctx: _doctor(ctx), guard_history=False)  # reports it
 
 
 def _doctor(ctx) -> int:

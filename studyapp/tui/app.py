@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,9 +64,12 @@ class StudyApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, ctx: Context, session: Any = None) -> None:
+    def __init__(self, ctx: Context, session: Any = None, notices: Sequence[str] = ()) -> None:
         super().__init__()
         self.ctx = ctx
+        self.notices = tuple(notices)
+        """What the start-up check of the review history found (`history_guard`): shown as
+        warnings once the app is up."""
         if session is None:
             from studyapp.facade import StudyFacade
 
@@ -96,6 +100,8 @@ class StudyApp(App):
 
     def on_mount(self) -> None:
         self._save_theme = True
+        for notice in self.notices:
+            self.notify(notice, title="Review history", severity="warning", timeout=60)
         # The (empty) Today screen is already painted when the app mounts, so the load starts now.
         self.load_session()
 
@@ -105,7 +111,7 @@ class StudyApp(App):
         try:
             notes, problems = self.session.load()
         except Exception as exc:  # noqa: BLE001 - any failure becomes a notification
-            self.post_message(VaultLoadFailed(str(exc) or type(exc).__name__))
+            self.post_message(VaultLoadFailed(self._explain(exc)))
             return
         self.post_message(VaultLoaded(notes, problems))
 
@@ -132,7 +138,14 @@ class StudyApp(App):
 
     def report_error(self, exc: BaseException, title: str = "Error") -> None:
         """Every failure the user can see ends here: a notification, never a traceback."""
-        self.notify(str(exc) or type(exc).__name__, title=title, severity="error", timeout=10)
+        self.notify(self._explain(exc), title=title, severity="error", timeout=10)
+
+    def _explain(self, exc: BaseException) -> str:
+        """The same one line the CLI prints for an OS or database failure."""
+        from studyapp.errors import user_message
+
+        return (user_message(exc, self.ctx.paths.database_file)
+                or str(exc) or type(exc).__name__)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
@@ -159,7 +172,7 @@ class StudyApp(App):
             close()
 
 
-def run_app(ctx: Context) -> int:
+def run_app(ctx: Context, notices: Sequence[str] = ()) -> int:
     """Entry point of the bare `studyapp` command."""
-    StudyApp(ctx).run()
+    StudyApp(ctx, notices=notices).run()
     return 0

@@ -1,0 +1,140 @@
+"""History commands: backup list / create / restore, rebuild, claim."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timezone
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("backup", parents=[common], help="list, take or restore database backups",
+                       description="Backups of the review database are taken automatically when a "
+                       "command opens it (at most every few hours, the newest kept); restoring "
+                       "keeps the current database as a backup first.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    q = actions.add_parser("list", parents=[common], help="the backups, newest first")
+    q.set_defaults(handler=backup_list, guard_history=False)
+    q = actions.add_parser("create", parents=[common], help="take a backup now")
+    q.set_defaults(handler=backup_create, guard_history=False)
+    q = actions.add_parser("restore", parents=[common],
+                           help="bring back a backup (default: the newest)")
+    q.add_argument("name", nargs="?", metavar="NAME", help="a name from `studyapp backup list`")
+    q.set_defaults(handler=backup_restore, guard_history=False)
+
+    p = sub.add_parser("rebuild", parents=[common],
+                       help="take card state from the notes' review keys (when no backup helps)")
+    p.set_defaults(handler=rebuild, guard_history=False)
+
+    p = sub.add_parser("claim", parents=[common],
+                       help="make this data dir the one that records the vault's reviews")
+    p.set_defaults(handler=claim, guard_history=False)
+
+
+def _now() -> datetime:
+    """Backups and markers use the real clock: `--now` is about study days, not files."""
+    return datetime.now(timezone.utc)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _describe(summary) -> str:
+    what = f"{_count(summary.reviews, 'review')} of {_count(summary.notes, 'note')}"
+    if summary.newest_review is None:
+        return what
+    return f"{what}, newest {summary.newest_review.astimezone():%Y-%m-%d %H:%M}"
+
+
+def backup_list(args, ctx) -> int:
+    from studyapp.backups import check_backup, list_backups
+    from studyapp.store import StoreError
+
+    found = list_backups(ctx.paths.backups_dir)
+    if not found:
+        print(f"no backups yet in {ctx.paths.backups_dir}")
+        return 0
+    width = max(len(backup.name) for backup in found)
+    for backup in found:
+        try:
+            what = _describe(check_backup(backup))
+        except StoreError as exc:
+            what = f"unusable: {exc}"
+        print(f"{backup.name:<{width}}  {backup.taken_at.astimezone():%Y-%m-%d %H:%M}  {what}")
+    return 0
+
+
+def backup_create(args, ctx) -> int:
+    from studyapp.backups import take_backup
+    from studyapp.errors import UserError
+
+    if not ctx.paths.database_file.exists():
+        raise UserError(f"there is no review database to back up ({ctx.paths.database_file})")
+    backup = take_backup(ctx.paths.database_file, ctx.paths.backups_dir, _now())
+    print(f"backed up to {backup.path}")
+    return 0
+
+
+def backup_restore(args, ctx) -> int:
+    from studyapp.backups import default_restore, list_backups, restore_backup
+    from studyapp.errors import UserError
+    from studyapp.history_guard import accept_current_database
+    from studyapp.rebuild import rebuild_from_notes
+
+    found = list_backups(ctx.paths.backups_dir)
+    if args.name:
+        named = [b for b in found if args.name in (b.name, b.path.stem)]
+        if not named:
+            raise UserError(f"no backup named {args.name}; `studyapp backup list` shows them")
+        chosen = named[0]
+    else:
+        chosen = default_restore(found)
+        if chosen is None:
+            raise UserError(f"there are no backups in {ctx.paths.backups_dir}; "
+                            "`studyapp rebuild` takes card state from the notes instead")
+    result = restore_backup(ctx.paths.database_file, ctx.paths.backups_dir, chosen, _now())
+    accept_current_database(ctx.paths)
+    print(f"restored {result.backup.name}: {_describe(result.summary)}")
+    if result.saved_current is not None:
+        print(f"the database as it was is kept as {result.saved_current.name}")
+    if result.damaged_kept is not None:
+        print(f"the damaged database was moved to {result.damaged_kept}")
+    caught_up = rebuild_from_notes(ctx)
+    accept_current_database(ctx.paths)
+    if caught_up.rebuilt:
+        print(f"{len(caught_up.rebuilt)} note(s) were reviewed after this backup (or never in "
+              "it): their cards now follow their review keys; those reviews are not in the log")
+    return 0
+
+
+def rebuild(args, ctx) -> int:
+    from studyapp.backups import inspect_database, move_aside
+    from studyapp.history_guard import accept_current_database
+    from studyapp.rebuild import rebuild_from_notes
+    from studyapp.store import StoreError, StoreProblem
+
+    database = ctx.paths.database_file
+    if database.exists():
+        try:
+            inspect_database(database, detail=False)
+        except StoreError as exc:
+            if exc.problem is not StoreProblem.DAMAGED:
+                raise
+            kept = move_aside(database, ctx.paths.backups_dir, _now())
+            print(f"the damaged database was moved to {kept}")
+    result = rebuild_from_notes(ctx)
+    accept_current_database(ctx.paths)
+    print(f"took the card state of {len(result.rebuilt)} notes from their review keys; "
+          f"kept {result.kept} up-to-date cards; {result.never_reviewed} notes never reviewed")
+    return 0
+
+
+def claim(args, ctx) -> int:
+    from studyapp.errors import UserError
+    from studyapp.history_guard import claim_vault
+
+    owner = claim_vault(ctx.paths)
+    if owner is None:
+        raise UserError(f"could not write {ctx.paths.vault_marker} (is the vault writable?)")
+    print(f"{ctx.paths.data_dir} now records the reviews of {ctx.paths.vault_dir}")
+    return 0

@@ -1,0 +1,299 @@
+"""Is the review history still here, and is this the data dir that keeps it?
+
+Run when a command or the app opens (and again after a command), this compares the database
+with what `<data dir>/data-dir.json` remembers and with the owner the vault's
+`.studyapp/vault.json` names (see `markers`). It tells apart:
+
+- a first run (no marker yet, or a vault the old tool reviewed): nothing to say;
+- a lost history: the data dir had a database with reviews, and now the file is missing, empty
+  or another database. Said on every run until the user restores a backup or rebuilds from the
+  notes; no automatic backup is taken meanwhile, so the good ones are not rotated away;
+- a second data dir on the vault: the vault names another data dir as the one that records its
+  reviews (undo in one could revert a review made in the other);
+- a database that cannot be used (damaged, newer, read-only): the command itself reports it.
+
+While healthy, it takes the automatic backups (`backups.take_backup_if_due`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+
+from studyapp import backups
+from studyapp.backups import (
+    Backup,
+    DatabaseSummary,
+    default_restore,
+    inspect_database,
+    list_backups,
+)
+from studyapp.markers import (
+    DataDirMarker,
+    KnownHistory,
+    LossReason,
+    LostHistory,
+    VaultMarker,
+    VaultOwner,
+    read_data_dir_marker,
+    read_vault_marker,
+    same_marker,
+    this_host,
+    write_marker,
+)
+from studyapp.paths import Paths
+from studyapp.store import StoreError
+
+
+class DatabaseState(Enum):
+    """What `doctor` prints after `database`."""
+
+    NONE = "none yet"
+    OK = "ok"
+    LOST = "lost"
+    UNUSABLE = "unusable"
+
+
+class Ownership(Enum):
+    """Whose reviews the vault's marker says it holds."""
+
+    UNCLAIMED = "unclaimed"
+    OURS = "ours"
+    OTHER = "other"
+    UNKNOWN = "unknown"
+    """This data dir has no identity yet (its marker could not be written)."""
+
+
+@dataclass
+class HistoryReport:
+    """The state of the review history for one data dir and vault."""
+
+    paths: Paths
+    state: DatabaseState
+    summary: DatabaseSummary | None
+    lost: LostHistory | None
+    problem: StoreError | None
+    ownership: Ownership
+    owner: VaultOwner | None
+    backups: list[Backup] = field(default_factory=list)
+    backup_taken: Backup | None = None
+    backup_failed: str | None = None
+
+    def notices(self) -> list[str]:
+        """What the user must be told now: one line each (a CLI warning, a TUI notification)."""
+        lines = []
+        if self.state is DatabaseState.LOST and self.lost is not None:
+            lines.append(lost_history_line(self.paths, self.lost, self.backups))
+        if self.ownership is Ownership.OTHER and self.owner is not None:
+            lines.append(other_owner_line(self.paths, self.owner))
+        if self.backup_failed:
+            lines.append(f"could not back up the review database: {self.backup_failed}")
+        return lines
+
+
+def doctor_lines(report: HistoryReport) -> list[str]:
+    """`studyapp doctor`'s database, backups and owner lines."""
+    paths = report.paths
+    if report.state is DatabaseState.OK and report.summary is not None:
+        s = report.summary
+        database = f"ok: {s.reviews} reviews, schema {s.schema} ({paths.database_file})"
+    elif report.state is DatabaseState.LOST and report.lost is not None:
+        database = "lost: " + lost_history_line(paths, report.lost, report.backups)
+    elif report.state is DatabaseState.UNUSABLE and report.problem is not None:
+        database = f"unusable: {report.problem}"
+    else:
+        database = f"none yet ({paths.database_file})"
+    if report.backups:
+        newest = report.backups[0]
+        backups = (f"{len(report.backups)} in {paths.backups_dir}, newest {newest.name} "
+                   f"({newest.taken_at.astimezone():%Y-%m-%d %H:%M})")
+    else:
+        backups = f"none yet (taken automatically into {paths.backups_dir})"
+    owner = {
+        Ownership.OURS: "this data dir records the vault's reviews",
+        Ownership.UNCLAIMED: "not recorded yet (claimed with the first review)",
+        Ownership.UNKNOWN: "unknown (this data dir has no id yet)",
+    }.get(report.ownership)
+    if owner is None and report.owner is not None:
+        owner = other_owner_line(paths, report.owner)
+    return [f"database   {database}", f"backups    {backups}", f"owner      {owner}"]
+
+
+def notes_ahead_line(paths: Paths, notes) -> str | None:
+    """`doctor`'s line for notes that record reviews the database lacks, if any."""
+    from studyapp.rebuild import notes_ahead_of_database
+
+    ahead = notes_ahead_of_database(paths.database_file, notes)
+    if not ahead:
+        return None
+    shown = ", ".join(ahead[:3]) + (", ..." if len(ahead) > 3 else "")
+    count = "1 note records" if len(ahead) == 1 else f"{len(ahead)} notes record"
+    return (f"history    {count} a review the database lacks ({shown}): it holds an older "
+            "state; `studyapp rebuild` brings their cards up to their review keys")
+
+
+def needs_attention(report: HistoryReport) -> bool:
+    """Whether `doctor` should fail: the history is lost, unusable, or kept elsewhere."""
+    return (report.state in (DatabaseState.LOST, DatabaseState.UNUSABLE)
+            or report.ownership is Ownership.OTHER)
+
+
+def lost_history_line(paths: Paths, lost: LostHistory, found: list[Backup]) -> str:
+    what = {
+        LossReason.MISSING: "is gone",
+        LossReason.EMPTY: "is empty",
+        LossReason.REPLACED: "was replaced by another database",
+    }[lost.reason]
+    seen = datetime.fromisoformat(lost.seen_at).astimezone()
+    line = (f"the review history in {paths.database_file} {what} (it had {lost.reviews_before} "
+            f"reviews on {seen:%Y-%m-%d %H:%M}); the notes still carry their review dates. ")
+    candidate = default_restore(found)
+    if candidate is not None:
+        line += (f"`studyapp backup restore` brings back {candidate.name} (taken "
+                 f"{candidate.taken_at.astimezone():%Y-%m-%d %H:%M}; `studyapp backup list` "
+                 "shows all); `studyapp rebuild` instead takes each card's state from its "
+                 "note's review keys")
+    else:
+        line += ("There is no backup: `studyapp rebuild` takes each card's state from its "
+                 "note's review keys (`studyapp backup restore` needs a backup)")
+    return line
+
+
+def other_owner_line(paths: Paths, owner: VaultOwner) -> str:
+    if owner.data_dir == str(paths.data_dir) and owner.host == this_host():
+        return (f"this data dir ({paths.data_dir}) was recreated: the vault's reviews were "
+                f"recorded by an earlier one at the same place (since {owner.since[:10]}), "
+                "whose database and backups are gone; the notes still carry their review "
+                "dates. `studyapp rebuild` takes each card's state from them and "
+                "`studyapp claim` makes this data dir the vault's own")
+    return (f"this vault's reviews are recorded in another data dir ({owner.data_dir} on "
+            f"{owner.host}), not in this one ({paths.data_dir}): reviews here are missing there "
+            "and undo in one can revert a review made in the other. Use "
+            f"`--data-dir {owner.data_dir}`, or `studyapp claim` to make this data dir the "
+            "vault's own")
+
+
+def check_history(paths: Paths, *, record: bool, backup: bool = True,
+                  now: datetime | None = None) -> HistoryReport:
+    """Compare the database with the markers. With `record`, remember a healthy state, note a
+    loss, claim an unclaimed vault and take a due backup; without it, change nothing."""
+    now = now or datetime.now(timezone.utc)
+    stored = read_data_dir_marker(paths.data_dir_marker)
+    marker = DataDirMarker.new() if stored is None else _copy(stored)
+    state, summary, problem = _inspect(paths)
+    if state is not DatabaseState.UNUSABLE:
+        _compare(marker, state, summary, now)
+        if marker.lost is not None:
+            state = DatabaseState.LOST
+    has_id = stored is not None
+    if record and not same_marker(stored, marker):
+        has_id = write_marker(paths.data_dir_marker, marker) or has_id
+    vault_marker = read_vault_marker(paths.vault_marker)
+    ownership, owner = _ownership(marker, vault_marker, has_id)
+    has_history = summary is not None and summary.oldest_note is not None
+    moved = (ownership is Ownership.OURS and owner is not None
+             and owner.data_dir != str(paths.data_dir))
+    if (record and state is DatabaseState.OK and has_history and has_id
+            and (ownership is Ownership.UNCLAIMED or moved)
+            and claim_vault(paths, marker, vault_marker, now) is not None):
+        ownership = Ownership.OURS
+    report = HistoryReport(paths, state, summary, marker.lost, problem, ownership, owner,
+                           list_backups(paths.backups_dir))
+    if record and backup and state is DatabaseState.OK and has_history:
+        try:
+            report.backup_taken = backups.take_backup_if_due(
+                paths.database_file, paths.backups_dir, now)
+        except (OSError, StoreError) as exc:
+            from studyapp.errors import user_message
+
+            report.backup_failed = user_message(exc, paths.database_file)
+        if report.backup_taken is not None:
+            report.backups = list_backups(paths.backups_dir)
+    return report
+
+
+def accept_current_database(paths: Paths, now: datetime | None = None) -> DatabaseSummary:
+    """After a restore or a rebuild: the database as it is now is this data dir's history."""
+    now = now or datetime.now(timezone.utc)
+    marker = read_data_dir_marker(paths.data_dir_marker) or DataDirMarker.new()
+    summary = inspect_database(paths.database_file)
+    marker.lost = None
+    marker.known = (None if summary.oldest_note is None else KnownHistory(
+        summary.database_id, summary.oldest_note, summary.reviews, now.isoformat()))
+    write_marker(paths.data_dir_marker, marker)
+    return summary
+
+
+def claim_vault(paths: Paths, marker: DataDirMarker | None = None,
+                vault_marker: VaultMarker | None = None,
+                now: datetime | None = None) -> VaultOwner | None:
+    """Make this data dir the one that records the vault's reviews; None if not writable."""
+    import uuid
+
+    now = now or datetime.now(timezone.utc)
+    if marker is None:
+        marker = read_data_dir_marker(paths.data_dir_marker)
+        if marker is None:
+            marker = DataDirMarker.new()
+            if not write_marker(paths.data_dir_marker, marker):
+                return None
+    if vault_marker is None:
+        vault_marker = read_vault_marker(paths.vault_marker) or VaultMarker(uuid.uuid4().hex)
+    if not paths.vault_dir.is_dir():
+        return None
+    owner = VaultOwner(marker.id, str(paths.data_dir), this_host(), now.isoformat())
+    if vault_marker.owner is not None and vault_marker.owner.data_dir_id == marker.id:
+        owner.since = vault_marker.owner.since
+    vault_marker.owner = owner
+    return owner if write_marker(paths.vault_marker, vault_marker) else None
+
+
+def _inspect(paths: Paths) -> tuple[DatabaseState, DatabaseSummary | None, StoreError | None]:
+    if not paths.database_file.exists():
+        return DatabaseState.NONE, None, None
+    try:
+        summary = inspect_database(paths.database_file, detail=False)
+    except StoreError as exc:
+        return DatabaseState.UNUSABLE, None, exc
+    return DatabaseState.OK, summary, None
+
+
+def _compare(marker: DataDirMarker, state: DatabaseState, summary: DatabaseSummary | None,
+             now: datetime) -> None:
+    """Update `marker` for the database found: remember it, or note (or end) a loss."""
+    known = marker.known
+    holds_known = summary is not None and known is not None and summary.holds(known)
+    if marker.lost is not None:
+        if holds_known:
+            marker.lost = None  # the old database is back (copied in by hand)
+        else:
+            return
+    elif known is not None and not holds_known:
+        reason = (LossReason.MISSING if summary is None
+                  else LossReason.EMPTY if summary.oldest_note is None else LossReason.REPLACED)
+        marker.lost = LostHistory(reason, known.reviews, known.seen_at, now.isoformat())
+        return
+    if summary is None or summary.oldest_note is None:
+        return
+    if known is None or (known.database_id, known.reviews) != (summary.database_id,
+                                                               summary.reviews):
+        marker.known = KnownHistory(summary.database_id, summary.oldest_note, summary.reviews,
+                                    now.isoformat())
+
+
+def _ownership(marker: DataDirMarker, vault_marker: VaultMarker | None,
+               has_id: bool) -> tuple[Ownership, VaultOwner | None]:
+    if vault_marker is None or vault_marker.owner is None:
+        return Ownership.UNCLAIMED, None
+    if not has_id:
+        return Ownership.UNKNOWN, vault_marker.owner
+    if vault_marker.owner.data_dir_id == marker.id:
+        return Ownership.OURS, vault_marker.owner
+    return Ownership.OTHER, vault_marker.owner
+
+
+def _copy(marker: DataDirMarker) -> DataDirMarker:
+    from copy import deepcopy
+
+    return deepcopy(marker)
