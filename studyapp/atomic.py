@@ -98,6 +98,9 @@ def atomic_create_bytes(path: str | os.PathLike, data: bytes) -> None:
 SETTLE_SECONDS = 2.0
 """How long a checked replace waits for another program to finish writing the file."""
 
+PATIENCE_SECONDS = 3.0
+"""How long a checked replace keeps starting again while the file keeps changing under it."""
+
 RENAME_EXCHANGE = 2
 """Linux `renameat2` flag (and macOS `renamex_np`'s RENAME_SWAP): swap two names atomically."""
 
@@ -120,7 +123,8 @@ class Replacement:
 
 
 def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
-                    *, attempts: int = 8, settle_seconds: float = SETTLE_SECONDS) -> Replacement:
+                    *, patience_seconds: float = PATIENCE_SECONDS,
+                    settle_seconds: float = SETTLE_SECONDS) -> Replacement:
     """Replace `path` with `make(current bytes)` so that no edit made meanwhile is lost.
 
     On Linux the new file is swapped in with `renameat2(RENAME_EXCHANGE)`, which leaves the
@@ -134,11 +138,15 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
     target = Path(os.path.realpath(path))
     carried: list[tuple[bytes, bytes]] = []
     """(our text, their edit of it): edits saved onto our version while it was briefly visible."""
-    for _attempt in range(attempts):
+    give_up = time.monotonic() + patience_seconds
+    while time.monotonic() < give_up:
         current, identity = read_settled(target, settle_seconds)
         new = make(current)
-        for base, theirs in carried:
-            new = merge_lines(base, new, theirs)
+        try:
+            for base, theirs in carried:
+                new = merge_lines(base, new, theirs)
+        except ReplaceConflict as exc:
+            raise ReplaceConflict(f"{exc}; {_keep_for_the_user(target, carried)}") from None
         if new == current:
             return Replacement(current, current)
         temp: Path | None = _write_temp(target, new)
@@ -166,7 +174,16 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
         finally:
             if temp is not None:
                 _unlink_quietly(temp)
+    if carried:
+        raise ReplaceConflict(f"it keeps changing on disk; {_keep_for_the_user(target, carried)}")
     raise ReplaceConflict("it keeps changing on disk")
+
+
+def _keep_for_the_user(target: Path, carried: list[tuple[bytes, bytes]]) -> str:
+    """Save edits that could not be merged next to the file, where the user will see them."""
+    copy = target.with_name(f"{target.name}.conflict-{time.strftime('%Y%m%d-%H%M%S')}")
+    atomic_write_bytes(copy, carried[-1][1])
+    return f"an edit saved meanwhile is kept in {copy.name}"
 
 
 def read_settled(path: Path, settle_seconds: float = SETTLE_SECONDS) -> tuple[bytes, tuple]:
@@ -206,6 +223,8 @@ def merge_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes:
         return ours
     if ours == base:
         return theirs
+    if theirs.startswith(base) and not ours.endswith(theirs[len(base):]):
+        return ours + theirs[len(base):]  # they appended: the common case, without a diff
     b, o, t = (text.splitlines(keepends=True) for text in (base, ours, theirs))
     o_ops, t_ops = _opcodes(b, o), _opcodes(b, t)
     hunks = sorted([(i1, i2, "o") for tag, i1, i2, _j1, _j2 in o_ops if tag != "equal"]
@@ -220,8 +239,8 @@ def merge_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes:
             sides.add(hunks[k][2])
             k += 1
         out += b[cursor:start]
-        mine = o[_position(o_ops, start):_position(o_ops, end)]
-        yours = t[_position(t_ops, start):_position(t_ops, end)]
+        mine = o[_position(o_ops, start, False):_position(o_ops, end, True)]
+        yours = t[_position(t_ops, start, False):_position(t_ops, end, True)]
         if sides == {"o"} or mine == yours:
             out += mine
         elif sides == {"t"}:
@@ -241,15 +260,15 @@ def _opcodes(a: list[bytes], b: list[bytes]) -> list[tuple]:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
 
 
-def _position(ops: list[tuple], i: int) -> int:
-    """Where line `i` of the base falls in the other text (`i` is never inside a change)."""
+def _position(ops: list[tuple], i: int, end: bool) -> int:
+    """Where base line `i` falls in the other text: a change starting (or, with `end`, ending)
+    at `i` counts in full; otherwise `i` lies in an unchanged stretch."""
     for tag, i1, i2, j1, j2 in ops:
+        if tag != "equal" and (i2 if end else i1) == i:
+            return j2 if end else j1
+    for tag, i1, i2, j1, _j2 in ops:
         if tag == "equal" and i1 <= i <= i2:
             return j1 + (i - i1)
-        if i == i1:
-            return j1
-        if i == i2:
-            return j2
     return 0
 
 

@@ -19,8 +19,10 @@ from pathlib import Path
 
 from studyapp.errors import UserError
 
-WAIT_SECONDS = 10.0
-"""How long a writer waits for another one to finish before giving up with a message."""
+WAIT_SECONDS = 20.0
+"""How long a writer waits for another one to finish before giving up with a message: longer
+than the worst case of one transaction (an undo may retry a note that keeps changing twice,
+`atomic.PATIENCE_SECONDS` each)."""
 
 
 class WriterBusy(UserError):

@@ -242,3 +242,23 @@ def test_a_writer_that_opens_the_note_just_before_the_swap_is_not_lost(vault, mo
             w.wait(timeout=30)
     text = path.read_text(encoding="utf-8")
     assert writers and text.endswith("写得很慢的编辑器\n") and "review_count: 1\n" in text
+
+
+# -- everything at once ----------------------------------------------------------------------
+
+def test_editor_reviews_undos_and_a_second_rate_process_lose_nothing():
+    """The benchmark's loop, shortened: an editor appending and replacing the note every few
+    ms while two review services (one also undoing) and `studyapp rate` processes run."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "concurrency.py"),
+                           "--edits", "300", "--reviews", "20", "--cli", "2", "--json"],
+                          env=_env(), capture_output=True, text=True, timeout=300)
+    import json
+
+    result = json.loads(proc.stdout)
+    assert result["edits"] >= 300 and result["recorded"] == 20 and result["undone"] >= 1
+    assert result["failures"] == []
+    assert (result["lost_edits"], result["duplicated_edits"]) == (0, 0)
+    assert (result["lost_reviews"], result["duplicate_reviews"]) == (0, 0)
+    assert result["reviews_in_db"] == result["reviews_in_note"] == 20 - result["undone"]
+    assert result["note_and_db_agree"] and result["journal_left"] == 0
+    assert proc.returncode == 0
