@@ -267,3 +267,59 @@ def test_editor_reviews_undos_and_a_second_rate_process_lose_nothing():
     assert result["reviews_in_db"] == result["recorded"] - result["undone"]
     assert result["note_and_db_agree"] or result["editor_overwrote"]
     assert result["journal_left"] == 0
+
+
+def test_a_note_held_open_for_writing_is_refused_in_one_line_and_left_alone(vault):
+    from studyapp.vault import WriteConflict
+
+    path, ready = vault / "a.md", vault.parent / "ready"
+    before = path.read_bytes()
+    note = Vault(vault).read_note("a.md")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_OPEN_AND_APPEND, str(path), str(ready),
+                               "30"])
+    try:
+        _wait_for(ready)
+        if not _leases_work(path):
+            pytest.skip("no file leases here: a writer holding the note open is not seen")
+        with pytest.raises(WriteConflict, match="open for writing; not written"):
+            Vault(vault).write_review_keys(note, REVIEW)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert path.read_bytes() == before
+
+
+def _leases_work(path: Path) -> bool:
+    import studyapp.atomic as atomic
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return atomic._take_read_lease(fd) is None  # the holder's open is seen
+    finally:
+        os.close(fd)
+
+
+def test_undo_while_the_editor_saves_keeps_the_edit(vault, tmp_path, monkeypatch):
+    import studyapp.atomic as atomic
+
+    ctx = build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=T0)
+    path = vault / "a.md"
+    with ReviewService(ctx) as service:
+        service.load()
+        service.record_review("a.md", "good")
+        fsync = os.fsync
+        fired = []
+
+        def fsync_then_edit(fd):
+            fsync(fd)
+            if not fired:  # the exact old bytes are about to go back: the editor saves now
+                fired.append(True)
+                _external_edit(path, "replace", "撤销时保存的一行\n")
+
+        monkeypatch.setattr(atomic.os, "fsync", fsync_then_edit)
+        done = service.undo_last()
+        monkeypatch.undo()
+        assert fired and not done["exact"]
+        assert service.store.reviews() == []
+    text = path.read_text(encoding="utf-8")
+    assert text == USERS_NOTE + "撤销时保存的一行\n"
