@@ -91,13 +91,19 @@ from studyapp.context import build_context
 from studyapp import reviews
 from studyapp.store import Store
 
-add_journal = Store.add_journal
-def add_and_hold(self, *args, **kwargs):
-    entry = add_journal(self, *args, **kwargs)
-    Path(sys.argv[3]).write_text("journal row written")
-    time.sleep(60)  # mid-write: the row is committed, the note not yet written
-    return entry
-Store.add_journal = add_and_hold
+step = getattr(Store, sys.argv[4])
+def hold_then_step(self, *args, **kwargs):
+    if sys.argv[4] == "add_journal":
+        result = step(self, *args, **kwargs)  # the row is committed, the note not yet written
+    Path(sys.argv[3]).write_text("mid-write")
+    go = Path(sys.argv[3] + ".go")
+    deadline = time.monotonic() + 60
+    while not go.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if sys.argv[4] != "add_journal":
+        result = step(self, *args, **kwargs)  # the note is written, the database not yet
+    return result
+setattr(Store, sys.argv[4], hold_then_step)
 ctx = build_context(vault=sys.argv[1], data_dir=sys.argv[2],
                     now=datetime(2026, 4, 6, 9, 0, tzinfo=timezone.utc))
 with reviews.ReviewService(ctx) as service:
@@ -112,7 +118,7 @@ def test_a_review_in_progress_in_another_process_is_not_repaired(vault, tmp_path
     with ReviewService(ctx):
         pass  # the database exists before the writer starts
     writer = subprocess.Popen([sys.executable, "-c", HELD_REVIEW, str(vault), str(data),
-                               str(marker)], env=_env())
+                               str(marker), "add_journal"], env=_env())
     try:
         _wait_for(marker)
         with ReviewService(ctx) as service:
@@ -124,6 +130,25 @@ def test_a_review_in_progress_in_another_process_is_not_repaired(vault, tmp_path
     with ReviewService(ctx) as service:  # its owner is gone now: the row is a crash leftover
         assert service.repaired == ["a.md: dropped an interrupted review (file not written)"]
         assert service.store.journal() == []
+
+
+def test_a_review_whose_note_is_written_is_not_finished_twice(vault, tmp_path):
+    data, marker = tmp_path / "data", tmp_path / "held"
+    ctx = build_context(vault=str(vault), data_dir=str(data), now=T0)
+    with ReviewService(ctx):
+        pass
+    writer = subprocess.Popen([sys.executable, "-c", HELD_REVIEW, str(vault), str(data),
+                               str(marker), "insert_review"], env=_env())
+    try:
+        _wait_for(marker)
+        with ReviewService(ctx) as service:  # the note says reviewed, the database not yet
+            assert service.repaired == []
+    finally:
+        Path(str(marker) + ".go").touch()
+        assert writer.wait(timeout=60) == 0
+    with ReviewService(ctx) as service:
+        assert len(service.store.reviews()) == 1 and service.store.journal() == []
+    assert Vault(vault).read_note("a.md").review_count == 1
 
 
 def test_a_row_owned_by_a_live_process_survives_even_without_the_lock(vault, tmp_path):
