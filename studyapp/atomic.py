@@ -149,7 +149,8 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
             raise ReplaceConflict(f"{exc}; {_keep_for_the_user(target, carried)}") from None
         if new == current:
             return Replacement(current, current)
-        temp: Path | None = _write_temp(target, new)
+        temp = _write_temp(target, new)
+        kept = False
         try:
             if _identity(os.stat(target)) != identity:
                 continue  # changed while we worked: start again from the new content
@@ -157,7 +158,7 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
                 if target.read_bytes() != current:
                     continue
                 os.replace(temp, target)  # no atomic swap here: the best portable check
-                temp = None
+                kept = True
                 fsync_dir(target.parent)
                 return Replacement(current, new)
             try:
@@ -172,7 +173,7 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
             if ours_now != new:
                 carried.append((new, ours_now))
         finally:
-            if temp is not None:
+            if not kept:
                 _unlink_quietly(temp)
     if carried:
         raise ReplaceConflict(f"it keeps changing on disk; {_keep_for_the_user(target, carried)}")
@@ -297,7 +298,7 @@ def _identity(st: os.stat_result) -> tuple:
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.read(fd, 1 << 20)
         if not chunk:
@@ -358,9 +359,9 @@ try:
     import fcntl as _fcntl
     import signal as _signal
 
-    _F_SETLEASE = getattr(_fcntl, "F_SETLEASE", None)
-    _F_GETLEASE = getattr(_fcntl, "F_GETLEASE", None)
-    _F_SETSIG = getattr(_fcntl, "F_SETSIG", None)
+    _F_SETLEASE: int | None = getattr(_fcntl, "F_SETLEASE", None)
+    _F_GETLEASE: int = getattr(_fcntl, "F_GETLEASE", 0)
+    _F_SETSIG: int | None = getattr(_fcntl, "F_SETSIG", None)
 except ImportError:  # Windows
     _F_SETLEASE = None
 
@@ -383,6 +384,7 @@ def _take_read_lease(fd: int) -> bool | None:
 
 def _release_lease(fd: int) -> bool:
     """Drop the lease; False when a writer had started to open the file meanwhile."""
+    assert _F_SETLEASE is not None  # only called after `_take_read_lease` took one
     intact = _fcntl.fcntl(fd, _F_GETLEASE) == _fcntl.F_RDLCK
     _fcntl.fcntl(fd, _F_SETLEASE, _fcntl.F_UNLCK)
     return intact

@@ -10,6 +10,7 @@ rows whose writer is gone.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -121,10 +122,9 @@ class _ProcessLock:
         if not got:
             return False
         try:
-            if self.depth == 0:
-                if not self._lock_file(deadline):
-                    self.threads.release()
-                    return False
+            if self.depth == 0 and not self._lock_file(deadline):
+                self.threads.release()
+                return False
             self.depth += 1
             return True
         except BaseException:
@@ -158,20 +158,7 @@ class _ProcessLock:
         return True
 
 
-try:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-except ImportError:  # Windows
+if sys.platform == "win32":
     import msvcrt
 
     def _try_lock(fd: int) -> bool:
@@ -185,6 +172,19 @@ except ImportError:  # Windows
     def _unlock(fd: int) -> None:
         os.lseek(fd, 0, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 _locks: dict[str, _ProcessLock] = {}

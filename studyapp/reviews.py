@@ -22,7 +22,13 @@ from fsrs import Rating
 from studyapp import schedule
 from studyapp.errors import UserError
 from studyapp.locking import ProcessIdentity, WriterLock, current_process
-from studyapp.session import NoteCard, derive_card, note_cards, reconcile_identity, session_queue
+from studyapp.session import (
+    NoteCard,
+    derive_card,
+    note_cards,
+    reconcile_identity,
+    session_queue,
+)
 from studyapp.store import CardRow, Store, utc_text
 from studyapp.vault.model import WriteConflict
 from studyapp.vault.vault import content_hash

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-import studyapp.atomic as atomic
+from studyapp import atomic
 from studyapp.atomic import ReplaceConflict, merge_lines, replace_checked
 
 BASE = b"---\nreview_count: 0\n---\n# title\nline one\nline two\n"

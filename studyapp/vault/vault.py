@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePosixPath
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from studyapp.atomic import TEMP_SUFFIX
 from studyapp.errors import UserError
-from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
-from studyapp.vault.model import LoadProblem, Note, NoteWriteError, VaultSnapshot, WriteConflict, note_id
 from studyapp.vault.blocks import add_default_block
-from studyapp.vault.parse import BOM, NoteFormatError, decode, extract_title, find_layout, split_note
+from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
+from studyapp.vault.model import (
+    LoadProblem,
+    Note,
+    NoteWriteError,
+    VaultSnapshot,
+    WriteConflict,
+    note_id,
+)
+from studyapp.vault.parse import (
+    BOM,
+    NoteFormatError,
+    decode,
+    extract_title,
+    find_layout,
+    split_note,
+)
 from studyapp.vault.writeback import comparable, edit_review_keys, validate_updates
 
 NOTE_SUFFIX = ".md"
