@@ -169,7 +169,14 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
                 fsync_dir(target.parent)
                 return Replacement(current, new)
             _exchange(temp, target)  # put their edit back, then start again from it
-            ours_now, _ = read_settled(temp, settle_seconds)
+            try:
+                ours_now, _ = read_settled(temp, settle_seconds)
+            except FileBusy:  # a program writes into our copy and will not stop: keep it
+                copy = _conflict_copy_name(target)
+                os.rename(temp, copy)
+                kept = True
+                raise ReplaceConflict(f"another program kept writing into studyapp's copy; "
+                                      f"it is kept in {copy.name}") from None
             if ours_now != new:
                 carried.append((new, ours_now))
         finally:
@@ -180,9 +187,14 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
     raise ReplaceConflict("it keeps changing on disk")
 
 
+def _conflict_copy_name(target: Path) -> Path:
+    """A visible sibling the vault does not load as a note (it does not end in .md)."""
+    return target.with_name(f"{target.name}.conflict-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
 def _keep_for_the_user(target: Path, carried: list[tuple[bytes, bytes]]) -> str:
     """Save edits that could not be merged next to the file, where the user will see them."""
-    copy = target.with_name(f"{target.name}.conflict-{time.strftime('%Y%m%d-%H%M%S')}")
+    copy = _conflict_copy_name(target)
     atomic_write_bytes(copy, carried[-1][1])
     return f"an edit saved meanwhile is kept in {copy.name}"
 

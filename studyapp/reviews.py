@@ -335,7 +335,7 @@ def _repair(store: Store, vault) -> list[str]:
     import logging  # rarely needed: kept off the start-up path
     done = []
     for entry in store.journal():
-        if _owner_alive(entry.payload.get("owner")):
+        if _owner_alive(entry.owner):
             continue  # another process (or thread) is writing this one right now
         try:
             note = vault.read_note(entry.path)
@@ -358,10 +358,10 @@ def _repair(store: Store, vault) -> list[str]:
     return done
 
 
-def _owner_alive(owner) -> bool:
+def _owner_alive(owner: str | None) -> bool:
     """Whether the process that wrote a journal row still runs (rows of old versions: no)."""
     try:
-        return isinstance(owner, str) and ProcessIdentity.parse(owner).is_alive()
+        return owner is not None and ProcessIdentity.parse(owner).is_alive()
     except ValueError:
         return False
 
