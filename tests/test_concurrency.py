@@ -349,3 +349,36 @@ def test_undo_while_the_editor_saves_keeps_the_edit(vault, tmp_path, monkeypatch
         assert service.store.reviews() == []
     text = path.read_text(encoding="utf-8")
     assert text == USERS_NOTE + "撤销时保存的一行\n"
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from studyapp.locking import WriterLock
+with WriterLock(Path(sys.argv[1])).hold():
+    Path(sys.argv[2]).write_text("held")
+    time.sleep(30)
+"""
+
+
+def test_a_writer_kept_waiting_too_long_says_who_holds_the_lock(tmp_path):
+    from studyapp.locking import WriterBusy, WriterLock
+
+    lock_file, ready = tmp_path / "writer.lock", tmp_path / "ready"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(lock_file), str(ready)],
+                              env=_env())
+    try:
+        _wait_for(ready)
+        started = time.monotonic()
+        with pytest.raises(WriterBusy, match=rf"\(pid {holder.pid}\) is still writing"):
+            with WriterLock(lock_file, wait_seconds=0.3).hold():
+                pass
+        assert time.monotonic() - started < 5
+        with WriterLock(lock_file).attempt() as held:
+            assert not held
+    finally:
+        holder.kill()
+        holder.wait()
+    with WriterLock(lock_file, wait_seconds=5).hold():  # released when its holder died
+        with WriterLock(lock_file).hold():  # and re-entrant within a process
+            pass
