@@ -203,7 +203,12 @@ class WriterLock:
     @contextmanager
     def hold(self) -> Iterator[None]:
         """Hold the lock, waiting up to `wait_seconds`; WriterBusy when it stays taken."""
-        if not self._lock.acquire(self.wait_seconds):
+        try:
+            acquired = self._lock.acquire(self.wait_seconds)
+        except OSError as exc:  # e.g. a read-only data dir
+            raise UserError(f"cannot take the write lock {self._lock.lock_file}: "
+                            f"{exc.strerror}") from None
+        if not acquired:
             raise WriterBusy(f"another studyapp process ({self._holder()}) is still writing to "
                              f"this vault after {self.wait_seconds:.0f} s; try again")
         try:
@@ -214,7 +219,10 @@ class WriterLock:
     @contextmanager
     def attempt(self) -> Iterator[bool]:
         """Hold the lock if it is free right now; yields whether it is held."""
-        held = self._lock.acquire(0)
+        try:
+            held = self._lock.acquire(0)
+        except OSError:
+            held = False
         try:
             yield held
         finally:
