@@ -228,12 +228,23 @@ os.write(fd, "写得很慢的编辑器\\n".encode())
 os.close(fd)
 """
 
+HOLD_OPEN_AND_REWRITE = """
+import os, sys, time
+text = open(sys.argv[1], "rb").read()
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)  # how many editors save: truncate, write
+open(sys.argv[2], "w").close()
+time.sleep(float(sys.argv[3]))
+os.write(fd, text + "写得很慢的编辑器\\n".encode())
+os.close(fd)
+"""
 
-def test_a_writer_holding_the_note_open_does_not_write_into_a_replaced_file(vault):
+
+@pytest.mark.parametrize("script", [HOLD_OPEN_AND_APPEND, HOLD_OPEN_AND_REWRITE],
+                         ids=["append", "truncate-and-write"])
+def test_a_writer_holding_the_note_open_does_not_write_into_a_replaced_file(vault, script):
     path, ready = vault / "a.md", vault.parent / "ready"
     note = Vault(vault).read_note("a.md")
-    writer = subprocess.Popen([sys.executable, "-c", HOLD_OPEN_AND_APPEND, str(path), str(ready),
-                               "0.4"])
+    writer = subprocess.Popen([sys.executable, "-c", script, str(path), str(ready), "0.4"])
     try:
         _wait_for(ready)
         Vault(vault).write_review_keys(note, REVIEW)
