@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 TEMP_SUFFIX = ".studyapp-tmp"
@@ -87,3 +91,312 @@ def atomic_create_bytes(path: str | os.PathLike, data: bytes) -> None:
         except FileNotFoundError:
             pass
     fsync_dir(target.parent)
+
+
+# -- replacing a file someone else may be editing ---------------------------------------------
+
+SETTLE_SECONDS = 2.0
+"""How long a checked replace waits for another program to finish writing the file."""
+
+PATIENCE_SECONDS = 3.0
+"""How long a checked replace keeps starting again while the file keeps changing under it."""
+
+RENAME_EXCHANGE = 2
+"""Linux `renameat2` flag (and macOS `renamex_np`'s RENAME_SWAP): swap two names atomically."""
+
+
+class FileBusy(OSError):
+    """Another program kept the file open for writing longer than a replace waits."""
+
+
+class ReplaceConflict(Exception):
+    """The file kept changing, or two edits could not be merged; nothing of theirs was lost."""
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """What a checked replace did."""
+
+    before: bytes
+    """The exact bytes the new content replaced (what an exact undo puts back)."""
+    after: bytes
+
+
+def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
+                    *, patience_seconds: float = PATIENCE_SECONDS,
+                    settle_seconds: float = SETTLE_SECONDS) -> Replacement:
+    """Replace `path` with `make(current bytes)` so that no edit made meanwhile is lost.
+
+    On Linux the new file is swapped in with `renameat2(RENAME_EXCHANGE)`, which leaves the
+    file it displaced in our hands: if that is not exactly what `make` was given, an edit
+    landed in between, so the swap is undone at once and `make` runs again on the newer text.
+    Reads take a read lease first, which waits until nobody holds the file open for writing,
+    so an editor that writes in place (append, truncate and write) finishes before we compare.
+    Elsewhere the file is compared again just before an ordinary rename (see README).
+    `make` may raise to refuse; it must return its input unchanged to mean "nothing to do".
+    """
+    target = Path(os.path.realpath(path))
+    carried: list[tuple[bytes, bytes]] = []
+    """(our text, their edit of it): edits saved onto our version while it was briefly visible."""
+    give_up = time.monotonic() + patience_seconds
+    while time.monotonic() < give_up:
+        current, identity = read_settled(target, settle_seconds)
+        new = make(current)
+        try:
+            for base, theirs in carried:
+                new = merge_lines(base, new, theirs)
+        except ReplaceConflict as exc:
+            raise ReplaceConflict(f"{exc}; {_keep_for_the_user(target, carried)}") from None
+        if new == current:
+            return Replacement(current, current)
+        temp = _write_temp(target, new)
+        kept = False
+        try:
+            if _identity(os.stat(target)) != identity:
+                continue  # changed while we worked: start again from the new content
+            if not _exchange(temp, target):
+                if target.read_bytes() != current:
+                    continue
+                os.replace(temp, target)  # no atomic swap here: the best portable check
+                kept = True
+                fsync_dir(target.parent)
+                return Replacement(current, new)
+            try:
+                displaced, _ = read_settled(temp, settle_seconds)
+            except FileBusy:
+                displaced = None  # a writer still holds the old file open: give it back
+            if displaced == current:
+                fsync_dir(target.parent)
+                return Replacement(current, new)
+            _exchange(temp, target)  # put their edit back, then start again from it
+            try:
+                ours_now, _ = read_settled(temp, settle_seconds)
+            except FileBusy:  # a program writes into our copy and will not stop: keep it
+                copy = _conflict_copy_name(target)
+                os.rename(temp, copy)
+                kept = True
+                raise ReplaceConflict(f"another program kept writing into studyapp's copy; "
+                                      f"it is kept in {copy.name}") from None
+            if ours_now != new:
+                carried.append((new, ours_now))
+        finally:
+            if not kept:
+                _unlink_quietly(temp)
+    if carried:
+        raise ReplaceConflict(f"it keeps changing on disk; {_keep_for_the_user(target, carried)}")
+    raise ReplaceConflict("it keeps changing on disk")
+
+
+def _conflict_copy_name(target: Path) -> Path:
+    """A visible sibling the vault does not load as a note (it does not end in .md)."""
+    return target.with_name(f"{target.name}.conflict-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
+def _keep_for_the_user(target: Path, carried: list[tuple[bytes, bytes]]) -> str:
+    """Save edits that could not be merged next to the file, where the user will see them."""
+    copy = _conflict_copy_name(target)
+    atomic_write_bytes(copy, carried[-1][1])
+    return f"an edit saved meanwhile is kept in {copy.name}"
+
+
+def read_settled(path: Path, settle_seconds: float = SETTLE_SECONDS) -> tuple[bytes, tuple]:
+    """The file's bytes once nobody holds it open for writing (where the OS can tell).
+
+    Returns the bytes and the file's identity (device, inode, size, times); FileBusy when a
+    writer keeps it open longer than `settle_seconds`.
+    """
+    deadline = time.monotonic() + settle_seconds
+    pause = 0.001
+    while True:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            leased = _take_read_lease(fd)
+            if leased is None:
+                if time.monotonic() > deadline:
+                    raise FileBusy(f"another program keeps {path.name} open for writing")
+                time.sleep(pause)
+                pause = min(pause * 2, 0.02)
+                continue
+            data = _read_all(fd)
+            identity = _identity(os.fstat(fd))
+            if leased and not _release_lease(fd):
+                continue  # someone started opening it for writing while we read: read again
+            return data, identity
+        finally:
+            os.close(fd)
+
+
+def merge_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes:
+    """Three-way merge by lines: `ours` with the changes `theirs` made to `base`.
+
+    Lines added by both at the same place are kept, ours first; any other overlap is a
+    ReplaceConflict.
+    """
+    if theirs == base or theirs == ours:
+        return ours
+    if ours == base:
+        return theirs
+    if theirs.startswith(base) and not ours.endswith(theirs[len(base):]):
+        return ours + theirs[len(base):]  # they appended: the common case, without a diff
+    b, o, t = (text.splitlines(keepends=True) for text in (base, ours, theirs))
+    o_ops, t_ops = _opcodes(b, o), _opcodes(b, t)
+    hunks = sorted([(i1, i2, "o") for tag, i1, i2, _j1, _j2 in o_ops if tag != "equal"]
+                   + [(i1, i2, "t") for tag, i1, i2, _j1, _j2 in t_ops if tag != "equal"])
+    out: list[bytes] = []
+    cursor = k = 0
+    while k < len(hunks):
+        start, end, sides = hunks[k][0], hunks[k][1], {hunks[k][2]}
+        k += 1
+        while k < len(hunks) and (hunks[k][0] < end or hunks[k][0] == start):
+            end = max(end, hunks[k][1])
+            sides.add(hunks[k][2])
+            k += 1
+        out += b[cursor:start]
+        mine = o[_position(o_ops, start, False):_position(o_ops, end, True)]
+        yours = t[_position(t_ops, start, False):_position(t_ops, end, True)]
+        if sides == {"o"} or mine == yours:
+            out += mine
+        elif sides == {"t"}:
+            out += yours
+        elif start == end:
+            out += mine + yours  # both inserted lines at the same place
+        else:
+            raise ReplaceConflict("an edit made meanwhile overlaps ours")
+        cursor = end
+    out += b[cursor:]
+    return b"".join(out)
+
+
+def _opcodes(a: list[bytes], b: list[bytes]) -> list[tuple]:
+    import difflib
+
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+
+
+def _position(ops: list[tuple], i: int, end: bool) -> int:
+    """Where base line `i` falls in the other text: a change starting (or, with `end`, ending)
+    at `i` counts in full; otherwise `i` lies in an unchanged stretch."""
+    for tag, i1, i2, j1, j2 in ops:
+        if tag != "equal" and (i2 if end else i1) == i:
+            return j2 if end else j1
+    for tag, i1, i2, j1, _j2 in ops:
+        if tag == "equal" and i1 <= i <= i2:
+            return j1 + (i - i1)
+    return 0
+
+
+def _write_temp(target: Path, data: bytes) -> Path:
+    """A synced hidden sibling of `target` holding `data`, with the target's permissions."""
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_current_umask()
+    temp = target.parent / f".{target.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        _write_all(fd, data)
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(temp)
+        raise
+    os.close(fd)
+    return temp
+
+
+def _identity(st: os.stat_result) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+_swap = None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap the files named `a` and `b`; False where the OS or file system cannot."""
+    global _swap
+    if _swap is None:
+        _swap = _find_swap()
+    if _swap is False:
+        return False
+    import ctypes
+
+    if _swap(os.fsencode(a), os.fsencode(b)) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False  # e.g. a network or FUSE file system without exchange
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _find_swap():
+    """The platform's atomic swap as `swap(a, b) -> 0 | -1`, or False."""
+    import ctypes
+    import sys
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return False
+    if sys.platform.startswith("linux") and hasattr(libc, "renameat2"):
+        at_fdcwd = -100
+        fn = libc.renameat2
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                       ctypes.c_uint]
+        return lambda a, b: fn(at_fdcwd, a, at_fdcwd, b, RENAME_EXCHANGE)
+    if sys.platform == "darwin" and hasattr(libc, "renamex_np"):
+        fn = libc.renamex_np
+        fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+        return lambda a, b: fn(a, b, RENAME_EXCHANGE)
+    return False
+
+
+try:
+    import fcntl as _fcntl
+    import signal as _signal
+
+    _F_SETLEASE: int | None = getattr(_fcntl, "F_SETLEASE", None)
+    _F_GETLEASE: int = getattr(_fcntl, "F_GETLEASE", 0)
+    _F_SETSIG: int | None = getattr(_fcntl, "F_SETSIG", None)
+except ImportError:  # Windows
+    _F_SETLEASE = None
+
+
+def _take_read_lease(fd: int) -> bool | None:
+    """Linux read lease: True when taken, None while a writer holds the file open, False
+    where leases are unavailable (not Linux, not our file, a file system without them)."""
+    if _F_SETLEASE is None or _F_SETSIG is None:
+        return False
+    try:
+        # A broken lease is signalled; SIGIO would kill us, SIGURG is ignored by default.
+        _fcntl.fcntl(fd, _F_SETSIG, _signal.SIGURG)
+        _fcntl.fcntl(fd, _F_SETLEASE, _fcntl.F_RDLCK)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return False
+    return True
+
+
+def _release_lease(fd: int) -> bool:
+    """Drop the lease; False when a writer had started to open the file meanwhile."""
+    assert _F_SETLEASE is not None  # only called after `_take_read_lease` took one
+    intact = _fcntl.fcntl(fd, _F_GETLEASE) == _fcntl.F_RDLCK
+    _fcntl.fcntl(fd, _F_SETLEASE, _fcntl.F_UNLCK)
+    return intact

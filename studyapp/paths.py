@@ -81,6 +81,11 @@ class Paths:
         return self.vault_dir / ".studyapp" / "vault.json"
 
     @property
+    def writer_lock_file(self) -> Path:
+        """Held while a review writes a note and the database (one writer at a time)."""
+        return self.data_dir / "writer.lock"
+
+    @property
     def workspace_dir(self) -> Path:
         """Where `studyapp start` writes drill starter files for the learner to edit."""
         return self.data_dir / "workspace"

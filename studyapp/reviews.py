@@ -1,12 +1,14 @@
 """Recording reviews: the note file and the database change together or not at all.
 
-A review (and an undo) is written in three steps:
-  1. a journal row saying what is about to happen is committed;
+A review (and an undo) is written in three steps, holding the vault's write lock throughout
+(one writer at a time across processes: a second `rate` waits, then starts from the first one's
+result):
+  1. a journal row saying what is about to happen, and which process is doing it, is committed;
   2. the note file is rewritten atomically (the vault's byte-exact write-back);
   3. the review rows are written and the journal row removed, in one transaction.
 A crash between 2 and 3 leaves a journal row; `repair_pending` (run whenever a service opens)
 finishes the database half when the file holds what was written, and drops the row when the
-file was never written.
+file was never written. It touches only rows whose writing process is gone.
 """
 
 from __future__ import annotations
@@ -19,8 +21,16 @@ from fsrs import Rating
 
 from studyapp import schedule
 from studyapp.errors import UserError
-from studyapp.session import NoteCard, derive_card, note_cards, reconcile_identity, session_queue
+from studyapp.locking import ProcessIdentity, WriterLock, current_process
+from studyapp.session import (
+    NoteCard,
+    derive_card,
+    note_cards,
+    reconcile_identity,
+    session_queue,
+)
 from studyapp.store import CardRow, Store, utc_text
+from studyapp.vault.model import WriteConflict
 from studyapp.vault.vault import content_hash
 
 OWNED_REVIEW_KEYS = ("last_reviewed", "next_review", "review_count", "mastery_level")
@@ -49,7 +59,8 @@ class ReviewService:
         self.vault = vault or Vault(ctx.paths.vault_dir, cache_file=ctx.paths.cache_file)
         self.store = store or Store.open(ctx.paths)
         self.scheduler = schedule.scheduler_for(ctx, self.store)
-        self.repaired = repair_pending(self.store, self.vault)
+        self.writer_lock = WriterLock(ctx.paths.writer_lock_file)
+        self.repaired = repair_pending(self.store, self.vault, self.writer_lock)
 
     def close(self) -> None:
         self.store.close()
@@ -85,15 +96,19 @@ class ReviewService:
 
     def record_review(self, path: str, rating: Rating | str,
                       duration_seconds: float | None = None) -> ReviewResult:
-        """Rate the note at `path` now: schedule it, write its owned keys, log the review."""
+        """Rate the note at `path` now: schedule it, write its owned keys, log the review.
+
+        Holds the write lock, so a review recorded meanwhile by another process is the starting
+        point (its review count, its card), not overwritten."""
         if isinstance(rating, str):
             rating = schedule.parse_rating(rating)
+        with self.writer_lock.hold():
+            return self._record_review(path, rating, duration_seconds)
+
+    def _record_review(self, path: str, rating: Rating,
+                       duration_seconds: float | None) -> ReviewResult:
         now = self.ctx.now()
         note = self.vault.read_note(path)
-        old_bytes = note.abs_path.read_bytes()
-        if content_hash(old_bytes) != note.content_hash:
-            note = self.vault.read_note(path)  # edited this very instant: read it again
-            old_bytes = note.abs_path.read_bytes()
         row = self.store.note_by_path(path)
         key = row.key if row else None
         stored = self.store.card(key) if key is not None else None
@@ -132,15 +147,16 @@ class ReviewService:
             "hash_before": note.content_hash,
         }
         payload = {"review": review_row, "card_after": after.to_json(), "title": note.title,
-                   "file_values": _json_values(file_values)}
+                   "file_values": _json_values(file_values), "owner": current_process().as_text()}
         entry = self.store.add_journal("review", path, note.content_hash, None, payload, now)
         try:
-            new_note = self.vault.write_review_keys(note, file_values)
+            written = self.vault.rewrite_review_keys(note, file_values)
         except BaseException:
             self.store.clear_journal(entry)
             raise
-        review_id = _finish_review(self.store, entry, payload, new_note.content_hash,
-                                   old_bytes, now)
+        payload["review"]["hash_before"] = content_hash(written.replaced)
+        review_id = _finish_review(self.store, entry, payload, written.note.content_hash,
+                                   written.replaced, now)
         return ReviewResult(path, schedule.rating_name(rating), review_id, after.due,
                             _state_name(after.state), after.due - now, value)
 
@@ -151,6 +167,10 @@ class ReviewService:
         edited meanwhile, only the owned keys get their old values (the edit is kept); if even
         that cannot be done safely, nothing changes and UserError says why.
         """
+        with self.writer_lock.hold():
+            return self._undo_last()
+
+    def _undo_last(self) -> dict:
         last = self.store.last_review()
         if last is None:
             raise UserError("nothing to undo: no review has been recorded")
@@ -162,14 +182,19 @@ class ReviewService:
         old_bytes = self.store.undo_bytes(last["id"])
         old_values = _values_from_json(last["file_values_before"])
         exact = old_bytes is not None and note.content_hash == last["hash_after"]
-        payload = {"review_id": last["id"], "file_values": _json_values(old_values)}
+        payload = {"review_id": last["id"], "file_values": _json_values(old_values),
+                   "owner": current_process().as_text()}
         entry = self.store.add_journal("undo", path, note.content_hash, None, payload,
                                        self.ctx.now())
         try:
             if exact:
-                self.vault.restore_bytes(path, old_bytes, last["hash_after"])
-                new_hash = content_hash(old_bytes)
-            else:
+                try:
+                    self.vault.restore_bytes(path, old_bytes, last["hash_after"])
+                    new_hash = content_hash(old_bytes)
+                except WriteConflict:  # edited this very instant: keep the edit
+                    exact = False
+            if not exact:
+                note = self.vault.read_note(path)
                 new_hash = self.vault.write_review_keys(note, old_values).content_hash
         except BaseException:
             self.store.clear_journal(entry)
@@ -182,6 +207,10 @@ class ReviewService:
         """Log one graded submission (a grader verdict with "drill" and "file") at `ctx.now()`;
         when it changes the drill's status, refresh the mastery of the notes paired with the
         drill. Returns the paths of the notes rewritten."""
+        with self.writer_lock.hold():
+            return self._record_drill_result(verdict, notes)
+
+    def _record_drill_result(self, verdict: dict, notes) -> list[str]:
         drill_id = verdict["drill"]
         before = self.store.drill_status().get(drill_id)
         status = verdict.get("status")
@@ -200,6 +229,10 @@ class ReviewService:
         (declared in its `drills:` key, or suggested from its text); returns their paths.
         Notes without a metadata block are left alone: only `import` adds one.
         (Call after `Store.record_drill_attempt`.)"""
+        with self.writer_lock.hold():
+            return self._refresh_mastery(drill_id, notes)
+
+    def _refresh_mastery(self, drill_id: str, notes) -> list[str]:
         notes = self.load().notes if notes is None else notes
         status = self.store.drill_status()
         now = self.ctx.now()
@@ -225,7 +258,7 @@ class ReviewService:
         never due (the file is not touched: suspension lives in the database)."""
         note = self.vault.read_note(path)
         now = self.ctx.now()
-        with self.store.transaction():
+        with self.writer_lock.hold(), self.store.transaction():
             key = self._ensure_note(note, now)
             card = self.store.card(key)
             if card is None:
@@ -287,11 +320,23 @@ def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str) -> Non
         store.clear_journal(entry)
 
 
-def repair_pending(store: Store, vault) -> list[str]:
-    """Finish or drop file writes a crash interrupted; returns one line per repair."""
+def repair_pending(store: Store, vault, lock: WriterLock | None = None) -> list[str]:
+    """Finish or drop file writes a crash interrupted; returns one line per repair.
+
+    Only rows whose writing process is gone are touched, and only while holding the write
+    lock (when it is taken, its holder is mid-write: its rows are left to it)."""
+    if lock is None:
+        return _repair(store, vault)
+    with lock.attempt() as held:
+        return _repair(store, vault) if held else []
+
+
+def _repair(store: Store, vault) -> list[str]:
     import logging  # rarely needed: kept off the start-up path
     done = []
     for entry in store.journal():
+        if _owner_alive(entry.owner):
+            continue  # another process (or thread) is writing this one right now
         try:
             note = vault.read_note(entry.path)
         except UserError:
@@ -311,6 +356,14 @@ def repair_pending(store: Store, vault) -> list[str]:
             done.append(f"{entry.path}: dropped an interrupted {entry.kind} (file not written)")
         logging.getLogger(__name__).warning(done[-1])
     return done
+
+
+def _owner_alive(owner: str | None) -> bool:
+    """Whether the process that wrote a journal row still runs (rows of old versions: no)."""
+    try:
+        return owner is not None and ProcessIdentity.parse(owner).is_alive()
+    except ValueError:
+        return False
 
 
 def _json_values(values: dict) -> dict:

@@ -272,6 +272,12 @@ class JournalEntry:
     hash_after: str | None
     payload: dict[str, Any]
 
+    @property
+    def owner(self) -> str | None:
+        """The writing process (`locking.ProcessIdentity` as text); None in rows of old versions."""
+        owner = self.payload.get("owner")
+        return owner if isinstance(owner, str) else None
+
 
 class Store:
     """One open connection to the review database."""

@@ -276,7 +276,7 @@ def test_a_crash_between_file_and_database_is_repaired(vault, tmp_path, ctx):
 def test_a_crash_before_the_file_write_is_dropped(vault, tmp_path, ctx):
     data = tmp_path / "data"
     script = CRASH_SCRIPT.replace("Store.insert_review = crash",
-                                  "from studyapp.vault import Vault\nVault.write_review_keys = crash")
+                                  "from studyapp.vault import Vault\nVault.rewrite_review_keys = crash")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     assert subprocess.run([sys.executable, "-c", script, str(vault), str(data)],
                           env=env).returncode == 9

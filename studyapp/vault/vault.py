@@ -4,16 +4,31 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from studyapp.atomic import TEMP_SUFFIX
 from studyapp.errors import UserError
-from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
-from studyapp.vault.model import LoadProblem, Note, NoteWriteError, VaultSnapshot, WriteConflict, note_id
 from studyapp.vault.blocks import add_default_block
-from studyapp.vault.parse import BOM, NoteFormatError, decode, extract_title, find_layout, split_note
+from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
+from studyapp.vault.model import (
+    LoadProblem,
+    Note,
+    NoteWriteError,
+    VaultSnapshot,
+    WriteConflict,
+    note_id,
+)
+from studyapp.vault.parse import (
+    BOM,
+    NoteFormatError,
+    decode,
+    extract_title,
+    find_layout,
+    split_note,
+)
 from studyapp.vault.writeback import comparable, edit_review_keys, validate_updates
 
 NOTE_SUFFIX = ".md"
@@ -163,8 +178,12 @@ class Vault:
         A value of None writes `null`. If the file changed since `note` was read, the update is
         applied to the new content when none of the updated keys was edited meanwhile; otherwise
         WriteConflict. A note without a block gets the standard block (as `import` adds it).
-        Returns the note re-read from disk.
+        Returns the note as written.
         """
+        return self.rewrite_review_keys(note, updates).note
+
+    def rewrite_review_keys(self, note: Note, updates: dict) -> NoteRewrite:
+        """`write_review_keys`, also returning the exact bytes the write replaced."""
         validate_updates(updates)
 
         def edit(text: str, changed: bool) -> str:
@@ -185,16 +204,17 @@ class Vault:
                 return text
             return add_default_block(text, note.path, today)
 
-        return self._rewrite(note, edit)
+        return self._rewrite(note, edit).note
 
-    def _rewrite(self, note: Note, edit) -> Note:
-        """Apply `edit(text, changed_since_read) -> new text` to the file and write it atomically.
+    def _rewrite(self, note: Note, edit) -> NoteRewrite:
+        """Apply `edit(text, changed_since_read) -> new text` to the file, replacing it so that
+        an edit saved meanwhile is never lost (`atomic.replace_checked`: the edit runs again
+        on whatever the file holds at the moment of the swap)."""
+        from studyapp.atomic import FileBusy, ReplaceConflict, replace_checked
 
-        The file is re-checked just before the rename; if it changed under us we start again.
-        """
         abs_path = self._abs(note.path)
-        for _attempt in range(3):
-            raw, stat_key = self._read_for_write(abs_path, note.path)
+
+        def make(raw: bytes) -> bytes:
             changed = content_hash(raw) != note.content_hash
             try:
                 text, bom = decode(raw)
@@ -204,15 +224,28 @@ class Vault:
                 hint = " (it changed on disk since it was read)" if changed else ""
                 raise error(f"{note.path}{hint}: {exc}; not written") from None
             new_raw = ((BOM if bom else "") + new_text).encode("utf-8")
-            if new_raw == raw:
-                return self.read_note(note.path)
-            if _stat_key(abs_path) != stat_key:
-                continue  # edited while we worked: start again from the new content
-            from studyapp.atomic import atomic_write_bytes
+            return raw if new_raw == raw else new_raw
 
-            atomic_write_bytes(abs_path, new_raw)
-            return self.read_note(note.path)
-        raise WriteConflict(f"{note.path}: the note keeps changing on disk; not written")
+        try:
+            done = replace_checked(abs_path, make)
+        except FileNotFoundError:
+            raise WriteConflict(f"{note.path}: the note was deleted or moved; not written") from None
+        except (FileBusy, ReplaceConflict) as exc:
+            raise WriteConflict(f"{note.path}: {exc}; not written") from None
+        except OSError as exc:
+            raise NoteWriteError(f"{note.path}: cannot write: {exc.strerror}; not written") from None
+        return NoteRewrite(self._note_written(note.path, abs_path, done.after), done.before)
+
+    def _note_written(self, path: str, abs_path: Path, raw: bytes) -> Note:
+        """The note as we wrote it (not as re-read: an edit saved since is not ours)."""
+        try:
+            st = os.stat(abs_path)
+        except OSError:
+            return self.read_note(path)
+        result = _note_from_bytes(path, abs_path, raw, len(raw), st.st_mtime_ns)
+        if isinstance(result, LoadProblem):
+            raise NoteWriteError(f"{path}: {result.reason}")
+        return result
 
     @staticmethod
     def _check_mergeable(note: Note, text: str, updates: dict) -> None:
@@ -225,29 +258,31 @@ class Vault:
             if comparable(meta.get(key)) != comparable(note.meta.get(key)):
                 raise NoteFormatError(f"'{key}' was edited meanwhile")
 
-    @staticmethod
-    def _read_for_write(abs_path: Path, path: str) -> tuple[bytes, tuple]:
-        try:
-            before = _stat_key(abs_path)
-            raw = abs_path.read_bytes()
-        except FileNotFoundError:
-            raise WriteConflict(f"{path}: the note was deleted or moved; not written") from None
-        except OSError as exc:
-            raise NoteWriteError(f"{path}: cannot read: {exc.strerror}; not written") from None
-        return raw, before
-
     def restore_bytes(self, path: str, old_bytes: bytes, expected_hash: str) -> None:
         """Put back earlier bytes (undo), only if the file still holds what we last wrote."""
-        abs_path = self._abs(path)
+        from studyapp.atomic import FileBusy, ReplaceConflict, replace_checked
+
+        def make(raw: bytes) -> bytes:
+            if content_hash(raw) != expected_hash:
+                raise WriteConflict(f"{path}: the note was edited since; not restored")
+            return old_bytes
+
         try:
-            current = abs_path.read_bytes()
+            replace_checked(self._abs(path), make)
         except FileNotFoundError:
             raise WriteConflict(f"{path}: the note was deleted or moved; not restored") from None
-        if content_hash(current) != expected_hash:
-            raise WriteConflict(f"{path}: the note was edited since; not restored")
-        from studyapp.atomic import atomic_write_bytes
+        except (FileBusy, ReplaceConflict) as exc:
+            raise WriteConflict(f"{path}: {exc}; not restored") from None
+        except OSError as exc:
+            raise NoteWriteError(f"{path}: cannot write: {exc.strerror}; not restored") from None
 
-        atomic_write_bytes(abs_path, old_bytes)
+
+@dataclass(frozen=True)
+class NoteRewrite:
+    """A note as written, and the exact bytes the write replaced."""
+
+    note: Note
+    replaced: bytes
 
 
 class _Days(dict):
@@ -256,11 +291,6 @@ class _Days(dict):
     def __missing__(self, text: str | None) -> date | None:
         value = self[text] = None if text is None else date.fromisoformat(text)
         return value
-
-
-def _stat_key(abs_path: Path) -> tuple:
-    st = os.stat(abs_path)
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int) -> Note | LoadProblem:
