@@ -15,7 +15,7 @@ import time
 from datetime import date, datetime
 from pathlib import Path
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 """Bump when the parser's output changes (title rules, fields): old rows are then discarded."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick

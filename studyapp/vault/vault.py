@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import stat
 import time
 from datetime import date
 from pathlib import Path, PurePosixPath
@@ -10,10 +12,26 @@ from typing import NamedTuple
 
 from studyapp.atomic import TEMP_SUFFIX
 from studyapp.errors import UserError
-from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
-from studyapp.vault.model import LoadProblem, Note, NoteWriteError, VaultSnapshot, WriteConflict, note_id
 from studyapp.vault.blocks import add_default_block
-from studyapp.vault.parse import BOM, NoteFormatError, decode, extract_title, find_layout, split_note
+from studyapp.vault.bounds import MAX_NOTE_BYTES
+from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
+from studyapp.vault.model import (
+    LoadProblem,
+    Note,
+    NoteWriteError,
+    VaultSnapshot,
+    WriteConflict,
+    note_id,
+    owned_value_problem,
+)
+from studyapp.vault.parse import (
+    BOM,
+    NoteFormatError,
+    decode,
+    extract_title,
+    find_layout,
+    split_note,
+)
 from studyapp.vault.writeback import comparable, edit_review_keys, validate_updates
 
 NOTE_SUFFIX = ".md"
@@ -71,9 +89,16 @@ class Vault:
                 rel = prefix + name
                 try:
                     if entry.is_dir():
+                        if _ODD_NAME.search(name):
+                            problems.append(LoadProblem(shown_path(rel), _odd_name_reason(name, "folder")))
+                            continue
                         stack.append((entry.path, rel + "/"))
                         continue
                     if not name.endswith(NOTE_SUFFIX):
+                        continue
+                    if _ODD_NAME.search(name):
+                        if entry.is_file():
+                            problems.append(LoadProblem(shown_path(rel), _odd_name_reason(name, "file")))
                         continue
                     st = entry.stat()
                 except FileNotFoundError:
@@ -83,7 +108,12 @@ class Vault:
                 except OSError as exc:
                     problems.append(LoadProblem(rel, f"cannot read: {exc.strerror}"))
                     continue
-                if entry.is_file():
+                if not entry.is_file():
+                    continue
+                problem = _file_problem(st.st_mode, st.st_size)
+                if problem:
+                    problems.append(LoadProblem(rel, problem))
+                else:
                     files.append(_File(rel, entry.path, st.st_size, st.st_mtime_ns))
         files.sort(key=lambda f: f.path)
         return files, problems
@@ -144,13 +174,16 @@ class Vault:
         """One note, fresh from disk; UserError when it is missing or cannot be read."""
         abs_path = self._abs(path)
         try:
-            raw = abs_path.read_bytes()
             st = os.stat(abs_path)
+            problem = _file_problem(st.st_mode, st.st_size)
+            if problem:
+                raise UserError(f"{path}: {problem}")
+            raw = abs_path.read_bytes()
         except FileNotFoundError:
             raise UserError(f"no such note in the vault: {path}") from None
         except OSError as exc:
             raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-        result = _note_from_bytes(path, abs_path, raw, st.st_size, st.st_mtime_ns)
+        result = _note_from_bytes(path, abs_path, raw, len(raw), st.st_mtime_ns)
         if isinstance(result, LoadProblem):
             raise UserError(f"{path}: {result.reason}")
         return result
@@ -208,9 +241,7 @@ class Vault:
                 return self.read_note(note.path)
             if _stat_key(abs_path) != stat_key:
                 continue  # edited while we worked: start again from the new content
-            from studyapp.atomic import atomic_write_bytes
-
-            atomic_write_bytes(abs_path, new_raw)
+            _write_note_bytes(abs_path, note.path, new_raw)
             return self.read_note(note.path)
         raise WriteConflict(f"{note.path}: the note keeps changing on disk; not written")
 
@@ -245,9 +276,7 @@ class Vault:
             raise WriteConflict(f"{path}: the note was deleted or moved; not restored") from None
         if content_hash(current) != expected_hash:
             raise WriteConflict(f"{path}: the note was edited since; not restored")
-        from studyapp.atomic import atomic_write_bytes
-
-        atomic_write_bytes(abs_path, old_bytes)
+        _write_note_bytes(abs_path, path, old_bytes, done="restored")
 
 
 class _Days(dict):
@@ -269,9 +298,64 @@ def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mti
         layout, meta, body = split_note(text)
     except NoteFormatError as exc:
         return LoadProblem(path, str(exc))
+    problem = owned_value_problem(meta)
+    if problem:
+        return LoadProblem(path, problem)
     title = extract_title(body, path)
     return Note(note_id(path), path, title, meta, layout.has_block, content_hash(raw),
                 size, mtime_ns, str(abs_path), body)
+
+
+_ODD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Control characters, and the lone surrogates that stand for bytes that are not UTF-8."""
+_ANY_WRITE_BIT = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+
+
+def shown_path(path: str) -> str:
+    """A path as one printable line: bytes that are not UTF-8 as \\xNN, control characters escaped."""
+    raw = path.encode("utf-8", "surrogateescape")
+    text = raw.decode("utf-8", "backslashreplace")
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+
+
+def _odd_name_reason(name: str, kind: str) -> str:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{kind} name is not valid UTF-8: rename it (its notes are skipped until then)"
+    return f"{kind} name holds control characters: rename it (its notes are skipped until then)"
+
+
+def _file_problem(mode: int, size: int) -> str | None:
+    """Why a note file is skipped before it is read, or None."""
+    if not mode & _ANY_WRITE_BIT:
+        return ("read-only (no write permission): studyapp never rewrites it; "
+                "make it writable to review it")
+    if size > MAX_NOTE_BYTES:
+        return f"{size:,} bytes is too large for a note (at most {MAX_NOTE_BYTES:,} are read)"
+    return None
+
+
+def _write_note_bytes(abs_path: Path, path: str, data: bytes, done: str = "written") -> None:
+    """Atomically replace a note, refusing where the user made the note or its folder read-only.
+
+    The rename would go around a read-only note's mode (and root ignores modes altogether),
+    so the write bits are checked here; any OS error becomes one line.
+    """
+    from studyapp.atomic import atomic_write_bytes
+
+    real = os.path.realpath(abs_path)
+    folder = os.path.dirname(real)
+    try:
+        if not os.stat(real).st_mode & _ANY_WRITE_BIT:
+            raise NoteWriteError(f"{path}: the note is read-only; not {done}")
+        if not os.stat(folder).st_mode & _ANY_WRITE_BIT or not os.access(folder, os.W_OK):
+            raise NoteWriteError(f"{path}: its folder {folder} is read-only; not {done}")
+        atomic_write_bytes(real, data)
+    except FileNotFoundError:
+        raise WriteConflict(f"{path}: the note was deleted or moved; not {done}") from None
+    except OSError as exc:
+        raise NoteWriteError(f"{path}: cannot write the note: {exc.strerror or exc}; not {done}") from None
 
 
 STALE_TEMP_SECONDS = 3600
