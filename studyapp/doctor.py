@@ -30,6 +30,7 @@ def run_doctor(ctx, out=None) -> int:
     """Print the report; exit code 1 when any note cannot be read."""
     from studyapp import __version__
     from studyapp.vault import Vault
+    from studyapp.vault.vault import folder_is_read_only
 
     paths = ctx.paths
     lines = [
@@ -41,6 +42,11 @@ def run_doctor(ctx, out=None) -> int:
         f"config     {paths.config_file}{'' if paths.config_file.exists() else ' (absent: defaults)'}",
         f"vault      {paths.vault_dir}{' (default, seeded from the starter deck)' if paths.vault_is_default else ''}",
     ]
+    try:
+        if folder_is_read_only(paths.vault_dir):
+            lines[-1] += " (read-only: reviews cannot be written into its notes)"
+    except OSError:
+        pass  # missing: loading says so below
     snapshot = Vault(paths.vault_dir, paths.cache_file).load()
     # "never reviewed" is the scheduler's notion of new (schedule.has_legacy_history)
     never = sum(note.review_count == 0 and note.last_reviewed is None for note in snapshot.notes)

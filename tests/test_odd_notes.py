@@ -269,3 +269,31 @@ def test_a_review_count_over_the_database_range_leaves_no_half_review(tmp_path, 
     db = tmp_path / "data" / "studyapp.sqlite3"
     if db.exists():
         assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM reviews").fetchone()[0] == 0
+
+
+def test_import_into_a_read_only_folder_reports_each_note(tmp_path, capsys):
+    vault = tmp_path / "vault"
+    write(vault / "a.md", PLAIN_NOTE)
+    write(vault / "sub" / "b.md", PLAIN_NOTE)
+    (vault / "sub").chmod(0o555)
+    try:
+        assert main(_args(vault, tmp_path / "data", "import")) == 1
+        captured = capsys.readouterr()
+        assert "add metadata block: a.md" in captured.out
+        assert "sub/b.md" in captured.err and "read-only" in captured.err
+        assert (vault / "sub" / "b.md").read_text(encoding="utf-8") == PLAIN_NOTE
+        assert (vault / "a.md").read_text(encoding="utf-8").startswith("---\n")
+    finally:
+        (vault / "sub").chmod(0o755)
+
+
+def test_doctor_says_when_the_vault_folder_is_read_only(tmp_path, capsys, no_torch):
+    vault = tmp_path / "vault"
+    write(vault / GOOD, USERS_NOTE)
+    vault.chmod(0o555)
+    try:
+        main(_args(vault, tmp_path / "data", "doctor"))
+        out = capsys.readouterr().out
+        assert "read-only" in out and str(vault) in out
+    finally:
+        vault.chmod(0o755)

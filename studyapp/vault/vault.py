@@ -336,6 +336,11 @@ def _file_problem(mode: int, size: int) -> str | None:
     return None
 
 
+def folder_is_read_only(folder: str | os.PathLike) -> bool:
+    """No write bit, or no write access: a note there cannot be replaced (rename needs the folder)."""
+    return not os.stat(folder).st_mode & _ANY_WRITE_BIT or not os.access(folder, os.W_OK)
+
+
 def _write_note_bytes(abs_path: Path, path: str, data: bytes, done: str = "written") -> None:
     """Atomically replace a note, refusing where the user made the note or its folder read-only.
 
@@ -349,7 +354,7 @@ def _write_note_bytes(abs_path: Path, path: str, data: bytes, done: str = "writt
     try:
         if not os.stat(real).st_mode & _ANY_WRITE_BIT:
             raise NoteWriteError(f"{path}: the note is read-only; not {done}")
-        if not os.stat(folder).st_mode & _ANY_WRITE_BIT or not os.access(folder, os.W_OK):
+        if folder_is_read_only(folder):
             raise NoteWriteError(f"{path}: its folder {folder} is read-only; not {done}")
         atomic_write_bytes(real, data)
     except FileNotFoundError:
