@@ -352,7 +352,7 @@ def _write_note_bytes(abs_path: Path, path: str, data: bytes, done: str = "writt
     real = os.path.realpath(abs_path)
     folder = os.path.dirname(real)
     try:
-        if not os.stat(real).st_mode & _ANY_WRITE_BIT:
+        if not os.stat(real).st_mode & _ANY_WRITE_BIT or not os.access(real, os.W_OK):
             raise NoteWriteError(f"{path}: the note is read-only; not {done}")
         if folder_is_read_only(folder):
             raise NoteWriteError(f"{path}: its folder {folder} is read-only; not {done}")
