@@ -89,14 +89,14 @@ class Vault:
                 rel = prefix + name
                 try:
                     if entry.is_dir():
-                        if _ODD_NAME.search(name):
+                        if not name.isprintable() and _ODD_NAME.search(name):
                             problems.append(LoadProblem(shown_path(rel), _odd_name_reason(name, "folder")))
                             continue
                         stack.append((entry.path, rel + "/"))
                         continue
                     if not name.endswith(NOTE_SUFFIX):
                         continue
-                    if _ODD_NAME.search(name):
+                    if not name.isprintable() and _ODD_NAME.search(name):
                         if entry.is_file():
                             problems.append(LoadProblem(shown_path(rel), _odd_name_reason(name, "file")))
                         continue
