@@ -297,3 +297,21 @@ def test_doctor_says_when_the_vault_folder_is_read_only(tmp_path, capsys, no_tor
         assert "read-only" in out and str(vault) in out
     finally:
         vault.chmod(0o755)
+
+
+def test_odd_folder_and_file_names_are_one_printable_line_each(tmp_path):
+    from studyapp.vault import Vault
+
+    vault = tmp_path / "vault"
+    write(vault / GOOD, USERS_NOTE)
+    root = os.fsencode(vault)
+    os.makedirs(os.path.join(root, b"dossier-\xe9t\xe9"))
+    for name in (b"dossier-\xe9t\xe9/inside.md", b"two\nlines.md", b"bell\x07.md"):
+        with open(os.path.join(root, name), "wb") as fh:
+            fh.write(USERS_NOTE.encode())
+    snapshot = Vault(vault).load()
+    assert [n.path for n in snapshot.notes] == [GOOD]
+    shown = {p.path: p.reason for p in snapshot.problems}
+    assert set(shown) == {"dossier-\\xe9t\\xe9", "two\\nlines.md", "bell\\x07.md"}
+    assert "folder name is not valid UTF-8" in shown["dossier-\\xe9t\\xe9"]
+    assert "control characters" in shown["two\\nlines.md"]
