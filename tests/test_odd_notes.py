@@ -315,3 +315,17 @@ def test_odd_folder_and_file_names_are_one_printable_line_each(tmp_path):
     assert set(shown) == {"dossier-\\xe9t\\xe9", "two\\nlines.md", "bell\\x07.md"}
     assert "folder name is not valid UTF-8" in shown["dossier-\\xe9t\\xe9"]
     assert "control characters" in shown["two\\nlines.md"]
+
+
+def test_import_does_not_copy_a_file_whose_name_is_not_utf8(tmp_path, capsys):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with open(os.path.join(os.fsencode(outside), b"caf\xe9.md"), "wb") as fh:
+        fh.write(PLAIN_NOTE.encode())
+    write(outside / "fine.md", PLAIN_NOTE)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    assert main(_args(vault, tmp_path / "data", "import", str(outside))) == 1
+    captured = capsys.readouterr()
+    assert "caf\\xe9.md" in captured.err and "not valid UTF-8" in captured.err
+    assert sorted(p.name for p in (vault / "outside").iterdir()) == ["fine.md"]

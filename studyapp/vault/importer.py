@@ -16,7 +16,13 @@ from studyapp.errors import UserError
 from studyapp.vault.blocks import add_default_block
 from studyapp.vault.model import NoteWriteError
 from studyapp.vault.parse import BOM, NoteFormatError, decode, find_layout
-from studyapp.vault.vault import NOTE_SUFFIX, Vault, folder_is_read_only
+from studyapp.vault.vault import (
+    NOTE_SUFFIX,
+    Vault,
+    folder_is_read_only,
+    odd_name_reason,
+    shown_path,
+)
 
 IMPORTABLE_SUFFIXES = (".md", ".markdown", ".txt")
 
@@ -104,6 +110,10 @@ def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool)
         if resolved == root or root in resolved.parents:
             raise UserError(f"{given} is inside the vault: run `studyapp import` without a path for notes already there")
         for file, rel in _sources(resolved):
+            odd = odd_name_reason(str(rel))
+            if odd:  # it would be skipped in the vault anyway
+                actions.append(ImportAction("problem", shown_path(str(file)), reason=f"{odd}; not copied"))
+                continue
             actions.append(_copy_one(vault, file, rel, today, dry_run))
     return actions
 

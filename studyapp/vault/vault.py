@@ -89,16 +89,18 @@ class Vault:
                 rel = prefix + name
                 try:
                     if entry.is_dir():
-                        if not name.isprintable() and _ODD_NAME.search(name):
-                            problems.append(LoadProblem(shown_path(rel), _odd_name_reason(name, "folder")))
+                        odd = odd_name_reason(name, "folder")
+                        if odd:
+                            problems.append(LoadProblem(shown_path(rel), odd))
                             continue
                         stack.append((entry.path, rel + "/"))
                         continue
                     if not name.endswith(NOTE_SUFFIX):
                         continue
-                    if not name.isprintable() and _ODD_NAME.search(name):
+                    odd = odd_name_reason(name)
+                    if odd:
                         if entry.is_file():
-                            problems.append(LoadProblem(shown_path(rel), _odd_name_reason(name, "file")))
+                            problems.append(LoadProblem(shown_path(rel), odd))
                         continue
                     st = entry.stat()
                 except FileNotFoundError:
@@ -318,7 +320,10 @@ def shown_path(path: str) -> str:
     return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
 
 
-def _odd_name_reason(name: str, kind: str) -> str:
+def odd_name_reason(name: str, kind: str = "file") -> str | None:
+    """Why a file or folder name cannot be a note's path (not UTF-8, control characters), or None."""
+    if name.isprintable() or not _ODD_NAME.search(name):
+        return None
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
