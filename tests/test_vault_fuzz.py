@@ -137,7 +137,8 @@ def broken_note(rng: random.Random) -> tuple[str, bytes]:
         return kind, (head.replace("review_count:", "old_count:") + "review_count: "
                       + "8" * rng.randint(1001, 6000) + "\n" + tail).encode()
     if kind == "huge-other":
-        return kind, (head + "id: " + rng.choice(["", "-", "0x"]) + "5" * rng.randint(1001, 6000)
+        return kind, (head + "id: " + rng.choice(["", "-", "0x", "!!int 0x", "!!float "])
+                      + "5" * rng.randint(1001, 6000)
                       + "\n" + tail).encode()
     if kind == "deep":
         depth = rng.randint(40, 30_000)

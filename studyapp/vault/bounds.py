@@ -78,7 +78,9 @@ def check_yaml_bounds(block: str) -> None:
                 if anchor is not None:
                     anchored[anchor] = values - started
             elif isinstance(event, yaml.ScalarEvent):
-                if not event.style and event.implicit[0] and is_long_number(event.value):
+                if len(event.value) > MAX_NUMBER_CHARS and (
+                        event.tag in (_INT_TAG, _FLOAT_TAG)
+                        or (not event.style and event.implicit[0] and is_long_number(event.value))):
                     raise NoteFormatError(
                         f"metadata block holds a number {len(event.value):,} digits long "
                         f"(at most {MAX_NUMBER_CHARS:,} are read)")

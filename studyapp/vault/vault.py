@@ -295,17 +295,31 @@ def _stat_key(abs_path: Path) -> tuple:
 
 
 def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int) -> Note | LoadProblem:
+    """The note, or the one-line reason it cannot be used. Whatever the bytes hold, one note
+    never raises: an error no check foresaw is reported for this note alone."""
     try:
         text, _bom = decode(raw)
         layout, meta, body = split_note(text)
+        problem = owned_value_problem(meta)
+        if problem:
+            return LoadProblem(path, problem)
+        title = extract_title(body, path)
+        return Note(note_id(path), path, title, meta, layout.has_block, content_hash(raw),
+                    size, mtime_ns, str(abs_path), body)
     except NoteFormatError as exc:
-        return LoadProblem(path, str(exc))
-    problem = owned_value_problem(meta)
-    if problem:
-        return LoadProblem(path, problem)
-    title = extract_title(body, path)
-    return Note(note_id(path), path, title, meta, layout.has_block, content_hash(raw),
-                size, mtime_ns, str(abs_path), body)
+        return LoadProblem(path, one_line(str(exc)))
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        import logging
+
+        logging.getLogger(__name__).warning("%s: unexpected %s while reading", path, type(exc).__name__,
+                                            exc_info=True)
+        return LoadProblem(path, one_line(f"cannot be read ({type(exc).__name__}: {exc})"))
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """A reason as one printable line of at most `limit` characters."""
+    text = "".join(ch if ch.isprintable() else " " for ch in " ".join(text.split()))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 _ODD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
