@@ -329,3 +329,14 @@ def test_import_does_not_copy_a_file_whose_name_is_not_utf8(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "caf\\xe9.md" in captured.err and "not valid UTF-8" in captured.err
     assert sorted(p.name for p in (vault / "outside").iterdir()) == ["fine.md"]
+
+
+@pytest.mark.parametrize("odd_break", ["\r", "\x85", "\u2028", "\u2029"])
+def test_a_block_with_a_line_break_only_yaml_sees_is_refused(tmp_path, capsys, odd_break):
+    """YAML breaks lines at a lone CR, NEL and U+2028/9; the line editor would not, and would
+    overwrite what follows (here a comment) as part of the value."""
+    raw = _note_with("review_count: 0", f"review_count: 0{odd_break}# keep me").replace(
+        b"last_reviewed: null", b"last_reviewed: '2026-11-01'")
+    code, after, err = _rate(tmp_path, raw, capsys)
+    assert code == 1 and after == raw, after.decode()
+    assert "line break" in err and err.count("\n") == 1, err

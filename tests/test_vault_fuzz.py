@@ -124,7 +124,7 @@ def _bad_owned(rng: random.Random) -> str:
 
 def broken_note(rng: random.Random) -> tuple[str, bytes]:
     kind = rng.choice(["bytes", "block-truncated", "huge-owned", "huge-other", "deep", "bomb",
-                       "recursive", "owned", "cr-only", "syntax", "oversized"])
+                       "recursive", "owned", "cr-only", "odd-break", "syntax", "oversized"])
     head = "---\n" + _sound_block(rng)
     tail = "---\n" + _body(rng)
     if kind == "bytes":
@@ -158,6 +158,8 @@ def broken_note(rng: random.Random) -> tuple[str, bytes]:
         return kind, ("".join(lines) + bad + tail).encode()
     if kind == "cr-only":
         return kind, (head + tail).replace("\n", "\r").encode()
+    if kind == "odd-break":  # YAML breaks the line here, the line editor would not
+        return kind, (head + "x: 1" + rng.choice(["\r", "\x85", "\u2028", "\u2029"]) + "# c\n" + tail).encode()
     if kind == "syntax":
         return kind, (head + rng.choice(["x: [1, 2\n", "x: 'open\n",
                                          "x: !!python/object:os.system ls\n", "{a: 1}: b\n",
@@ -207,7 +209,7 @@ def test_the_corpus_is_what_it_says():
     assert len(notes) >= 1000
     kinds = {n.kind for n in notes}
     assert {"bytes", "block-truncated", "huge-owned", "huge-other", "deep", "bomb", "recursive",
-            "owned", "cr-only", "syntax", "oversized", "name", "plain", "generated"} <= kinds
+            "owned", "cr-only", "odd-break", "syntax", "oversized", "name", "plain", "generated"} <= kinds
     assert 0.3 < sum(n.sound for n in notes) / len(notes) < 0.7
 
 
@@ -268,7 +270,7 @@ FRAGMENTS = st.sampled_from([
     "---\n", "---", "\r\n", "\n", "\r", "review_count: ", "mastery_level: ", "next_review: ",
     "last_reviewed: ", "created: ", "'", '"', "&a ", "*a", "[", "]", "{", "}", "- ", ": ", "#",
     "2026-11-23", "0001-01-01", "3.0", "-5", "1e400", ".nan", "null", "|\n", "  ", "\t", "\ufeff",
-    "9" * 25, "0x1F", "!!binary ", "<<: *a\n", "?", "注意力",
+    "9" * 25, "0x1F", "!!binary ", "\x85", "\u2028", "<<: *a\n", "?", "注意力",
 ])
 
 

@@ -12,6 +12,9 @@ from pathlib import PurePosixPath
 BOM = "\ufeff"
 _FENCE_LINE = re.compile(r"^---[ \t]*\r?$", re.M)
 _HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*?)[ \t]*\r?$)", re.M)
+_ODD_LINE_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+"""Characters YAML reads as a line break but the line editor of write-back does not."""
+_BREAK_NAMES = {"\r": "a lone CR", "\x85": "NEL (U+0085)", "\u2028": "U+2028", "\u2029": "U+2029"}
 PLAIN_TITLE_MAX_CHARS = 80
 """A first line that is not a heading is the title only when it is at most this long."""
 
@@ -79,6 +82,11 @@ def find_layout(text: str) -> Layout:
     close = _FENCE_LINE.search(text, block_start)
     if close is None:
         raise NoteFormatError("metadata block opened with '---' but never closed")
+    odd = _ODD_LINE_BREAK.search(text, block_start, close.start())
+    if odd:
+        raise NoteFormatError(
+            f"metadata block has a line break other than LF or CRLF ({_BREAK_NAMES[odd.group()]}), "
+            "which YAML reads as a new line: replace it to review the note")
     body_start = close.end()
     if body_start < len(text) and text[body_start] == "\n":
         body_start += 1
