@@ -31,6 +31,7 @@ NOW = "2026-11-23T09:00:00+00:00"
 TODAY = date(2026, 11, 23)
 NOTES = 1200
 SEED = int(os.environ.get("STUDYAPP_FUZZ_SEED", "20261123"))
+"""Fuzz longer or elsewhere: STUDYAPP_FUZZ_SEED=7 STUDYAPP_FUZZ_EXAMPLES=5000 pytest tests/test_vault_fuzz.py"""
 
 
 @dataclass(frozen=True)
@@ -288,8 +289,8 @@ BLOCKS = st.builds(
     st.sampled_from(["", "# 标题\n", "# t\n---\nnot a block\n"]))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                     HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("STUDYAPP_FUZZ_EXAMPLES", "150")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(text=st.one_of(st.lists(st.one_of(FRAGMENTS, st.text(max_size=8)), max_size=40).map("".join),
                      BLOCKS))
 def test_any_text_is_a_note_or_a_reason_and_writes_stay_safe(tmp_path_factory, text):
@@ -316,6 +317,10 @@ def test_any_text_is_a_note_or_a_reason_and_writes_stay_safe(tmp_path_factory, t
         return
     assert (after.review_count, after.next_review) == (note.review_count + 1, TODAY + timedelta(days=3))
     assert after.body == note.body
+    assert list(after.meta) == list(note.meta) + [k for k in after.meta if k not in note.meta]
+    for key, value in note.meta.items():
+        if key not in updates:
+            assert repr(after.meta[key]) == repr(value), key
     for key in updates:  # a quoted value stays quoted, a count written 3.0 stays a float
         old, new = note.meta.get(key), after.meta.get(key)
         if old is not None:
