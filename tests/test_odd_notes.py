@@ -340,3 +340,29 @@ def test_a_block_with_a_line_break_only_yaml_sees_is_refused(tmp_path, capsys, o
     code, after, err = _rate(tmp_path, raw, capsys)
     assert code == 1 and after == raw, after.decode()
     assert "line break" in err and err.count("\n") == 1, err
+
+
+def test_a_starter_deck_installed_read_only_is_seeded_writable(tmp_path, monkeypatch):
+    """A package manager may install the deck read-only (the Nix store does): the user's copy
+    must still be reviewable, not a vault of read-only notes."""
+    from studyapp.paths import resolve_paths, seed_default_vault
+    from studyapp.vault import Vault
+
+    deck = tmp_path / "deck"
+    write(deck / "topic" / "a.md", USERS_NOTE)
+    for path in (deck / "topic" / "a.md", deck / "topic", deck):
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    monkeypatch.setattr("studyapp.paths.cards_dir", lambda: deck)
+    try:
+        paths = resolve_paths(data_dir=str(tmp_path / "data"))
+        assert seed_default_vault(paths)
+        snapshot = Vault(paths.vault_dir).load()
+        assert [n.path for n in snapshot.notes] == ["topic/a.md"] and snapshot.problems == []
+        vault = Vault(paths.vault_dir)
+        from datetime import date
+
+        vault.write_review_keys(vault.read_note("topic/a.md"), {"review_count": 1,
+                                                                "last_reviewed": date(2026, 11, 23)})
+    finally:
+        for path in (deck, deck / "topic", deck / "topic" / "a.md"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
