@@ -31,7 +31,8 @@ NOW = "2026-11-23T09:00:00+00:00"
 TODAY = date(2026, 11, 23)
 NOTES = 1200
 SEED = int(os.environ.get("STUDYAPP_FUZZ_SEED", "20261123"))
-"""Fuzz longer or elsewhere: STUDYAPP_FUZZ_SEED=7 STUDYAPP_FUZZ_EXAMPLES=5000 pytest tests/test_vault_fuzz.py"""
+"""Fuzz longer or elsewhere:
+`STUDYAPP_FUZZ_SEED=7 STUDYAPP_FUZZ_EXAMPLES=5000 pytest tests/test_vault_fuzz.py`."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,8 @@ def _sound_block(rng: random.Random) -> str:
     last = _day(rng)
     lines = {
         "created": _date_text(rng, last - timedelta(days=rng.randint(0, 100))),
-        "last_reviewed": rng.choice(["null", "~", "", _date_text(rng, last)]) if count == 0 else _date_text(rng, last),
+        "last_reviewed": (rng.choice(["null", "~", "", _date_text(rng, last)]) if count == 0
+                          else _date_text(rng, last)),
         "next_review": _date_text(rng, last + timedelta(days=rng.randint(0, (TODAY - last).days))),
         "review_count": rng.choice([str(count), f"{count}.0", f"'{count}'", f'"{count}"']),
         "difficulty": rng.choice(["easy", "medium", "hard", "'medium'", "3"]),
@@ -160,7 +162,8 @@ def broken_note(rng: random.Random) -> tuple[str, bytes]:
     if kind == "cr-only":
         return kind, (head + tail).replace("\n", "\r").encode()
     if kind == "odd-break":  # YAML breaks the line here, the line editor would not
-        return kind, (head + "x: 1" + rng.choice(["\r", "\x85", "\u2028", "\u2029"]) + "# c\n" + tail).encode()
+        odd = rng.choice(["\r", "\x85", "\u2028", "\u2029"])
+        return kind, (head + "x: 1" + odd + "# c\n" + tail).encode()
     if kind == "syntax":
         return kind, (head + rng.choice(["x: [1, 2\n", "x: 'open\n",
                                          "x: !!python/object:os.system ls\n", "{a: 1}: b\n",

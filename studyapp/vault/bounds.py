@@ -2,10 +2,11 @@
 
 A single note must never take the vault down. PyYAML's composer and constructor recurse (a block
 nested ~400 deep raises RecursionError; 100,000 deep crashes libyaml's composer in C), aliases
-expand (a "billion laughs" block of a few hundred bytes becomes hundreds of millions of values once anything
-walks it), and Python refuses to convert integers over 4,300 digits. So before a block is
-composed, `check_yaml_bounds` walks its event stream (the parser is a state machine: no
-recursion, linear time, constant stack) and stops at the first limit crossed.
+expand (a "billion laughs" block of a few hundred bytes stands for hundreds of millions of values
+once anything walks it), and Python refuses to convert integers over 4,300 digits. So before a
+block is composed, `check_yaml_bounds` walks its event stream (the parser is a state machine: no
+recursion, linear time, constant stack) and stops at the first limit crossed; the block's size is
+checked before even that.
 """
 
 from __future__ import annotations
