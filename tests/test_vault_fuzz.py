@@ -7,6 +7,7 @@ what it made (sound or broken) without asking the code under test.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -258,7 +259,10 @@ def test_a_fuzzed_vault(tmp_path, capsys, monkeypatch):
         for path in rng.sample(sorted(sound), 60):
             result = service.record_review(path, rng.choice(["again", "hard", "good", "easy"]))
             assert result.path == path
-        for path in broken:
+        by_kind: dict[str, list[str]] = {}
+        for path, note in sorted(broken.items()):
+            by_kind.setdefault(note.kind, []).append(path)
+        for path in itertools.chain.from_iterable(paths[:12] for paths in by_kind.values()):
             with pytest.raises(UserError) as refused:
                 service.record_review(path, "good")
             assert "\n" not in str(refused.value)
