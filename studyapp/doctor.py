@@ -31,6 +31,7 @@ def run_doctor(ctx, out=None) -> int:
     attention (lost, unusable, recorded in another data dir, or older than the notes)."""
     from studyapp import __version__
     from studyapp.vault import Vault
+    from studyapp.vault.vault import folder_is_read_only
 
     paths = ctx.paths
     lines = [
@@ -42,6 +43,11 @@ def run_doctor(ctx, out=None) -> int:
         f"config     {paths.config_file}{'' if paths.config_file.exists() else ' (absent: defaults)'}",
         f"vault      {paths.vault_dir}{' (default, seeded from the starter deck)' if paths.vault_is_default else ''}",
     ]
+    try:
+        if folder_is_read_only(paths.vault_dir):
+            lines[-1] += " (read-only: reviews cannot be written into its notes)"
+    except OSError:
+        pass  # missing: loading says so below
     from studyapp.history_guard import (
         check_history,
         doctor_lines,

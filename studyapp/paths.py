@@ -122,5 +122,8 @@ def seed_default_vault(paths: Paths) -> bool:
     tmp = paths.vault_dir.with_name(paths.vault_dir.name + ".seeding")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(cards_dir(), tmp, ignore=shutil.ignore_patterns("README*", ".*"))
+    for folder, _dirs, files in os.walk(tmp):  # the deck may be installed read-only: the copy is the user's
+        for path in [folder, *(os.path.join(folder, name) for name in files)]:
+            os.chmod(path, os.stat(path).st_mode | 0o200)
     os.replace(tmp, paths.vault_dir)
     return True

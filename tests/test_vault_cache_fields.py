@@ -18,24 +18,30 @@ ODD_BLOCKS = {
     "users.md": USERS_NOTE,
     "dates.md": "---\ncreated: 2026-01-05\nlast_reviewed: 2026-02-01 08:30:00\nnext_review: '2026-02-09'\n"
                 "review_count: '3'\ndifficulty: 2\nmastery_level: '0.5'\ntags: 单个标签\ndrills:\n- sdpa\n- \n---\n# 日期\n",
-    "huge-count.md": "---\nreview_count: 99999999999999999999999\nmastery_level: .inf\n---\n# 大数\n",
-    "nan.md": "---\nmastery_level: .nan\ntags: []\n---\n# 非数\n",
+    "huge-id.md": "---\nsource_id: 99999999999999999999999\nweight: .inf\n---\n# 大数\n",
+    "nan.md": "---\nmastery_level: null\nweight: .nan\ntags: []\n---\n# 非数\n",
     "separator.md": "---\ntags: [\"a\\x1fb\", c]\n---\n# 分隔符\n",
     "no-block.md": "没有元数据的笔记\n正文。\n",
     "empty.md": "",
+}
+UNUSABLE_BLOCKS = {
+    "huge-count.md": "---\nreview_count: 99999999999999999999999\n---\n# 大数\n",
+    "inf.md": "---\nmastery_level: .inf\n---\n# 无穷\n",
+    "nan-mastery.md": "---\nmastery_level: .nan\n---\n# 非数\n",
 }
 
 
 def test_every_field_of_a_cached_note_equals_the_parsed_one(tmp_path):
     vault_dir = tmp_path / "vault"
-    for name, text in ODD_BLOCKS.items():
+    for name, text in {**ODD_BLOCKS, **UNUSABLE_BLOCKS}.items():
         os.utime(write(vault_dir / name, text), ns=(OLD_NS, OLD_NS))
     cache = tmp_path / "cache.sqlite3"
     first = Vault(vault_dir, cache).load()
     second = Vault(vault_dir, cache).load()
-    assert first.problems == second.problems == []
-    # Values SQLite cannot hold exactly (huge ints, NaN) are re-parsed, never approximated.
-    assert second.parsed == 2 and second.reused == len(ODD_BLOCKS) - 2
+    # Owned values the app cannot use make the note a problem, cached like any other problem.
+    assert [p.path for p in first.problems] == sorted(UNUSABLE_BLOCKS)
+    assert first.problems == second.problems
+    assert second.parsed == 0 and second.reused == len(ODD_BLOCKS) + len(UNUSABLE_BLOCKS)
     names = [f.name for f in dataclasses.fields(first.notes[0]) if f.name != "_body"] + ["body", "answer"]
     for parsed, cached in zip(first.notes, second.notes):
         for name in names:

@@ -8,7 +8,8 @@ from datetime import date
 
 import pytest
 
-from studyapp.vault import NoteWriteError, Vault, content_hash
+from studyapp.errors import UserError
+from studyapp.vault import Vault, content_hash
 from vault_fixtures import USERS_NOTE, write
 
 REVIEW = {
@@ -102,13 +103,13 @@ def test_symlinked_note_is_written_through_the_link(tmp_path):
 @pytest.mark.parametrize("block, why", [
     ("next_review: '2026-03-02'\nnext_review: '2026-03-09'\n", "more than once"),
     ("next_review: >\n  2026-03-02\n", "not a single plain scalar"),
-    ("next_review:\n  - 2026-03-02\n", "several lines"),
+    ("next_review:\n  - 2026-03-02\n", "not a date"),  # refused when read
 ])
 def test_values_that_cannot_be_edited_in_place_are_refused(tmp_path, block, why):
     raw = f"---\n{block}---\n# 标题\n".encode()
     path = write(tmp_path / "a.md", raw)
     vault = Vault(tmp_path)
-    with pytest.raises(NoteWriteError, match=why):
+    with pytest.raises(UserError, match=why):
         vault.write_review_keys(vault.read_note("a.md"), {"next_review": date(2026, 4, 1)})
     assert path.read_bytes() == raw
 
@@ -119,8 +120,9 @@ def test_bad_update_values_are_a_programming_error(tmp_path):
     note = vault.read_note("a.md")
     with pytest.raises(ValueError, match="difficulty"):
         vault.write_review_keys(note, {"difficulty": "hard"})
-    with pytest.raises(TypeError):
-        vault.write_review_keys(note, {"review_count": "3"})
+    for bad in ("three", -1, 2.5, True):
+        with pytest.raises(TypeError):
+            vault.write_review_keys(note, {"review_count": bad})
 
 
 def test_note_without_block_gets_the_standard_block(tmp_path):

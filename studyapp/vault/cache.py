@@ -15,7 +15,7 @@ import time
 from datetime import date, datetime
 from pathlib import Path
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 """Bump when the parser's output changes (title rules, fields): old rows are then discarded."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick
@@ -78,7 +78,10 @@ _INT64 = range(-(2**63), 2**63)
 def note_row(note) -> tuple | None:
     """The cache row of a freshly parsed note (without path, size, mtime), or None when a value
     would not come back from SQLite exactly (then the note is simply re-parsed next time)."""
-    meta_json = encode_meta(note.meta)
+    try:
+        meta_json = encode_meta(note.meta)
+    except (ValueError, TypeError, RecursionError):  # an int JSON will not print, say: not cached
+        return None
     mastery = note.mastery_level
     if (meta_json is None or note.review_count not in _INT64
             or (mastery is not None and not math.isfinite(mastery))):

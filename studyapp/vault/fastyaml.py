@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from studyapp.vault.bounds import MAX_NUMBER_CHARS
+
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")
 _UNSAFE = re.compile(
     "[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
@@ -45,7 +47,7 @@ _tags: dict[str, str] = {}
 """Resolved tags of recent scalars: keys and most values repeat from note to note."""
 
 
-def _plain_tag(value: str) -> str:
+def plain_tag(value: str) -> str:
     """The tag PyYAML's resolver gives a plain scalar (mirrors `BaseResolver.resolve`)."""
     tag = _tags.get(value)
     if tag is not None:
@@ -66,9 +68,11 @@ _BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "o
 
 
 def _plain(value: str):
-    tag = _plain_tag(value)
+    tag = plain_tag(value)
     if tag == "tag:yaml.org,2002:str":
         return value
+    if len(value) > MAX_NUMBER_CHARS:  # a number too long to convert: let the bounds check report it
+        return _MISSING
     if tag == "tag:yaml.org,2002:null":
         return None
     if tag == "tag:yaml.org,2002:bool":
@@ -137,7 +141,7 @@ def parse_simple_block(block: str) -> dict | None:
         if match is None:
             return None
         key = match.group(1)
-        if _plain_tag(key) != "tag:yaml.org,2002:str":
+        if plain_tag(key) != "tag:yaml.org,2002:str":
             return None  # `yes:`, `null:`, `on:` are not string keys
         value = _scalar(match.group(2) or "")
         if value is _MISSING:

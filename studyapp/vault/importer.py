@@ -14,8 +14,15 @@ from pathlib import Path
 
 from studyapp.errors import UserError
 from studyapp.vault.blocks import add_default_block
+from studyapp.vault.model import NoteWriteError
 from studyapp.vault.parse import BOM, NoteFormatError, decode, find_layout
-from studyapp.vault.vault import NOTE_SUFFIX, Vault
+from studyapp.vault.vault import (
+    NOTE_SUFFIX,
+    Vault,
+    folder_is_read_only,
+    odd_name_reason,
+    shown_path,
+)
 
 IMPORTABLE_SUFFIXES = (".md", ".markdown", ".txt")
 
@@ -61,9 +68,14 @@ def add_missing_blocks(vault: Vault, today: date, dry_run: bool) -> list[ImportA
     for note in snapshot.notes:
         if note.has_block:
             continue
-        actions.append(ImportAction("add-block", note.path))
         if not dry_run:
-            vault.add_block_in_place(note, today)
+            try:
+                vault.add_block_in_place(note, today)
+            except NoteWriteError as exc:  # read-only, changed meanwhile: this note only
+                reason = str(exc).removeprefix(f"{note.path}: ")
+                actions.append(ImportAction("problem", note.path, reason=reason))
+                continue
+        actions.append(ImportAction("add-block", note.path))
     return actions
 
 
@@ -98,6 +110,10 @@ def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool)
         if resolved == root or root in resolved.parents:
             raise UserError(f"{given} is inside the vault: run `studyapp import` without a path for notes already there")
         for file, rel in _sources(resolved):
+            odd = odd_name_reason(str(rel))
+            if odd:  # it would be skipped in the vault anyway
+                actions.append(ImportAction("problem", shown_path(str(file)), reason=f"{odd}; not copied"))
+                continue
             actions.append(_copy_one(vault, file, rel, today, dry_run))
     return actions
 
@@ -122,11 +138,17 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool) -
         if not dry_run:
             from studyapp.atomic import atomic_create_bytes
 
-            target.parent.mkdir(parents=True, exist_ok=True)
             try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if folder_is_read_only(target.parent):
+                    return ImportAction("problem", str(file),
+                                        reason=f"the vault folder {target.parent} is read-only; not copied")
                 atomic_create_bytes(target, new_raw)
             except FileExistsError:
                 continue  # appeared meanwhile: try the next free name
+            except OSError as exc:
+                return ImportAction("problem", str(file),
+                                    reason=f"cannot write {note_path}: {exc.strerror or exc}; not copied")
         return ImportAction("copy", note_path, source=str(file))
     return ImportAction("problem", str(file), reason="no free file name in the vault")
 

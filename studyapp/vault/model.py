@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -52,22 +53,100 @@ def as_date(value) -> date | None:
     return None
 
 
-def _as_int(value) -> int:
-    if isinstance(value, bool):
+EARLIEST_DATE = date(1970, 1, 1)
+LATEST_DATE = date(9000, 12, 31)
+"""Owned dates outside these are not real review dates (`0001-01-01` is an export's "zero
+date"); the scheduler's date arithmetic also stays far from the calendar's ends."""
+MAX_REVIEW_COUNT = 10**9
+"""More reviews than anyone makes; also well inside the database's 64-bit integers."""
+_WHOLE_NUMBER = re.compile(r"[0-9]+")
+
+
+class OwnedValueError(ValueError):
+    """An owned key holds a value studyapp cannot interpret; the message names key and value."""
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:30] + "…" + text[-5:]
+
+
+def review_count_of(value) -> int:
+    """`review_count` as a number of reviews: an int, an integral float (3.0) or a quoted
+    whole number ('3'); null or absent is 0. Anything else: OwnedValueError."""
+    if value is None:
         return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return 0
+    count = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        count = value
+    elif ((isinstance(value, float) and value.is_integer())
+          or (isinstance(value, str) and len(value) < 20 and _WHOLE_NUMBER.fullmatch(value.strip()))):
+        count = int(value)
+    if count is None or not 0 <= count <= MAX_REVIEW_COUNT:
+        raise OwnedValueError(f"review_count: {_shown(value)} is not a number of reviews "
+                              f"(a whole number from 0 to {MAX_REVIEW_COUNT:,})")
+    return count
+
+
+def mastery_of(value) -> float | None:
+    """`mastery_level` as a number from 0 to 1 (quoted or not); null or absent is None."""
+    if value is None:
+        return None
+    number = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str) and len(value) < 40:
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+    if number is None or not 0.0 <= number <= 1.0:  # also False for NaN
+        raise OwnedValueError(f"mastery_level: {_shown(value)} is not a number from 0 to 1")
+    return number
+
+
+def date_of(key: str, value) -> date | None:
+    """An owned date (YAML date, datetime or quoted 'YYYY-MM-DD') within the plausible range;
+    null or absent is None."""
+    if value is None:
+        return None
+    day = as_date(value) if isinstance(value, (date, str)) else None
+    if day is None:
+        raise OwnedValueError(f"{key}: {_shown(value)} is not a date (write it as 'YYYY-MM-DD')")
+    if not EARLIEST_DATE <= day <= LATEST_DATE:
+        raise OwnedValueError(f"{key}: {day.isoformat()} is not a real review date "
+                              f"(dates from {EARLIEST_DATE.year} to {LATEST_DATE.year} are read; "
+                              "null means none)")
+    return day
+
+
+def owned_value_problem(meta: dict) -> str | None:
+    """Why the note's owned values cannot be used, as one line, or None when they can.
+
+    Such a note is reported and neither scheduled nor written until the user fixes the value:
+    guessing (a count of 0, a new note) would overwrite what the user wrote on the first review.
+    """
+    try:
+        for key in DATE_KEYS:
+            date_of(key, meta.get(key))
+        review_count_of(meta.get("review_count"))
+        mastery_of(meta.get("mastery_level"))
+    except OwnedValueError as exc:
+        return f"{exc}; fix it in the note: until then studyapp neither schedules nor writes it"
+    return None
+
+
+def _as_int(value) -> int:
+    try:
+        return review_count_of(value)
+    except OwnedValueError:
+        return 0
 
 
 def _as_float(value) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
     try:
-        return float(value)
-    except ValueError:
+        return mastery_of(value)
+    except OwnedValueError:
         return None
 
 

@@ -12,6 +12,9 @@ from pathlib import PurePosixPath
 BOM = "\ufeff"
 _FENCE_LINE = re.compile(r"^---[ \t]*\r?$", re.M)
 _HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*?)[ \t]*\r?$)", re.M)
+_ODD_LINE_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+"""Characters YAML reads as a line break but the line editor of write-back does not."""
+_BREAK_NAMES = {"\r": "a lone CR", "\x85": "NEL (U+0085)", "\u2028": "U+2028", "\u2029": "U+2029"}
 PLAIN_TITLE_MAX_CHARS = 80
 """A first line that is not a heading is the title only when it is at most this long."""
 
@@ -53,8 +56,21 @@ def detect_newline(text: str) -> str:
     return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
+def check_line_endings(text: str) -> None:
+    """Refuse notes whose lines end in a lone CR (classic Mac OS): the block's fences would go
+    unseen, and a first review would put a second block in front of the first."""
+    if "\r" not in text:
+        return
+    lone_cr = text.count("\r") - text.count("\r\n")
+    if lone_cr and (lone_cr >= text.count("\n") or text.startswith("---\r") and text[4:5] != "\n"):
+        raise NoteFormatError("lines end in CR only (old Mac format): studyapp reads LF or CRLF "
+                              "notes; convert the line endings to review it")
+
+
 def find_layout(text: str) -> Layout:
-    """Locate the block; raises NoteFormatError for an opening `---` that is never closed."""
+    """Locate the block; raises NoteFormatError for an opening `---` that is never closed,
+    or for CR-only line endings."""
+    check_line_endings(text)
     newline = detect_newline(text)
     first_end = text.find("\n")
     first_line = text if first_end < 0 else text[:first_end]
@@ -66,6 +82,11 @@ def find_layout(text: str) -> Layout:
     close = _FENCE_LINE.search(text, block_start)
     if close is None:
         raise NoteFormatError("metadata block opened with '---' but never closed")
+    odd = _ODD_LINE_BREAK.search(text, block_start, close.start())
+    if odd:
+        raise NoteFormatError(
+            f"metadata block has a line break other than LF or CRLF ({_BREAK_NAMES[odd.group()]}), "
+            "which YAML reads as a new line: replace it to review the note")
     body_start = close.end()
     if body_start < len(text) and text[body_start] == "\n":
         body_start += 1
@@ -74,11 +95,14 @@ def find_layout(text: str) -> Layout:
 
 def parse_block(block: str) -> dict:
     """The block's mapping (empty block: {}); raises NoteFormatError for anything else."""
+    from studyapp.vault.bounds import check_block_size, check_yaml_bounds
     from studyapp.vault.fastyaml import parse_simple_block
 
+    check_block_size(block)
     meta = parse_simple_block(block)  # the users' common shape, without building YAML nodes
     if meta is not None:
         return meta
+    check_yaml_bounds(block)  # depth, alias expansion and number size, before anything is built
     import yaml  # here, not at the top: a warm `due` never parses YAML and skips the import
 
     SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import stat
 import time
 from dataclasses import dataclass
 from datetime import date
@@ -12,6 +14,7 @@ from typing import NamedTuple
 from studyapp.atomic import TEMP_SUFFIX
 from studyapp.errors import UserError
 from studyapp.vault.blocks import add_default_block
+from studyapp.vault.bounds import MAX_NOTE_BYTES
 from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
 from studyapp.vault.model import (
     LoadProblem,
@@ -20,6 +23,7 @@ from studyapp.vault.model import (
     VaultSnapshot,
     WriteConflict,
     note_id,
+    owned_value_problem,
 )
 from studyapp.vault.parse import (
     BOM,
@@ -86,9 +90,18 @@ class Vault:
                 rel = prefix + name
                 try:
                     if entry.is_dir():
+                        odd = odd_name_reason(name, "folder")
+                        if odd:
+                            problems.append(LoadProblem(shown_path(rel), odd))
+                            continue
                         stack.append((entry.path, rel + "/"))
                         continue
                     if not name.endswith(NOTE_SUFFIX):
+                        continue
+                    odd = odd_name_reason(name)
+                    if odd:
+                        if entry.is_file():
+                            problems.append(LoadProblem(shown_path(rel), odd))
                         continue
                     st = entry.stat()
                 except FileNotFoundError:
@@ -98,7 +111,12 @@ class Vault:
                 except OSError as exc:
                     problems.append(LoadProblem(rel, f"cannot read: {exc.strerror}"))
                     continue
-                if entry.is_file():
+                if not entry.is_file():
+                    continue
+                problem = _file_problem(st.st_mode, st.st_size)
+                if problem:
+                    problems.append(LoadProblem(rel, problem))
+                else:
                     files.append(_File(rel, entry.path, st.st_size, st.st_mtime_ns))
         files.sort(key=lambda f: f.path)
         return files, problems
@@ -159,13 +177,16 @@ class Vault:
         """One note, fresh from disk; UserError when it is missing or cannot be read."""
         abs_path = self._abs(path)
         try:
-            raw = abs_path.read_bytes()
             st = os.stat(abs_path)
+            problem = _file_problem(st.st_mode, st.st_size)
+            if problem:
+                raise UserError(f"{path}: {problem}")
+            raw = abs_path.read_bytes()
         except FileNotFoundError:
             raise UserError(f"no such note in the vault: {path}") from None
         except OSError as exc:
             raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-        result = _note_from_bytes(path, abs_path, raw, st.st_size, st.st_mtime_ns)
+        result = _note_from_bytes(path, abs_path, raw, len(raw), st.st_mtime_ns)
         if isinstance(result, LoadProblem):
             raise UserError(f"{path}: {result.reason}")
         return result
@@ -226,6 +247,7 @@ class Vault:
             new_raw = ((BOM if bom else "") + new_text).encode("utf-8")
             return raw if new_raw == raw else new_raw
 
+        _check_writable(abs_path, note.path, "written")
         try:
             done = replace_checked(abs_path, make)
         except FileNotFoundError:
@@ -267,6 +289,7 @@ class Vault:
                 raise WriteConflict(f"{path}: the note was edited since; not restored")
             return old_bytes
 
+        _check_writable(self._abs(path), path, "restored")
         try:
             replace_checked(self._abs(path), make)
         except FileNotFoundError:
@@ -294,14 +317,87 @@ class _Days(dict):
 
 
 def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int) -> Note | LoadProblem:
+    """The note, or the one-line reason it cannot be used. Whatever the bytes hold, one note
+    never raises: an error no check foresaw is reported for this note alone."""
     try:
         text, _bom = decode(raw)
         layout, meta, body = split_note(text)
+        problem = owned_value_problem(meta)
+        if problem:
+            return LoadProblem(path, problem)
+        title = extract_title(body, path)
+        return Note(note_id(path), path, title, meta, layout.has_block, content_hash(raw),
+                    size, mtime_ns, str(abs_path), body)
     except NoteFormatError as exc:
-        return LoadProblem(path, str(exc))
-    title = extract_title(body, path)
-    return Note(note_id(path), path, title, meta, layout.has_block, content_hash(raw),
-                size, mtime_ns, str(abs_path), body)
+        return LoadProblem(path, one_line(str(exc)))
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        import logging
+
+        logging.getLogger(__name__).warning("%s: unexpected %s while reading", path, type(exc).__name__,
+                                            exc_info=True)
+        return LoadProblem(path, one_line(f"cannot be read ({type(exc).__name__}: {exc})"))
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """A reason as one printable line of at most `limit` characters."""
+    text = "".join(ch if ch.isprintable() else " " for ch in " ".join(text.split()))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+_ODD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Control characters, and the lone surrogates that stand for bytes that are not UTF-8."""
+_ANY_WRITE_BIT = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+
+
+def shown_path(path: str) -> str:
+    """A path as one printable line: bytes that are not UTF-8 as \\xNN, control characters escaped."""
+    raw = path.encode("utf-8", "surrogateescape")
+    text = raw.decode("utf-8", "backslashreplace")
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+
+
+def odd_name_reason(name: str, kind: str = "file") -> str | None:
+    """Why a file or folder name cannot be a note's path (not UTF-8, control characters), or None."""
+    if name.isprintable() or not _ODD_NAME.search(name):
+        return None
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{kind} name is not valid UTF-8: rename it (its notes are skipped until then)"
+    return f"{kind} name holds control characters: rename it (its notes are skipped until then)"
+
+
+def _file_problem(mode: int, size: int) -> str | None:
+    """Why a note file is skipped before it is read, or None."""
+    if not mode & _ANY_WRITE_BIT:
+        return ("read-only (no write permission): studyapp never rewrites it; "
+                "make it writable to review it")
+    if size > MAX_NOTE_BYTES:
+        return f"{size:,} bytes is too large for a note (at most {MAX_NOTE_BYTES:,} are read)"
+    return None
+
+
+def folder_is_read_only(folder: str | os.PathLike) -> bool:
+    """No write bit, or no write access: a note there cannot be replaced (rename needs the folder)."""
+    return not os.stat(folder).st_mode & _ANY_WRITE_BIT or not os.access(folder, os.W_OK)
+
+
+def _check_writable(abs_path: Path, path: str, done: str) -> None:
+    """Refuse where the user made the note or its folder read-only.
+
+    The rename that replaces a note would go around a read-only note's mode (and root ignores
+    modes altogether), so the write bits are checked before any write.
+    """
+    real = os.path.realpath(abs_path)
+    try:
+        if not os.stat(real).st_mode & _ANY_WRITE_BIT or not os.access(real, os.W_OK):
+            raise NoteWriteError(f"{path}: the note is read-only; not {done}")
+        if folder_is_read_only(os.path.dirname(real)):
+            raise NoteWriteError(f"{path}: its folder {os.path.dirname(real)} is read-only; not {done}")
+    except FileNotFoundError:
+        raise WriteConflict(f"{path}: the note was deleted or moved; not {done}") from None
+    except OSError as exc:
+        raise NoteWriteError(f"{path}: cannot write the note: {exc.strerror or exc}; not {done}") from None
 
 
 STALE_TEMP_SECONDS = 3600

@@ -7,32 +7,64 @@ what was intended before anything is written (defence in depth).
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import date, datetime
 
-from studyapp.vault.model import DATE_KEYS, OWNED_KEYS
+from studyapp.vault.model import (
+    DATE_KEYS,
+    OWNED_KEYS,
+    OwnedValueError,
+    date_of,
+    mastery_of,
+    review_count_of,
+)
 from studyapp.vault.parse import NoteFormatError, find_layout, parse_block
 
 _NULL_TOKENS = {"", "~", "null", "Null", "NULL"}
 _COMPLEX_START = tuple("|>[{&*!%@`")
 
 
-def validate_updates(updates: dict) -> None:
-    """Reject keys studyapp does not own and values of the wrong type (a bug in the caller)."""
+def owned_value(key: str, value):
+    """What an owned value means (a date, a count, a mastery), whatever its YAML type or quoting;
+    OwnedValueError when it means nothing the app can use."""
+    if key in DATE_KEYS:
+        return date_of(key, value)
+    if key == "review_count":
+        return review_count_of(value)
+    return mastery_of(value)
+
+
+def validate_updates(updates: dict) -> dict:
+    """The updates as plain values (dates, ints, floats, None); keys studyapp does not own are
+    a ValueError and values no note may hold a TypeError (both bugs in the caller).
+
+    A value may take any form a note may hold ('3', 3.0): undo writes back what it read.
+    """
+    plain = {}
     for key, value in updates.items():
         if key not in OWNED_KEYS:
             raise ValueError(f"{key!r} is not a review key studyapp may write ({', '.join(OWNED_KEYS)})")
-        if value is None:
-            continue
-        if key in DATE_KEYS:
-            ok = isinstance(value, date) and not isinstance(value, datetime)
-        elif key == "review_count":
-            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        else:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        if not ok:
+        if isinstance(value, datetime) or (key in DATE_KEYS and not isinstance(value, (date, type(None)))):
             raise TypeError(f"{key}: unsupported value {value!r}")
+        try:
+            plain[key] = owned_value(key, value)
+        except OwnedValueError:
+            raise TypeError(f"{key}: unsupported value {value!r}") from None
+    return plain
+
+
+def _kind(key: str, value) -> str:
+    """The YAML type a write must keep: a quoted value stays a string, a date a date, and a
+    count written as 3.0 a float."""
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, date):
+        return "date"
+    if isinstance(value, float) and key == "review_count":
+        return "float"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "number"
+    return type(value).__name__
 
 
 def comparable(value):
@@ -56,15 +88,18 @@ def render_float(value: float) -> str:
     return text
 
 
-def _render(value, style: str) -> str:
+def _render(key: str, value, style: str, old) -> str:
+    """The new value's text, in the type and quoting of the value it replaces (`old`)."""
     if value is None:
         return "null"
     if isinstance(value, date):
         text = value.isoformat()
-        return text if style == "plain" else f"{style}{text}{style}"
-    if isinstance(value, int):
-        return str(value)
-    return render_float(value)
+    elif isinstance(value, int) and not (key == "review_count" and isinstance(old, float)):
+        text = str(value)
+    else:
+        text = render_float(value)
+    quoted = style in ("'", '"') and (isinstance(value, date) or isinstance(old, str))
+    return f"{style}{text}{style}" if quoted else text
 
 
 def _split_lines(block: str) -> list[str]:
@@ -118,7 +153,7 @@ def _note_date_style(lines: list[str]) -> str:
 
 def edit_block(block: str, updates: dict, newline: str) -> str:
     """The block text with the updated values; raises NoteFormatError when it cannot be done safely."""
-    validate_updates(updates)
+    updates = validate_updates(updates)
     old_meta = parse_block(block)
     lines = _split_lines(block)
     date_style = _note_date_style(lines)
@@ -136,7 +171,7 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
                 raise NoteFormatError(f"cannot locate the line of '{key}' in the metadata block")
             appended.append(key)
             continue
-        if key in old_meta and comparable(old_meta[key]) == comparable(value):
+        if key in old_meta and _means(key, old_meta[key]) == value:
             continue  # already holds this value: leave the line byte for byte
         index = found[0]
         line = lines[index]
@@ -145,7 +180,7 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
             raise NoteFormatError(f"the value of '{key}' spans several lines")
         if line[start:end] in _NULL_TOKENS:
             style = date_style  # a first value takes the quoting of the note's other dates
-        token = _render(value, style)
+        token = _render(key, value, style, old_meta.get(key))
         if start == end and (start == 0 or line[start - 1] == ":"):
             token = " " + token
         lines[index] = line[:start] + token + line[end:]
@@ -154,7 +189,7 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         if new_block and not new_block.endswith("\n"):
             new_block += newline
         for key in appended:
-            new_block += f"{key}: {_render(updates[key], date_style)}{newline}"
+            new_block += f"{key}: {_render(key, updates[key], date_style, None)}{newline}"
     verify_edit(old_meta, new_block, updates, appended)
     return new_block
 
@@ -169,12 +204,22 @@ def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[st
         raise NoteFormatError("refusing to write: the edit would change which keys the note has")
     for key, new_value in new_meta.items():
         if key in updates:
-            ok = comparable(new_value) == comparable(updates[key])
+            old_value = old_meta.get(key)
+            ok = _means(key, new_value) == updates[key] and (
+                old_value is None or new_value is None
+                or _kind(key, new_value) == _kind(key, old_value))
         else:
             old_value = old_meta[key]
             ok = new_value == old_value or repr(new_value) == repr(old_value)
         if not ok:
             raise NoteFormatError(f"refusing to write: the edit would change '{key}' unexpectedly")
+
+
+def _means(key: str, value):
+    try:
+        return owned_value(key, value)
+    except OwnedValueError:
+        return OwnedValueError  # never equal to a value to write
 
 
 def edit_review_keys(text: str, updates: dict) -> str:
