@@ -371,17 +371,17 @@ def test_a_starter_deck_installed_read_only_is_seeded_writable(tmp_path, monkeyp
 def test_a_full_disk_while_writing_a_note_is_one_line_and_changes_nothing(tmp_path, capsys, monkeypatch):
     import errno
 
-    def disk_full(path, data):
+    def disk_full(fd, data):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     from studyapp import atomic
 
-    real_write = atomic.atomic_write_bytes
+    real_write = atomic._write_all  # every note write's bytes go through it
     vault = make_vault(tmp_path, b"other.md", USERS_NOTE.encode())
-    monkeypatch.setattr("studyapp.atomic.atomic_write_bytes", disk_full)
+    monkeypatch.setattr("studyapp.atomic._write_all", disk_full)
     assert main(_args(vault, tmp_path / "data", "rate", GOOD, "--rating", "good")) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and os.strerror(errno.ENOSPC) in err and "not written" in err, err
     assert (vault / GOOD).read_bytes() == USERS_NOTE.encode()
-    monkeypatch.setattr("studyapp.atomic.atomic_write_bytes", real_write)
+    monkeypatch.setattr("studyapp.atomic._write_all", real_write)
     assert main(_args(vault, tmp_path / "data", "undo")) == 1  # nothing was recorded
