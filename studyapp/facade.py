@@ -27,6 +27,8 @@ from studyapp.views import (
     StatsData,
     TodayCounts,
     TodaySummary,
+    Undone,
+    UndoKind,
 )
 
 if TYPE_CHECKING:
@@ -67,6 +69,8 @@ class StudyFacade:
         self._session: list[str] = []
         self._session_set: set[str] = set()
         self._history: list[tuple[str, int]] = []
+        self._undo: list[tuple[UndoKind, str, bool]] = []
+        """What `undo` reverts, newest last: (kind, note path, was in the session)."""
         self._session_started = datetime.now()
         self._grader = None
         self._grade_generation = 0
@@ -107,12 +111,12 @@ class StudyFacade:
             pass
 
     def _card_row(self, path: str):
-        from studyapp.session import derive_card
+        from studyapp.session import derive_card, never_reviewed
 
         store = self.service.store
         row = store.note_by_path(path)
         stored = store.card(row.key) if row is not None else None
-        if stored is not None:
+        if stored is not None and not never_reviewed(stored):
             return stored, False
         return derive_card(self._notes[path], row.key if row else None, self.service.scheduler, self.ctx.now())
 
@@ -254,32 +258,49 @@ class StudyFacade:
 
         result = self.service.record_review(path, Rating(rating), duration_seconds)
         self._history.append((path, rating))
+        self._undo.append((UndoKind.RATING, path, True))
         self._changed(path)
         self._session_set.add(path)
         self._requeue()
         return ReviewOutcome(path, rating, format_interval(result.interval), result.due.astimezone().date())
 
     @_locked
-    def undo(self) -> Card | None:
-        """Revert the last recorded review; returns that note to show again, or None if none."""
+    def undo(self) -> Undone | None:
+        """Revert the newest change made here (a suspension, else the last recorded review);
+        returns what was undone and the note to show again, or None when there is nothing."""
+        if self._undo and self._undo[-1][0] is UndoKind.SUSPENSION:
+            _, path, in_session = self._undo.pop()
+            self.service.set_suspended(path, False)
+            self._changed(path)
+            if not in_session or path not in self._notes:
+                return Undone(UndoKind.SUSPENSION, path, self._notes[path].title if path in self._notes else path)
+            self._session_set.add(path)
+            self._requeue(first=path)
+            card = self._card(path)
+            return Undone(UndoKind.SUSPENSION, path, card.title, card)
         if self.service.store.last_review() is None:
             return None
         info = self.service.undo_last()
         path = info["path"]
+        if self._undo and self._undo[-1][:2] == (UndoKind.RATING, path):
+            self._undo.pop()
         for i in range(len(self._history) - 1, -1, -1):
             if self._history[i][0] == path:
                 del self._history[i]
                 break
         self._changed(path)
         if path not in self._notes:
-            return None
+            return Undone(UndoKind.RATING, path, path)
         self._session_set.add(path)
         self._requeue(first=path)
-        return self._card(path)
+        card = self._card(path)
+        return Undone(UndoKind.RATING, path, card.title, card)
 
     @_locked
     def suspend(self, path: str) -> None:
-        self.service.set_suspended(path, True)
+        """Suspend a note (undoable with `undo`); it leaves the session at once."""
+        if self.service.set_suspended(path, True):
+            self._undo.append((UndoKind.SUSPENSION, path, path in self._session_set))
         self._session_set.discard(path)
         self._session = [p for p in self._session if p != path]
         self._items_cache = None
@@ -287,6 +308,7 @@ class StudyFacade:
     @_locked
     def unsuspend(self, path: str) -> None:
         self.service.set_suspended(path, False)
+        self._undo = [u for u in self._undo if u[:2] != (UndoKind.SUSPENSION, path)]
         self._items_cache = None
 
     @_locked

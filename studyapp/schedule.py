@@ -219,11 +219,15 @@ def mastery(row: CardRow | None, now: datetime, scheduler: Scheduler,
         mastery = memory                              without drills
                 = 0.75 * memory + 0.25 * drills       with drills
 
+    `drills` are the note's declared drills (`declared_drills`): suggestions only point the
+    learner at practice, so a drill result never rewrites a note that did not ask for it.
     It rises with demonstrated recall (each successful review grows S), decays as recall
     fades (R), and falls with a lapse (an "again" cuts S to the post-lapse stability).
     """
+    if row is None or row.last_review is None:
+        return 0.0  # never reviewed: nothing demonstrated yet, whatever the drills say
     memory = 0.0
-    if row is not None and row.stability:
+    if row.stability:
         memory = min(1.0, row.stability / MASTERY_TARGET_DAYS) * retrievability(scheduler, row, now)
     if not drills:
         value = memory
@@ -232,3 +236,10 @@ def mastery(row: CardRow | None, now: datetime, scheduler: Scheduler,
         passed = sum(1 for d in drills if status.get(d) == "passed") / len(drills)
         value = (1 - MASTERY_DRILL_WEIGHT) * memory + MASTERY_DRILL_WEIGHT * passed
     return round(min(1.0, max(0.0, value)), 3) if math.isfinite(value) else 0.0
+
+
+def declared_drills(note) -> tuple[str, ...]:
+    """The drills a note's `drills:` key names (known ids only): the drills its mastery counts."""
+    from studyapp.pairing import KNOWN_DRILLS
+
+    return tuple(d for d in dict.fromkeys(note.drills) if d in KNOWN_DRILLS)

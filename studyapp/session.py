@@ -36,6 +36,11 @@ class NoteCard:
     """Never reviewed, by us or by the previous tool."""
 
 
+def never_reviewed(card: CardRow) -> bool:
+    """No review ever scheduled this card (only a suspension stored it)."""
+    return card.last_review is None and card.stability is None
+
+
 def derive_card(note, key: int | None, scheduler: Scheduler, now: datetime,
                 today: date | None = None) -> tuple[CardRow, bool]:
     """(card, is_new) for a note with no stored card: legacy history migrates, else new."""
@@ -67,8 +72,13 @@ def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetim
     for note in notes:
         key = keys.get(note.path)
         stored = cards.get(key) if key is not None else None
-        if stored is not None:
+        if stored is not None and not never_reviewed(stored):
             result.append(NoteCard(note, key, stored, is_new=False))
+        elif stored is not None:
+            # A row no review wrote (an older version stored one on suspend): the file decides.
+            card, is_new = derive_card(note, key, scheduler, now, today)
+            card.suspended = stored.suspended
+            result.append(NoteCard(note, key, card, is_new))
         elif due_by is not None and note.next_review is not None and start_of_day(note.next_review) > due_by:
             continue
         else:

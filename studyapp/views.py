@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from enum import Enum
 from pathlib import Path
 
 RATING_LABELS = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
@@ -55,6 +56,24 @@ class ReviewOutcome:
     rating: int
     interval: str
     next_review: date | None
+
+
+class UndoKind(Enum):
+    """What an undo reverted."""
+
+    RATING = "rating"
+    SUSPENSION = "suspension"
+
+
+@dataclass(frozen=True)
+class Undone:
+    """What `undo` did, for the notification, and the note to show again (None when the note
+    is not part of the running session)."""
+
+    kind: UndoKind
+    path: str
+    title: str
+    card: Card | None = None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from studyapp.views import (
     StatsData,
     TodayCounts,
     TodaySummary,
+    Undone,
+    UndoKind,
 )
 
 TODAY = date(2026, 11, 22)
@@ -88,7 +90,7 @@ class FakeSession:
             self.queue.append(card)
         return ReviewOutcome(path, rating, "3d", TODAY + timedelta(days=3))
 
-    def undo(self) -> Card | None:
+    def undo(self) -> Undone | None:
         if not self.history:
             return None
         card, rating = self.history.pop()
@@ -96,7 +98,7 @@ class FakeSession:
             self.queue.pop()
         self.queue.insert(0, card)
         self.calls.append(("undo", card.path))
-        return card
+        return Undone(UndoKind.RATING, card.path, card.title, card)
 
     def suspend(self, path: str) -> None:
         self.calls.append(("suspend", path))

@@ -1,0 +1,122 @@
+"""Scheduling state stays truthful: suspend/unsuspend restores exactly, the clock never goes
+backwards, and a drill result writes mastery only where the one definition says it may."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from studyapp.cli import main
+from studyapp.reviews import ReviewService
+from studyapp.schedule import build_scheduler, mastery, new_card
+from studyapp.config import Settings
+from studyapp.errors import UserError
+
+from test_reviews import NEW_NOTE, T0, ctx, rows, service, vault  # noqa: F401  (fixtures)
+
+
+def _item(service, path):
+    (item,) = [i for i in service.note_cards(service.vault.load().notes) if i.note.path == path]
+    return item
+
+
+def test_suspend_then_unsuspend_leaves_a_new_note_new(service, ctx):
+    before = _item(service, "attn/scale.md")
+    assert before.is_new
+    cards_before = rows(service, "cards")
+    assert service.set_suspended("attn/scale.md", True)
+    assert service.set_suspended("attn/scale.md", False)
+    after = _item(service, "attn/scale.md")
+    assert after.is_new, "an unsuspended new note must stay in the new queue"
+    assert (after.card.state, after.card.due, after.card.stability) == (
+        before.card.state, before.card.due, before.card.stability)
+    assert rows(service, "cards") == cards_before
+    # it still counts against the daily new limit, not as an overdue review
+    ctx.settings.new_per_day = 0
+    queue = service.queue(service.note_cards(service.vault.load().notes))
+    assert "attn/scale.md" not in [i.note.path for i in queue]
+
+
+def test_suspend_then_unsuspend_keeps_a_reviewed_card_exactly(service, ctx):
+    service.record_review("attn/mask.md", "good")
+    cards_before = rows(service, "cards")
+    service.set_suspended("attn/mask.md", True)
+    service.set_suspended("attn/mask.md", False)
+    assert rows(service, "cards") == cards_before
+
+
+def test_a_stored_never_reviewed_card_counts_as_new(service, ctx):
+    """Databases where an older version left such a row (suspend, then unsuspend) heal on read."""
+    key = service.store.add_note("attn/scale.md", None, None, T0)
+    card = new_card(key, T0 - timedelta(days=400))
+    service.store.put_card(card)
+    item = _item(service, "attn/scale.md")
+    assert item.is_new
+    result = service.record_review("attn/scale.md", "good")
+    (review,) = service.store.reviews()
+    assert review["state_before"] is None, "its first review is a new card's, for the daily limit"
+    assert result.state == "learning"
+
+
+def test_rating_earlier_than_the_last_review_is_refused(service, ctx, vault):
+    service.record_review("attn/scale.md", "good")
+    path = vault / "attn" / "scale.md"
+    before = path.read_bytes()
+    ctx.frozen_now = T0 - timedelta(days=3)
+    with pytest.raises(UserError, match="last reviewed"):
+        service.record_review("attn/scale.md", "good")
+    assert path.read_bytes() == before
+    assert len(service.store.reviews()) == 1
+
+
+def test_rating_before_the_files_last_reviewed_day_is_refused(service, ctx, vault):
+    # the legacy note says last_reviewed 2026-03-27; the database knows nothing of it
+    ctx.frozen_now = T0.replace(year=2020)
+    with pytest.raises(UserError, match="2026-03-27"):
+        service.record_review("attn/mask.md", "good")
+    assert service.store.reviews() == []
+
+
+def test_cli_rate_with_an_earlier_now_exits_with_one_line(vault, tmp_path, capsys):  # noqa: F811
+    common = ["--vault", str(vault), "--data-dir", str(tmp_path / "d")]
+    assert main(["rate", "attn/scale.md", "--rating", "good", *common, "--now", "2026-04-06"]) == 0
+    text = (vault / "attn" / "scale.md").read_bytes()
+    capsys.readouterr()
+    assert main(["rate", "attn/scale.md", "--rating", "good", *common, "--now", "2020-01-01"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "last reviewed" in err and "Traceback" not in err
+    assert (vault / "attn" / "scale.md").read_bytes() == text
+
+
+def test_never_reviewed_mastery_is_zero_even_with_passed_drills():
+    scheduler = build_scheduler(Settings(), fuzz=False)
+    status = {"sdpa": "passed"}
+    assert mastery(None, T0, scheduler, ["sdpa"], status) == 0.0
+    assert mastery(new_card(1, T0), T0, scheduler, ["sdpa"], status) == 0.0
+
+
+def test_a_drill_pass_writes_only_declared_and_reviewed_notes(service, vault):
+    declared = NEW_NOTE.replace("related_outlines: []", "related_outlines: []\ndrills: [sdpa]")
+    (vault / "attn" / "declared-unreviewed.md").write_text(declared, encoding="utf-8")
+    (vault / "attn" / "declared-reviewed.md").write_text(declared, encoding="utf-8")
+    # suggested by its text (scaled_dot_product_attention), but never declared
+    suggested = NEW_NOTE.replace("自己写的测试正文。", "F.scaled_dot_product_attention(q, k, v) 缩放点积")
+    (vault / "attn" / "suggested.md").write_text(suggested, encoding="utf-8")
+    service.record_review("attn/declared-reviewed.md", "good")
+    service.record_review("attn/suggested.md", "good")
+    untouched = {p: (vault / p).read_bytes() for p in
+                 ("attn/declared-unreviewed.md", "attn/suggested.md", "attn/scale.md")}
+    verdict = {"drill": "sdpa", "file": "sdpa.py", "status": "pass", "summary": "", "seconds": 0.1}
+    assert service.record_drill_result(verdict) == ["attn/declared-reviewed.md"]
+    assert {p: (vault / p).read_bytes() for p in untouched} == untouched
+
+
+def test_review_mastery_counts_declared_drills_only(service, vault):
+    """The value a review writes equals the one a drill result would write (one definition)."""
+    suggested = NEW_NOTE.replace("自己写的测试正文。", "F.scaled_dot_product_attention(q, k, v) 缩放点积")
+    (vault / "attn" / "suggested.md").write_text(suggested, encoding="utf-8")
+    service.store.record_drill_attempt("sdpa", "pass", attempted_at=T0)
+    with_suggestion = service.record_review("attn/suggested.md", "good").mastery
+    plain = service.record_review("attn/scale.md", "good").mastery
+    assert with_suggestion == plain

@@ -1,0 +1,123 @@
+"""The review loop keeps the scheduling state truthful, seen through the keys: suspend is
+undoable and restores exactly, a drill pass writes only the notes it may, the clock cannot go
+backwards, and the counts move as Anki's do."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Static
+
+from studyapp.tui.app import StudyApp
+from studyapp.tui.screens.review import ReviewScreen
+
+from .conftest import settle
+from .sample_vault import NOTES, write_vault
+from .test_tui_drills import StubGrader, open_sdpa
+
+SCALING = "注意力/缩放因子.md"
+HEADS = "注意力/多头.md"
+
+
+@pytest.fixture
+def vault(ctx):
+    return write_vault(ctx.paths.vault_dir)
+
+
+def table(app, name):
+    return [tuple(r) for r in app.session.service.store.conn.execute(f"SELECT * FROM {name} ORDER BY 1")]
+
+
+async def start_review(pilot) -> ReviewScreen:
+    await settle(pilot)
+    await pilot.press("r")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, ReviewScreen)
+    return pilot.app.screen
+
+
+def notifications(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_suspend_is_undone_by_u_and_the_new_note_stays_new(ctx, vault):
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await start_review(pilot)
+        await pilot.press("space", "3")  # the overdue review first; the new notes follow
+        assert screen.card.path == HEADS and screen.card.is_new
+        cards, counts = table(app, "cards"), app.session.today_counts()
+        await pilot.press("s")
+        assert screen.card.path != HEADS
+        await pilot.press("u")
+        assert screen.card.path == HEADS and screen.card.is_new
+        assert any("Undid the suspension" in m for m in notifications(app))
+        assert table(app, "cards") == cards, "the card rows are exactly as before the suspension"
+        assert app.session.today_counts() == counts
+        await pilot.press("u")  # and the rating before it is next
+        assert screen.card.path == SCALING
+        assert table(app, "reviews") == []
+
+
+async def test_suspend_and_resume_in_notes_keep_a_new_note_new(ctx, vault):
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        before = app.session.today_counts()
+        app.session.suspend(HEADS)
+        app.session.unsuspend(HEADS)
+        assert app.session.today_counts() == before
+        screen = await start_review(pilot)
+        paths = []
+        while screen.card is not None and len(paths) < 6:
+            paths.append((screen.card.path, screen.card.is_new))
+            await pilot.press("space", "4")
+        assert (HEADS, True) in paths
+
+
+async def test_a_drill_pass_writes_only_reviewed_notes_that_declare_it(ctx, vault):
+    declared_new = NOTES[HEADS].replace("related_outlines: []\n", "related_outlines: []\ndrills: [sdpa]\n")
+    (vault / "注意力/声明但未复习.md").write_text(declared_new, encoding="utf-8")
+    suggested = NOTES[HEADS].replace("拼接后再投影回模型维度。", "F.scaled_dot_product_attention(q, k, v), 缩放点积")
+    (vault / "注意力/只是提到.md").write_text(suggested, encoding="utf-8")
+    untouched = {p: (vault / p).read_bytes() for p in ("注意力/声明但未复习.md", "注意力/只是提到.md", HEADS)}
+    app = StudyApp(ctx)
+    app.session._grader = StubGrader()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+    assert {p: (vault / p).read_bytes() for p in untouched} == untouched
+    assert "mastery_level: 0.3\n" not in (vault / SCALING).read_text(encoding="utf-8")
+
+
+async def test_a_review_before_the_notes_last_review_is_refused(ctx, vault):
+    # a sync brought a review from a later day than the app's clock (frozen at 2026-11-22)
+    path = vault / SCALING
+    path.write_text(NOTES[SCALING].replace("last_reviewed: '2026-11-10'", "last_reviewed: '2026-11-25'"),
+                    encoding="utf-8")
+    before = path.read_bytes()
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await start_review(pilot)
+        assert screen.card.path == SCALING
+        await pilot.press("space", "3")
+        await settle(pilot)
+        assert screen.card.path == SCALING
+        assert any("last reviewed 2026-11-25" in m for m in notifications(app))
+    assert path.read_bytes() == before
+
+
+async def test_progress_shows_new_learning_review_and_drops_after_good(ctx, vault):
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await start_review(pilot)
+
+        def line() -> str:
+            return str(screen.query_one("#review-progress", Static).render())
+
+        assert "3 new · 0 learning · 1 review" in line()
+        await pilot.press("space", "3")
+        assert "3 new · 0 learning · 0 review" in line()
+        await pilot.press("space", "3")  # a new note's first Good: a learning step in 10 minutes
+        assert "2 new · 0 learning · 0 review" in line()
+        assert "1 step later" in line()
