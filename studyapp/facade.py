@@ -72,6 +72,8 @@ class StudyFacade:
         self._undo: list[tuple[UndoKind, str, bool]] = []
         """What `undo` reverts, newest last: (kind, note path, was in the session)."""
         self._session_started = datetime.now()
+        self._left = None
+        """`session.QueueCounts` of the running session, kept with its order."""
         self._grader = None
         self._grade_generation = 0
         """Bumped by `cancel_grade`; a grade that started before the bump is not recorded."""
@@ -153,14 +155,17 @@ class StudyFacade:
         return self._counts(self.service.queue(items))
 
     def _counts(self, queue) -> TodayCounts:
+        from studyapp.session import queue_counts
         from studyapp.stats import local_day, recent_reviews, reviews_per_day, streak_ending
 
         now = self.ctx.now()
         per_day = reviews_per_day(recent_reviews(self.service.store, now))
         today = local_day(now)
+        left = queue_counts(queue, now)
         return TodayCounts(
-            due_now=sum(1 for i in queue if not i.is_new),
-            new_available=sum(1 for i in queue if i.is_new),
+            new=left.new,
+            learning=left.learning,
+            review=left.review,
             reviewed_today=per_day.get(today, 0),
             streak=streak_ending(per_day, today),
             problems=len(self._problems),
@@ -187,8 +192,9 @@ class StudyFacade:
         else:
             drills = [d for d in catalog if d.status != "passed"]
         return TodaySummary(
-            due_now=counts.due_now,
-            new_available=counts.new_available,
+            new=counts.new,
+            learning=counts.learning,
+            review=counts.review,
             reviewed_today=counts.reviewed_today,
             streak=counts.streak,
             heatmap=heatmap,
@@ -208,15 +214,18 @@ class StudyFacade:
     @_locked
     def begin_review(self) -> None:
         """Take today's queue (daily limits applied) as this session's notes."""
+        from studyapp.session import queue_counts
+
         queue = self.service.queue(self._items())
         self._session = [item.note.path for item in queue]
         self._session_set = set(self._session)
+        self._left = queue_counts(queue, self.ctx.now())
         self._history = []
         self._session_started = datetime.now()
 
     def _requeue(self, first: str | None = None) -> None:
         """Order the session's notes again: rated notes leave, an "again" comes back after the rest."""
-        from studyapp.session import note_cards, session_queue
+        from studyapp.session import note_cards, queue_counts, session_queue
 
         service = self.service
         notes = [self._notes[p] for p in self._session_set if p in self._notes]
@@ -224,6 +233,7 @@ class StudyFacade:
         items = note_cards(service.store, service.scheduler, notes, self.ctx.now())
         order = session_queue(items, service.scheduler, self.ctx.now(), NO_LIMIT, NO_LIMIT)
         self._session = [item.note.path for item in order]
+        self._left = queue_counts(order, self.ctx.now())
         if first is not None:
             self._session = [first] + [p for p in self._session if p != first]
 
@@ -233,7 +243,11 @@ class StudyFacade:
 
     @_locked
     def progress(self) -> ReviewProgress:
-        return ReviewProgress(remaining=len(self._session), reviewed=len(self._history))
+        from studyapp.session import QueueCounts
+
+        left = self._left or QueueCounts()
+        return ReviewProgress(new=left.new, learning=left.learning, review=left.review,
+                              reviewed=len(self._history), waiting=left.waiting)
 
     @_locked
     def summary(self) -> SessionSummary:
@@ -302,8 +316,8 @@ class StudyFacade:
         if self.service.set_suspended(path, True):
             self._undo.append((UndoKind.SUSPENSION, path, path in self._session_set))
         self._session_set.discard(path)
-        self._session = [p for p in self._session if p != path]
         self._items_cache = None
+        self._requeue()
 
     @_locked
     def unsuspend(self, path: str) -> None:
@@ -313,7 +327,7 @@ class StudyFacade:
 
     @_locked
     def end_review(self) -> None:
-        self._session, self._session_set = [], set()
+        self._session, self._session_set, self._left = [], set(), None
 
     def note_file(self, path: str) -> Path:
         return self.ctx.paths.vault_dir / path

@@ -21,9 +21,13 @@ from studyapp import schedule
 from studyapp.errors import UserError
 from studyapp.session import (
     NoteCard,
+    QueueCounts,
+    QueueKind,
     derive_card,
     never_reviewed,
     note_cards,
+    queue_counts,
+    queue_kind,
     reconcile_identity,
     session_queue,
 )
@@ -394,6 +398,8 @@ class DueEntry:
     suspended: bool
     days_overdue: int | None
     """Whole local days past its due date (0 when due today); None for a new note."""
+    kind: QueueKind = QueueKind.REVIEW
+    """Which of Anki's counts it adds to."""
 
     def as_json(self) -> dict:
         from studyapp.vault.due import DueNote
@@ -403,6 +409,7 @@ class DueEntry:
             due_at=self.due_at.astimezone().isoformat(timespec="seconds"),
             retrievability=None if self.retrievability is None else round(self.retrievability, 4),
             suspended=self.suspended,
+            queue=self.kind.value,
         )
         return data
 
@@ -410,6 +417,11 @@ class DueEntry:
 def due_listing(ctx, snapshot) -> list[DueEntry]:
     """`studyapp due`: today's session queue (daily limits, overdue first, then lowest
     retrievability, then new notes) for a loaded vault snapshot."""
+    return due_queue(ctx, snapshot)[0]
+
+
+def due_queue(ctx, snapshot) -> tuple[list[DueEntry], QueueCounts]:
+    """`due_listing` and its counts (new · learning · review, as the TUI shows them)."""
     with ReviewService(ctx) as service:
         reconcile_identity(service.store, snapshot.notes, [p.path for p in snapshot.problems],
                            ctx.now())
@@ -417,7 +429,7 @@ def due_listing(ctx, snapshot) -> list[DueEntry]:
         # Only notes that can be due now matter: the queue takes nothing due later.
         items = note_cards(service.store, service.scheduler, snapshot.notes, now, due_by=now)
         queue = service.queue(items)
-        return [
+        entries = [
             DueEntry(
                 note=item.note, is_new=item.is_new, due_at=item.card.due,
                 retrievability=(None if item.is_new
@@ -425,7 +437,8 @@ def due_listing(ctx, snapshot) -> list[DueEntry]:
                 suspended=item.card.suspended,
                 days_overdue=(None if item.is_new
                               else max((today - item.card.due.astimezone().date()).days, 0)),
+                kind=queue_kind(item),
             )
             for item in queue
         ]
-
+        return entries, queue_counts(queue, now)

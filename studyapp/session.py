@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
+from enum import Enum
 
 from fsrs import Scheduler, State
 
@@ -153,3 +154,52 @@ def session_queue(items: Sequence[NoteCard], scheduler: Scheduler, now: datetime
     new.sort(key=lambda i: (i.note.next_review or date.max, i.note.path))
     return (steps_now + [t[3] for t in reviews[:max(reviews_left, 0)]]
             + new[:max(new_left, 0)] + steps_soon)
+
+
+class QueueKind(Enum):
+    """Anki's three counts: which one a queued note adds to."""
+
+    NEW = "new"
+    LEARNING = "learning"
+    REVIEW = "review"
+
+
+def queue_kind(item: NoteCard) -> QueueKind:
+    if item.is_new:
+        return QueueKind.NEW
+    if item.card.state in (State.Learning, State.Relearning):
+        return QueueKind.LEARNING
+    return QueueKind.REVIEW
+
+
+@dataclass(frozen=True)
+class QueueCounts:
+    """What is left of a session, as Anki counts it (the one definition the CLI and TUI show).
+
+    A learning step that is not due yet but comes back within the session (LEARN_AHEAD) is
+    `waiting`, not remaining: after Good on a new note the new count drops by one and the
+    note waits for its next step, shown again when nothing else is left.
+    """
+
+    new: int = 0
+    learning: int = 0
+    review: int = 0
+    waiting: int = 0
+
+    @property
+    def remaining(self) -> int:
+        return self.new + self.learning + self.review
+
+
+def queue_counts(queue: Iterable[NoteCard], now: datetime) -> QueueCounts:
+    """Counts of a session queue (`session_queue`'s order and limits already applied)."""
+    counts = {kind: 0 for kind in QueueKind}
+    waiting = 0
+    for item in queue:
+        kind = queue_kind(item)
+        if kind is QueueKind.LEARNING and item.card.due > now:
+            waiting += 1
+        else:
+            counts[kind] += 1
+    return QueueCounts(counts[QueueKind.NEW], counts[QueueKind.LEARNING], counts[QueueKind.REVIEW],
+                       waiting)

@@ -42,10 +42,18 @@ class RatingOption:
 
 @dataclass(frozen=True)
 class ReviewProgress:
-    """The progress line of a review session."""
+    """The progress line of a review session: Anki's counts of what is left, and what is done."""
 
-    remaining: int
+    new: int
+    learning: int
+    review: int
     reviewed: int
+    waiting: int = 0
+    """Learning steps not due yet that come back later in this session."""
+
+    @property
+    def remaining(self) -> int:
+        return self.new + self.learning + self.review
 
 
 @dataclass(frozen=True)
@@ -136,19 +144,28 @@ class Problem:
 class TodayCounts:
     """The Today screen's figures, computed before the rest so they show first."""
 
-    due_now: int
-    new_available: int
+    new: int
+    """New notes today's session would introduce (the daily limit applied)."""
+    learning: int
+    """Learning and relearning steps due now."""
+    review: int
+    """Reviews due now (the daily limit applied)."""
     reviewed_today: int
     streak: int
     problems: int = 0
+
+    @property
+    def due_now(self) -> int:
+        return self.learning + self.review
 
 
 @dataclass(frozen=True)
 class TodaySummary:
     """Everything the Today screen draws."""
 
-    due_now: int
-    new_available: int
+    new: int
+    learning: int
+    review: int
     reviewed_today: int
     streak: int
     heatmap: dict[date, int]
@@ -157,6 +174,10 @@ class TodaySummary:
     """Drills paired with what is due today (or, failing that, those not yet passed)."""
     mastery_by_tag: tuple[tuple[str, float], ...]
     problems: int = 0
+
+    @property
+    def due_now(self) -> int:
+        return self.learning + self.review
 
 
 @dataclass(frozen=True)

@@ -120,3 +120,34 @@ def test_review_mastery_counts_declared_drills_only(service, vault):
     with_suggestion = service.record_review("attn/suggested.md", "good").mastery
     plain = service.record_review("attn/scale.md", "good").mastery
     assert with_suggestion == plain
+
+
+def test_counts_follow_anki_new_learning_review(service, ctx):
+    """A new note's first Good moves it from new to a waiting learning step: remaining drops."""
+    from studyapp.session import queue_counts
+
+    def counts():
+        return queue_counts(service.queue(service.note_cards(service.vault.load().notes)), ctx.now())
+
+    start = counts()
+    assert (start.new, start.learning, start.review, start.waiting) == (1, 0, 1, 0)
+    service.record_review("attn/scale.md", "good")
+    after = counts()
+    assert (after.new, after.learning, after.review, after.waiting) == (0, 0, 1, 1)
+    assert after.remaining == start.remaining - 1
+    ctx.frozen_now = T0 + timedelta(minutes=11)  # its 10-minute step has come
+    due = counts()
+    assert (due.new, due.learning, due.review, due.waiting) == (0, 1, 1, 0)
+
+
+def test_cli_due_prints_the_same_counts(vault, tmp_path, capsys):  # noqa: F811
+    import json
+
+    common = ["--vault", str(vault), "--data-dir", str(tmp_path / "d"), "--now", T0.isoformat()]
+    assert main(["rate", "attn/scale.md", "--rating", "good", *common]) == 0
+    capsys.readouterr()
+    assert main(["due", *common]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("0 new · 0 learning · 1 review (+1 learning step(s) due later in the session)")
+    assert main(["due", "--json", *common]) == 0
+    assert [i["queue"] for i in json.loads(capsys.readouterr().out)] == ["review", "learning"]

@@ -42,10 +42,10 @@ def load_vault(ctx):
 
 
 def print_due(ctx, as_json: bool) -> int:
-    from studyapp.reviews import due_listing
+    from studyapp.reviews import due_queue
 
     snapshot = load_vault(ctx)
-    due = due_listing(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
+    due, counts = due_queue(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
     if as_json:
         import json
 
@@ -53,18 +53,18 @@ def print_due(ctx, as_json: bool) -> int:
         rows = ",\n".join(json.dumps(d.as_json(), ensure_ascii=False) for d in due)
         sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
         return 0
-    _print_due_table(due, total=len(snapshot.notes))
+    _print_due_table(due, counts, total=len(snapshot.notes))
     return 0
 
 
-def _print_due_table(due, total: int) -> None:
+def _print_due_table(due, counts, total: int) -> None:
     import shutil
 
     from studyapp.textwidth import fit
 
-    reviews = sum(not d.is_new for d in due)
-    new = len(due) - reviews
-    print(f"{reviews} due, {new} new, {total} notes in the vault")
+    later = f" (+{counts.waiting} learning step(s) due later in the session)" if counts.waiting else ""
+    print(f"{counts.new} new · {counts.learning} learning · {counts.review} review{later}; "
+          f"{total} notes in the vault")
     if not due:
         return
     columns = shutil.get_terminal_size((100, 24)).columns

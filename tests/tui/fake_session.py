@@ -55,11 +55,11 @@ class FakeSession:
 
     def today_counts(self) -> TodayCounts:
         s = self.today()
-        return TodayCounts(s.due_now, s.new_available, s.reviewed_today, s.streak, s.problems)
+        return TodayCounts(s.new, s.learning, s.review, s.reviewed_today, s.streak, s.problems)
 
     def today(self) -> TodaySummary:
         heatmap = {TODAY - timedelta(days=i): (i * 7) % 5 for i in range(120)}
-        return TodaySummary(due_now=1, new_available=1, reviewed_today=3, streak=4, heatmap=heatmap,
+        return TodaySummary(new=1, learning=0, review=1, reviewed_today=3, streak=4, heatmap=heatmap,
                             drills=tuple(self.drills()[:2]),
                             mastery_by_tag=(("Transformer", 0.62), ("注意力机制", 0.35), ("掩码", 0.1)), problems=1)
 
@@ -71,7 +71,8 @@ class FakeSession:
         return self.queue[0] if self.queue else None
 
     def progress(self) -> ReviewProgress:
-        return ReviewProgress(remaining=len(self.queue), reviewed=len(self.history))
+        new = sum(c.is_new for c in self.queue)
+        return ReviewProgress(new=new, learning=0, review=len(self.queue) - new, reviewed=len(self.history))
 
     def summary(self) -> SessionSummary:
         by_rating: dict[int, int] = {}

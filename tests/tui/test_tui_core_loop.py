@@ -121,3 +121,15 @@ async def test_progress_shows_new_learning_review_and_drops_after_good(ctx, vaul
         await pilot.press("space", "3")  # a new note's first Good: a learning step in 10 minutes
         assert "2 new · 0 learning · 0 review" in line()
         assert "1 step later" in line()
+
+
+async def test_today_shows_the_same_counts_as_the_review(ctx, vault):
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert str(app.screen.query_one("#due-counts", Static).render()) == "3 · 0 · 1"
+        await start_review(pilot)
+        await pilot.press("space", "3", "space", "3")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert str(app.screen.query_one("#due-counts", Static).render()) == "2 · 0 · 0"

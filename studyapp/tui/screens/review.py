@@ -114,8 +114,10 @@ class ReviewScreen(StudyScreen):
 
     def _update_progress(self) -> None:
         progress = self.session.progress()
+        later = f" · {progress.waiting} step{'s' if progress.waiting != 1 else ''} later" if progress.waiting else ""
         self.query_one("#review-progress", Static).update(
-            f"[dim]{progress.remaining} remaining · {progress.reviewed} reviewed[/]"
+            f"[$primary]{progress.new} new[/] · [$error]{progress.learning} learning[/] · "
+            f"[$success]{progress.review} review[/]  [dim]{progress.reviewed} reviewed{later}[/]"
         )
 
     def _show_summary(self) -> None:
