@@ -137,7 +137,10 @@ class StudyFacade:
         note = self._notes[path]
         if is_new is None:
             is_new = self._card_row(path)[1]
-        return Card(path=path, title=note.title, answer=note.answer or "", body=note.body or "",
+        from studyapp.note_text import review_texts
+
+        answer, body = review_texts(note.title, note.body or "", note.answer or "")
+        return Card(path=path, title=note.title, answer=answer, body=body,
                     drills=self._drills_of(note), is_new=is_new)
 
     # -- today ----------------------------------------------------------------------------

@@ -23,9 +23,10 @@ class Card:
     """Posix path relative to the vault: the note's identity for every call below."""
     title: str
     answer: str
-    """Markdown under the note's first `##` heading: what the learner should have recalled."""
+    """Markdown under the note's first `##` heading (the whole body when it has none): what
+    the learner should have recalled. Line breaks are kept (`studyapp.note_text`)."""
     body: str
-    """The whole note without its metadata block (the `f` key shows it)."""
+    """The whole note without its metadata block and title lines (the `f` key shows it)."""
     drills: tuple[str, ...] = ()
     is_new: bool = False
 

@@ -133,3 +133,37 @@ async def test_today_shows_the_same_counts_as_the_review(ctx, vault):
         await pilot.press("escape")
         await settle(pilot)
         assert str(app.screen.query_one("#due-counts", Static).render()) == "2 · 0 · 0"
+
+
+CLIP = "Attention 注意力机制\nAttention 注意力机制\n注意力机制是一个宽泛的概念。\n例如, Self-Attention 的 Q、K、V 来源于同一个输入。\n"
+
+
+def answer_lines(screen) -> list[str]:
+    from studyapp.tui.widgets.answer import Answer
+
+    return [strip.text.strip() for strip in screen.query_one(Answer)._strips if strip.text.strip()]
+
+
+async def test_a_plain_clip_answers_with_its_lines_and_the_whole_note_shows_no_title(ctx, vault):
+    (vault / "基础/剪藏.md").write_text(CLIP, encoding="utf-8")
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await start_review(pilot)
+        for _ in range(6):
+            if screen.card.path == "基础/剪藏.md":
+                break
+            await pilot.press("space", "4")
+        assert screen.card.path == "基础/剪藏.md"
+        await pilot.press("space")
+        assert answer_lines(screen) == ["注意力机制是一个宽泛的概念。", "例如, Self-Attention 的 Q、K、V 来源于同一个输入。"]
+        await pilot.press("f")
+        assert "Attention 注意力机制" not in answer_lines(screen)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        app.screen.query_one("#note-filter").value = "剪藏"
+        await settle(pilot)
+        await pilot.press("o")
+        await settle(pilot)
+        assert answer_lines(app.screen)[0] == "注意力机制是一个宽泛的概念。"

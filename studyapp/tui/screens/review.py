@@ -107,7 +107,7 @@ class ReviewScreen(StudyScreen):
         else:
             self.query_one("#review-drills", Static).update("")
         # Render the answer while it is concealed, so revealing it only repaints the screen.
-        self.query_one("#answer", Answer).show(card.answer or "*(This note has no `##` section to use as the answer.)*")
+        self.query_one("#answer", Answer).show(card.answer or "*(This note has no text beyond its title.)*")
         self._set_answer_visible(False)
         self.options = {}
         self.shown_at = time.monotonic()
