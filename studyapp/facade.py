@@ -72,6 +72,8 @@ class StudyFacade:
         self._undo: list[tuple[UndoKind, str, bool]] = []
         """What `undo` reverts, newest last: (kind, note path, was in the session)."""
         self._session_started = datetime.now()
+        self._folded: dict[str, tuple[str, str]] = {}
+        """Casefolded note text by path, with the content hash it was read at (`search_notes`)."""
         self._left = None
         """`session.QueueCounts` of the running session, kept with its order."""
         self._grader = None
@@ -364,6 +366,31 @@ class StudyFacade:
         rows.sort(key=lambda r: r.path)
         problems = [Problem(p.path, p.reason) for p in self._problems]
         return rows, problems
+
+    def search_notes(self, text: str, should_stop=lambda: False) -> frozenset[str]:
+        """Paths of the notes whose text (title or body) contains `text`, ignoring case.
+
+        Reads bodies lazily (from disk on first use after a cached load) and keeps them
+        casefolded, so a search runs without the lock and later keystrokes are quick;
+        `should_stop` lets a worker give up when the filter changed meanwhile.
+        """
+        needle = text.casefold()
+        with self._lock:
+            notes = list(self._notes.values())
+        hits = set()
+        for note in notes:
+            if should_stop():
+                break
+            folded = self._folded.get(note.path)
+            if folded is None or folded[0] != note.content_hash:
+                try:
+                    body = note.body
+                except Exception:  # noqa: BLE001 - unreadable now: not a match
+                    continue
+                folded = self._folded[note.path] = (note.content_hash, f"{note.title}\n{body}".casefold())
+            if needle in folded[1]:
+                hits.add(note.path)
+        return frozenset(hits)
 
     # -- drills ---------------------------------------------------------------------------
 

@@ -123,6 +123,10 @@ class FakeSession:
                         None if c.is_new else 0.5, 0 if c.is_new else 3, c.path in self.suspended) for c in self.cards]
         return rows, [Problem("坏/broken.md", "the metadata block is not valid YAML (line 3)")]
 
+    def search_notes(self, text: str, should_stop=lambda: False) -> frozenset[str]:
+        needle = text.casefold()
+        return frozenset(c.path for c in self.cards if needle in f"{c.title}\n{c.body}".casefold())
+
     def drills(self) -> list[DrillInfo]:
         return [DrillInfo("sdpa", "Scaled dot-product attention", ("attention",), "failing", "values differ"),
                 DrillInfo("causal_mask", "Causal mask", ("masks",), "not started")]

@@ -167,3 +167,23 @@ async def test_a_plain_clip_answers_with_its_lines_and_the_whole_note_shows_no_t
         await pilot.press("o")
         await settle(pilot)
         assert answer_lines(app.screen)[0] == "注意力机制是一个宽泛的概念。"
+
+
+async def test_notes_has_a_path_column_and_filters_by_body_text(ctx, vault):
+    twin = NOTES[HEADS].replace("每个头在不同的子空间", "另一份笔记: 每个头在不同的子空间")
+    (vault / "基础/多头-副本.md").write_text(twin, encoding="utf-8")
+    app = StudyApp(ctx)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        table = app.screen.query_one("#note-table")
+        assert [str(c.label) for c in table.columns.values()][-1] == "Path"
+        same_title = [table.get_row(k) for k in table.rows if "多头注意力相比单头" in str(table.get_row(k)[3])]
+        assert sorted(str(r[-1]) for r in same_title) == ["基础/多头-副本.md", HEADS]
+        app.screen.query_one("#note-filter").value = "饱和区"  # only in the answer of one note
+        await settle(pilot)
+        assert [str(table.get_row(k)[-1]) for k in table.rows] == [SCALING]
+        app.screen.query_one("#note-filter").value = "另一份笔记"
+        await settle(pilot)
+        assert [str(table.get_row(k)[-1]) for k in table.rows] == ["基础/多头-副本.md"]
