@@ -262,11 +262,11 @@ class StudyFacade:
 
     @_locked
     def rating_options(self, path: str) -> list[RatingOption]:
-        from studyapp.schedule import format_interval, preview
+        from studyapp.schedule import interval_labels, preview
 
         row, _ = self._card_row(path)
-        spans = preview(self.service.scheduler, row, self.ctx.now())
-        return [RatingOption(r, label, format_interval(spans[label.lower()])) for r, label in RATING_LABELS.items()]
+        labels = interval_labels(preview(self.service.scheduler, row, self.ctx.now()))
+        return [RatingOption(r, label, labels[label.lower()]) for r, label in RATING_LABELS.items()]
 
     @_locked
     def rate(self, path: str, rating: int, duration_seconds: float | None = None) -> ReviewOutcome:

@@ -175,24 +175,49 @@ def retrievability(scheduler: Scheduler, row: CardRow, now: datetime) -> float:
 def review(scheduler: Scheduler, row: CardRow, rating: Rating, now: datetime,
            duration_ms: int | None = None) -> CardRow:
     """The card after reviewing it with `rating` at `now`."""
-    card, _ = scheduler.review_card(to_fsrs(row), rating, now.astimezone(timezone.utc),
-                                    duration_ms)
+    moment = now.astimezone(timezone.utc)
+    card, _ = scheduler.review_card(to_fsrs(row), rating, moment, duration_ms)
+    if rating == Rating.Easy:
+        card.due = max(card.due, _easy_floor(_steady(scheduler), row, moment))
     return updated_row(row, card, rating)
 
 
 def preview(scheduler: Scheduler, row: CardRow, now: datetime) -> dict[str, timedelta]:
     """Time until the note is due again for each rating (unfuzzed: what the buttons show)."""
-    steady = Scheduler(parameters=scheduler.parameters,
-                       desired_retention=scheduler.desired_retention,
-                       learning_steps=scheduler.learning_steps,
-                       relearning_steps=scheduler.relearning_steps,
-                       maximum_interval=scheduler.maximum_interval, enable_fuzzing=False)
+    steady = _steady(scheduler)
     moment = now.astimezone(timezone.utc)
     result = {}
     for name, rating in RATINGS.items():
         card, _ = steady.review_card(to_fsrs(row), rating, moment)
         result[name] = card.due - moment
+    result["easy"] = max(result["easy"], _easy_floor(steady, row, moment) - moment)
     return result
+
+
+def _steady(scheduler: Scheduler) -> Scheduler:
+    """The same scheduler without fuzzing: the intervals the buttons promise."""
+    if not scheduler.enable_fuzzing:
+        return scheduler
+    return Scheduler(parameters=scheduler.parameters,
+                     desired_retention=scheduler.desired_retention,
+                     learning_steps=scheduler.learning_steps,
+                     relearning_steps=scheduler.relearning_steps,
+                     maximum_interval=scheduler.maximum_interval, enable_fuzzing=False)
+
+
+def _easy_floor(steady: Scheduler, row: CardRow, moment: datetime) -> datetime:
+    """The earliest due date Easy may give: a day past Good's when Good schedules in days.
+
+    fsrs orders the ratings by stability only, so a learning step that graduates (or a card
+    with a short stability) gets the same whole-day interval from Good and Easy; Anki keeps
+    Easy at least one day longer than Good, and so do we (stability stays as FSRS set it).
+    """
+    good, _ = steady.review_card(to_fsrs(row), Rating.Good, moment)
+    good_span = good.due - moment
+    if good_span < timedelta(days=1):
+        return moment  # Good is a learning step: Easy already graduates past it
+    days = min(round(good_span / timedelta(days=1)) + 1, steady.maximum_interval)
+    return moment + timedelta(days=days)
 
 
 def format_interval(span: timedelta) -> str:
@@ -208,6 +233,18 @@ def format_interval(span: timedelta) -> str:
     if days < 365:
         return f"{days / 30:.1f}mo"
     return f"{days / 365:.1f}y"
+
+
+def interval_labels(spans: dict[str, timedelta]) -> dict[str, str]:
+    """`format_interval` of each rating's span, in whole days where two different spans would
+    otherwise read the same (33 and 34 days are both "1.1mo")."""
+    short = {name: format_interval(span) for name, span in spans.items()}
+    labels = dict(short)
+    for name, span in spans.items():
+        clash = any(short[other] == short[name] and spans[other] != span for other in spans)
+        if clash and span >= timedelta(days=1):
+            labels[name] = f"{round(span / timedelta(days=1))}d"
+    return labels
 
 
 def mastery(row: CardRow | None, now: datetime, scheduler: Scheduler,

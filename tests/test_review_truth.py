@@ -151,3 +151,39 @@ def test_cli_due_prints_the_same_counts(vault, tmp_path, capsys):  # noqa: F811
     assert first.startswith("0 new · 0 learning · 1 review (+1 learning step(s) due later in the session)")
     assert main(["due", "--json", *common]) == 0
     assert [i["queue"] for i in json.loads(capsys.readouterr().out)] == ["review", "learning"]
+
+
+def test_good_and_easy_never_show_the_same_interval():
+    """FSRS orders hard < good < easy only for cards in review; a graduating learning step gave
+    Good and Easy both 1 day. Easy now gets at least a day more than Good, as in Anki."""
+    from fsrs import Rating
+
+    from studyapp.schedule import format_interval, preview, review
+
+    checked = 0
+    for fuzz in (False, True):
+        scheduler = build_scheduler(Settings(), fuzz=fuzz)
+        for first in (Rating.Again, Rating.Hard, Rating.Good):
+            for second in (Rating.Again, Rating.Hard, Rating.Good):
+                row, now = new_card(1, T0), T0
+                for rating in (first, second):
+                    row = review(scheduler, row, rating, now)
+                    now = row.due
+                spans = preview(scheduler, row, now)
+                assert format_interval(spans["easy"]) != format_interval(spans["good"])
+                assert spans["easy"] > spans["good"]
+                good_days = (review(build_scheduler(Settings(), fuzz=False), row, Rating.Good, now).due - now).days
+                easy = review(scheduler, row, Rating.Easy, now)
+                assert (easy.due - now).days > good_days
+                checked += 1
+    assert checked == 18
+
+
+def test_interval_labels_differ_when_the_intervals_do():
+    from studyapp.schedule import interval_labels
+
+    spans = {"again": timedelta(minutes=10), "hard": timedelta(days=30),
+             "good": timedelta(days=33), "easy": timedelta(days=34)}
+    labels = interval_labels(spans)
+    assert labels["good"] != labels["easy"] and labels["good"] == "33d" and labels["easy"] == "34d"
+    assert labels["again"] == "10m"
