@@ -435,8 +435,12 @@ class StudyFacade:
         return DrillDetail(drill.id, drill.title, drill.statement, path, tuple(drill.hints))
 
     def save_drill_file(self, path: Path, text: str) -> None:
+        """Write the learner's code, ending with a newline as a text file does (an editor
+        drops it when its last, empty line is deleted)."""
         from studyapp.atomic import atomic_write_bytes
 
+        if text and not text.endswith("\n"):
+            text += "\n"
         atomic_write_bytes(path, text.encode("utf-8"))
 
     def grade(self, drill_id: str, path: Path) -> dict:

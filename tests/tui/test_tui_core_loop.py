@@ -187,3 +187,16 @@ async def test_notes_has_a_path_column_and_filters_by_body_text(ctx, vault):
         app.screen.query_one("#note-filter").value = "另一份笔记"
         await settle(pilot)
         assert [str(table.get_row(k)[-1]) for k in table.rows] == ["基础/多头-副本.md"]
+
+
+async def test_a_saved_drill_file_keeps_its_final_newline(ctx, vault):
+    from textual.widgets import TextArea
+
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        screen.query_one("#code", TextArea).text = "def scaled_dot_product_attention(q, k, v):\n    return v"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        saved = (ctx.paths.workspace_dir / "sdpa.py").read_text(encoding="utf-8")
+    assert saved == "def scaled_dot_product_attention(q, k, v):\n    return v\n"
