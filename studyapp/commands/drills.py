@@ -170,9 +170,13 @@ def watch_drill(args, ctx) -> int:
     with _client(args, ctx) as client:
         client.start()
         try:
+            first = True
             while True:
                 verdict = client.grade(info.id, path, device=args.device)
                 record_attempt(ctx, verdict)
+                if not first:
+                    _clear_terminal()
+                first = False
                 print(format_verdict(verdict), flush=True)
                 print(f"\nwatching {path} (Ctrl-C to stop)", flush=True)
                 for changes in watchfiles.watch(path.parent, debounce=200, rust_timeout=0,
@@ -182,6 +186,13 @@ def watch_drill(args, ctx) -> int:
         except KeyboardInterrupt:
             print()
             return 0
+
+
+def _clear_terminal() -> None:
+    """Start the next verdict on a clean screen, as test watchers do; piped output stays plain."""
+    if sys.stdout.isatty():
+        sys.stdout.write("\x1b[H\x1b[2J\x1b[3J")
+        sys.stdout.flush()
 
 
 def format_verdict(verdict: dict) -> str:
