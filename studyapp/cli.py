@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from studyapp import __version__
-from studyapp.errors import UserError
+from studyapp.errors import ExitCode, UserError
 
 COMMAND_MODULES = (
     "studyapp.commands.notes",
@@ -71,12 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except ValueError as exc:  # bad --now, bad config
         print(f"studyapp: error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except KeyboardInterrupt:
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `studyapp due | head`
         sys.stderr.close()
-        return 0
+        return ExitCode.OK
 
 
 if __name__ == "__main__":  # pragma: no cover

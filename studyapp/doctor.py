@@ -6,6 +6,8 @@ import platform
 import subprocess
 import sys
 
+from studyapp.errors import ExitCode
+
 _TORCH_PROBE = (
     "import torch; print(torch.__version__); "
     "print(torch.cuda.is_available()); "
@@ -51,4 +53,4 @@ def run_doctor(ctx, out=None) -> int:
     for problem in snapshot.problems:
         lines.append(f"  problem  {problem.path}: {problem.reason}")
     print("\n".join(lines), file=out or sys.stdout)
-    return 1 if snapshot.problems else 0
+    return ExitCode.FAILED if snapshot.problems else ExitCode.OK

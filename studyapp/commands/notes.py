@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from studyapp.errors import ExitCode
+
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("due", parents=[common], help="list notes due today (per --now), then new notes")
@@ -52,9 +54,9 @@ def print_due(ctx, as_json: bool) -> int:
         # One object per line: readable, and json's C encoder (an indent would use the slow one).
         rows = ",\n".join(json.dumps(d.as_json(), ensure_ascii=False) for d in due)
         sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
-        return 0
+        return ExitCode.OK
     _print_due_table(due, counts, total=len(snapshot.notes))
-    return 0
+    return ExitCode.OK
 
 
 def _print_due_table(due, counts, total: int) -> None:
@@ -97,4 +99,4 @@ def print_import(args, ctx) -> int:
     done = counts.get("add-block", 0) + counts.get("copy", 0)
     print(f"{prefix}import {done} note(s); {counts.get('already-imported', 0)} already imported, "
           f"{counts.get('problem', 0)} skipped with problems")
-    return 1 if counts.get("problem") else 0
+    return ExitCode.FAILED if counts.get("problem") else ExitCode.OK
