@@ -24,13 +24,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(handler=print_import)
 
     p = sub.add_parser("doctor", parents=[common], help="report the environment and every unreadable note")
-    p.set_defaults(handler=lambda args, ctx: _doctor(ctx))
+    p.add_argument("--torch", action="store_true",
+                   help="also import torch (in a subprocess, a few seconds) to check CUDA and the device")
+    p.set_defaults(handler=lambda args, ctx: _doctor(ctx, args.torch))
 
 
-def _doctor(ctx) -> int:
+def _doctor(ctx, probe: bool) -> int:
     from studyapp.doctor import run_doctor
 
-    return run_doctor(ctx)
+    return run_doctor(ctx, probe=probe)
 
 
 def load_vault(ctx):
