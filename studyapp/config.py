@@ -72,11 +72,12 @@ def load_settings(config_file: Path) -> Settings:
 def setting_docs() -> dict[str, str]:
     """Each setting's docstring, read from this module's source (the one place they live)."""
     import ast
+    from itertools import pairwise
 
     tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
     body = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Settings").body
     docs = {}
-    for node, after in zip(body, body[1:]):
+    for node, after in pairwise(body):
         if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
                 and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)):
             docs[node.target.id] = " ".join(str(after.value.value).split())

@@ -49,7 +49,7 @@ def installed_torch_version() -> str | None:
         text = (Path(spec.origin).parent / "version.py").read_text(encoding="utf-8")
     except OSError:
         return "unknown version"
-    match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.M)
+    match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.MULTILINE)
     return match.group(1) if match else "unknown version"
 
 

@@ -33,6 +33,7 @@ from studyapp.views import (
 
 if TYPE_CHECKING:
     from studyapp.context import Context
+    from studyapp.session import QueueCounts
 
 NO_LIMIT = 10**9
 """Inside a started session the daily limits were already applied when it was built."""
@@ -74,7 +75,7 @@ class StudyFacade:
         self._session_started = datetime.now()
         self._folded: dict[str, tuple[str, str]] = {}
         """Casefolded note text by path, with the content hash it was read at (`search_notes`)."""
-        self._left = None
+        self._left: QueueCounts | None = None
         """`session.QueueCounts` of the running session, kept with its order."""
         self._grader = None
         self._grade_generation = 0

@@ -8,9 +8,9 @@ No torch here: fitting parameters lives in `studyapp.optimize`.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta, timezone
+from functools import lru_cache
 
 from fsrs import Card, Rating, Scheduler, State
 

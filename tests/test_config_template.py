@@ -3,8 +3,9 @@ edit from the palette still changes just its line."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import fields
+
+import tomllib
 
 from studyapp.config import Settings, load_settings
 from studyapp.config_edit import set_setting

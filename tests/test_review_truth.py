@@ -6,14 +6,35 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from test_reviews import LEGACY_NOTE, NEW_NOTE, T0, rows
 
 from studyapp.cli import main
+from studyapp.config import Settings
+from studyapp.context import build_context
+from studyapp.errors import UserError
 from studyapp.reviews import ReviewService
 from studyapp.schedule import build_scheduler, mastery, new_card
-from studyapp.config import Settings
-from studyapp.errors import UserError
 
-from test_reviews import NEW_NOTE, T0, ctx, rows, service, vault  # noqa: F401  (fixtures)
+
+@pytest.fixture
+def vault(tmp_path):
+    root = tmp_path / "vault"
+    (root / "attn").mkdir(parents=True)
+    (root / "attn" / "scale.md").write_bytes(NEW_NOTE.encode())
+    (root / "attn" / "mask.md").write_bytes(LEGACY_NOTE.replace("\n", "\r\n").encode())
+    return root
+
+
+@pytest.fixture
+def ctx(vault, tmp_path):
+    return build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=T0)
+
+
+@pytest.fixture
+def service(ctx):
+    with ReviewService(ctx) as s:
+        s.load()
+        yield s
 
 
 def _item(service, path):
@@ -78,7 +99,7 @@ def test_rating_before_the_files_last_reviewed_day_is_refused(service, ctx, vaul
     assert service.store.reviews() == []
 
 
-def test_cli_rate_with_an_earlier_now_exits_with_one_line(vault, tmp_path, capsys):  # noqa: F811
+def test_cli_rate_with_an_earlier_now_exits_with_one_line(vault, tmp_path, capsys):
     common = ["--vault", str(vault), "--data-dir", str(tmp_path / "d")]
     assert main(["rate", "attn/scale.md", "--rating", "good", *common, "--now", "2026-04-06"]) == 0
     text = (vault / "attn" / "scale.md").read_bytes()
@@ -140,7 +161,7 @@ def test_counts_follow_anki_new_learning_review(service, ctx):
     assert (due.new, due.learning, due.review, due.waiting) == (0, 1, 1, 0)
 
 
-def test_cli_due_prints_the_same_counts(vault, tmp_path, capsys):  # noqa: F811
+def test_cli_due_prints_the_same_counts(vault, tmp_path, capsys):
     import json
 
     common = ["--vault", str(vault), "--data-dir", str(tmp_path / "d"), "--now", T0.isoformat()]

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from studyapp.errors import ExitCode, UsageError, UserError
+from studyapp.errors import ExitCode, UsageError
 
 DEVICES = ("auto", "cpu", "cuda")
 

@@ -20,8 +20,8 @@ from studyapp.views import (
     StatsData,
     TodayCounts,
     TodaySummary,
-    Undone,
     UndoKind,
+    Undone,
 )
 
 TODAY = date(2026, 11, 22)
