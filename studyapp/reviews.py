@@ -108,10 +108,12 @@ class ReviewService:
         row = self.store.note_by_path(path)
         key = row.key if row else None
         stored = self.store.card(key) if key is not None else None
-        if stored is not None and never_reviewed(stored):
-            stored = None  # only a suspension stored it: the note is still new (or legacy)
-        before = stored or derive_card(note, key, self.scheduler, now)[0]
-        is_new = stored is None and before.stability is None
+        # A row only a suspension stored does not schedule: the note is still new (or legacy).
+        scheduled = stored if stored is not None and not never_reviewed(stored) else None
+        before = scheduled or derive_card(note, key, self.scheduler, now)[0]
+        if stored is not None:
+            before.suspended = stored.suspended
+        is_new = scheduled is None and before.stability is None
         refuse_earlier_than(now, path, before.last_review, note.last_reviewed)
         duration_ms = None if duration_seconds is None else int(round(duration_seconds * 1000))
         after = schedule.review(self.scheduler, before, rating, now, duration_ms)

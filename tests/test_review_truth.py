@@ -208,3 +208,14 @@ def test_interval_labels_differ_when_the_intervals_do():
     labels = interval_labels(spans)
     assert labels["good"] != labels["easy"] and labels["good"] == "33d" and labels["easy"] == "34d"
     assert labels["again"] == "10m"
+
+
+def test_rating_a_suspended_new_note_keeps_it_suspended_and_undo_restores_the_row(service):
+    service.set_suspended("attn/scale.md", True)
+    cards = rows(service, "cards")
+    service.record_review("attn/scale.md", "good")
+    assert _item(service, "attn/scale.md").card.suspended
+    (review,) = service.store.reviews()
+    assert review["state_before"] is None  # still its first review, as a new note
+    service.undo_last()
+    assert rows(service, "cards") == cards
