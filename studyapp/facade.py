@@ -57,6 +57,20 @@ def _is_topic(tag: str) -> bool:
     return not tag.lower().endswith((".md", ".markdown", ".txt"))
 
 
+def _read_body(note) -> str | None:
+    """A note's body, read without keeping it on the note (`search_notes` keeps only the
+    casefolded copy: a 10,000-note vault would otherwise hold its text twice)."""
+    if "body" in note.__dict__:
+        return note.body
+    from studyapp.vault.parse import NoteFormatError, decode, find_layout
+
+    try:
+        text, _bom = decode(note.abs_path.read_bytes())
+        return text[find_layout(text).body_start:]
+    except (OSError, NoteFormatError):
+        return None
+
+
 class StudyFacade:
     """One learner's vault, review history and grader for the lifetime of the app."""
 
@@ -384,10 +398,9 @@ class StudyFacade:
                 break
             folded = self._folded.get(note.path)
             if folded is None or folded[0] != note.content_hash:
-                try:
-                    body = note.body
-                except Exception:  # noqa: BLE001 - unreadable now: not a match
-                    continue
+                body = _read_body(note)
+                if body is None:
+                    continue  # unreadable now: not a match
                 folded = self._folded[note.path] = (note.content_hash, f"{note.title}\n{body}".casefold())
             if needle in folded[1]:
                 hits.add(note.path)
