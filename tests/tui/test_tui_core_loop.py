@@ -200,3 +200,23 @@ async def test_a_saved_drill_file_keeps_its_final_newline(ctx, vault):
         await settle(pilot)
         saved = (ctx.paths.workspace_dir / "sdpa.py").read_text(encoding="utf-8")
     assert saved == "def scaled_dot_product_attention(q, k, v):\n    return v\n"
+
+
+async def test_notes_suspend_says_so_and_u_undoes_it(ctx, vault):
+    from textual.widgets import DataTable
+
+    app = StudyApp(ctx)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        cards = table(app, "cards")
+        await pilot.press("n")
+        await settle(pilot)
+        app.screen.query_one("#note-table", DataTable).focus()
+        await pilot.press("s")
+        await settle(pilot)
+        assert any("Suspended" in m and "u undoes" in m for m in notifications(app))
+        assert table(app, "cards") != cards
+        await pilot.press("u")
+        await settle(pilot)
+        assert any("Undid the suspension" in m for m in notifications(app))
+        assert table(app, "cards") == cards

@@ -38,6 +38,7 @@ class NotesScreen(StudyScreen):
         Binding("enter", "open_note", "Open", show=False),
         Binding("o", "open_note", "Open"),
         Binding("s", "toggle_suspend", "Suspend/resume"),
+        Binding("u", "undo", "Undo", show=False),
         Binding("slash", "focus_filter", "Filter", key_display="/"),
         Binding("r", "app.start_review", "Review", show=False),
         *footer_hides("notes", quit=True),
@@ -194,7 +195,26 @@ class NotesScreen(StudyScreen):
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not change the note")
             return
-        self.notify(f"{'Resumed' if row.suspended else 'Suspended'} “{row.title}”.", timeout=2)
+        if row.suspended:
+            self.notify(f"Resumed “{row.title}”.", timeout=3)
+        else:
+            self.notify(f"Suspended “{row.title}” (u undoes).", timeout=3)
+        self.refresh_data()
+
+    def action_undo(self) -> None:
+        """Undo the newest change (a suspension here, or a rating in a review)."""
+        from studyapp.views import UndoKind
+
+        try:
+            undone = self.session.undo()
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Could not undo")
+            return
+        if undone is None:
+            self.notify("Nothing to undo.")
+            return
+        what = "suspension" if undone.kind is UndoKind.SUSPENSION else "rating"
+        self.notify(f"Undid the {what} of “{undone.title}”.", timeout=3)
         self.refresh_data()
 
     def action_focus_filter(self) -> None:
