@@ -220,3 +220,25 @@ async def test_notes_suspend_says_so_and_u_undoes_it(ctx, vault):
         await settle(pilot)
         assert any("Undid the suspension" in m for m in notifications(app))
         assert table(app, "cards") == cards
+
+
+async def test_a_long_plain_answer_shows_its_first_screenful_and_scrolls_by_keyboard(ctx, vault):
+    from studyapp.tui.widgets.answer import Answer
+
+    lines = "\n".join(f"第 {i} 行: 剪藏下来的一句话。" for i in range(80))
+    (vault / "基础/剪藏.md").write_text(f"长剪藏\n{lines}\n", encoding="utf-8")
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await start_review(pilot)
+        for _ in range(6):
+            if screen.card.path == "基础/剪藏.md":
+                break
+            await pilot.press("space", "4")
+        await pilot.press("space")
+        answer = screen.query_one(Answer)
+        assert answer.scroll_y == 0 and answer_lines(screen)[0] == "第 0 行: 剪藏下来的一句话。"
+        assert answer.virtual_size.height >= 80 > answer.size.height
+        answer.focus()
+        await pilot.press("pagedown")
+        await settle(pilot)
+        assert answer.scroll_y > 0
