@@ -242,3 +242,21 @@ async def test_a_long_plain_answer_shows_its_first_screenful_and_scrolls_by_keyb
         await pilot.press("pagedown")
         await settle(pilot)
         assert answer.scroll_y > 0
+
+
+async def test_a_theme_picked_in_the_palette_goes_into_the_first_run_template(ctx):
+    from studyapp.config import load_settings, write_default_config
+
+    config = ctx.paths.config_file
+    assert write_default_config(config)
+    template = config.read_text(encoding="utf-8")
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.action_change_theme()
+        await settle(pilot)
+        await pilot.press(*"nord", "enter")
+        await settle(pilot)
+        assert app.theme == "nord"
+    assert config.read_text(encoding="utf-8") == template.replace('# theme = "textual-dark"', 'theme = "nord"')
+    assert load_settings(config).theme == "nord"
