@@ -13,11 +13,17 @@ STAMP := $(VENV)/.studyapp-installed
 
 .PHONY: run test bench clean
 
+# The first install takes minutes (torch is large): each step is announced and pip shows its
+# downloads, so it is never silent. Later runs skip straight to the app.
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url https://pypi.org/simple)
-	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $(STAMP)
+	@echo "==> creating $(VENV) (first run only)"
+	@$(PYTHON) -m venv $(VENV)
+	@echo "==> installing torch $(TORCH_VERSION) for the drill grader: the largest download, a few minutes"
+	@$(BIN)/python -m pip install --progress-bar on "torch==$(TORCH_VERSION)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url https://pypi.org/simple)
+	@echo "==> installing studyapp and its other dependencies"
+	@$(BIN)/python -m pip install --progress-bar on -e ".[test]"
+	@touch $(STAMP)
+	@echo "==> installed into $(VENV)"
 
 run: $(STAMP)
 	$(BIN)/studyapp $(ARGS)

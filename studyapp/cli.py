@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from studyapp import __version__
-from studyapp.errors import UserError, user_message
+from studyapp.errors import ExitCode, UserError, user_message
 
 COMMAND_MODULES = (
     "studyapp.commands.notes",
@@ -83,12 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except ValueError as exc:  # bad --now, bad config
         print(f"studyapp: error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except KeyboardInterrupt:
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `studyapp due | head`
         sys.stderr.close()
-        return 0
+        return ExitCode.OK
     except Exception as exc:  # OS and database failures: one line; anything else is a bug
         message = user_message(exc, ctx.paths.database_file if ctx is not None else None)
         if message is None:

@@ -67,3 +67,68 @@ def load_settings(config_file: Path) -> Settings:
             )
         setattr(settings, key, value)
     return settings
+
+
+def setting_docs() -> dict[str, str]:
+    """Each setting's docstring, read from this module's source (the one place they live)."""
+    import ast
+    from itertools import pairwise
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    body = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Settings").body
+    docs = {}
+    for node, after in pairwise(body):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)):
+            docs[node.target.id] = " ".join(str(after.value.value).split())
+    return docs
+
+
+def _toml_value(value) -> str:
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+def default_config_text() -> str:
+    """config.toml as first written: every setting, commented out at its default, explained."""
+    import textwrap
+
+    docs = setting_docs()
+    lines = ["# studyapp settings. Each setting below is commented out and shows its default:",
+             "# remove the leading '# ' of its line and change the value to use your own.", ""]
+    for item in fields(Settings):
+        default = getattr(Settings(), item.name)
+        lines += textwrap.wrap(docs.get(item.name, item.name), width=94,
+                               initial_indent="# ", subsequent_indent="# ")
+        example = '"/path/to/your/notes"' if default is None else _toml_value(default)
+        lines += [f"# {item.name} = {example}", ""]
+    return "\n".join(lines)
+
+
+def write_default_config(config_file: Path) -> bool:
+    """Write the commented template when there is no config file yet (first run); never
+    replaces a file, even one that appears meanwhile. Returns True when it wrote."""
+    import os
+
+    if config_file.exists():
+        return False
+    try:
+        config_file.parent.mkdir(parents=True, exist_ok=True)
+        temp = config_file.with_name(f".{config_file.name}.{os.getpid()}.tmp")
+        temp.write_text(default_config_text(), encoding="utf-8")
+        try:
+            os.link(temp, config_file)
+        except FileExistsError:
+            return False
+        finally:
+            temp.unlink()
+    except OSError:
+        return False  # a read-only data dir runs on defaults
+    return True

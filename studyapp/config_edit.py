@@ -40,7 +40,8 @@ def set_setting(config_file: Path, key: str, value: str) -> None:
 
 
 def _with_value(text: str, key: str, literal: str) -> str:
-    """`text` with the top-level `key = ...` line's value replaced (its comment kept), or with
+    """`text` with the top-level `key = ...` line's value replaced (its comment kept), else its
+    commented-out default (`# key = ...`, as the first-run template has it) made live, else
     the line added before the first table (or at the end)."""
     lines = text.splitlines(keepends=True)
     key_line = re.compile(
@@ -48,6 +49,7 @@ def _with_value(text: str, key: str, literal: str) -> str:
         rf"(?P<value>{_STRING}|[^#\r\n]*?)(?P<rest>[ \t]*(?:#[^\r\n]*)?(?:\r\n|\n|\r)?)$"
     )
     first_table = None
+    commented = None
     for index, line in enumerate(lines):
         if line.lstrip().startswith("["):
             first_table = index
@@ -56,7 +58,13 @@ def _with_value(text: str, key: str, literal: str) -> str:
         if match:
             lines[index] = match["lead"] + literal + match["rest"]
             return "".join(lines)
+        if commented is None and re.match(rf"^#[ \t]*{re.escape(key)}[ \t]*=", line):
+            commented = index  # the first-run template's `# key = default`
     newline = "\r\n" if "\r\n" in text else "\n"
+    if commented is not None:
+        ending = lines[commented][len(lines[commented].rstrip("\r\n")):] or newline
+        lines[commented] = f"{key} = {literal}{ending}"
+        return "".join(lines)
     entry = f"{key} = {literal}{newline}"
     if first_table is not None:
         lines.insert(first_table, entry)

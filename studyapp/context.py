@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
-from studyapp.config import Settings, load_settings
+from studyapp.config import Settings, load_settings, write_default_config
 from studyapp.paths import Paths, resolve_paths, seed_default_vault
 
 
@@ -50,10 +50,12 @@ def build_context(
     now: str | datetime | None = None,
     seed: bool = True,
 ) -> Context:
-    """Resolve paths and settings; seed the default vault from `cards/` on first use."""
+    """Resolve paths and settings; on first use, seed the default vault from `cards/` and
+    write the commented config.toml."""
     paths = resolve_paths(vault, data_dir)
     settings = load_settings(paths.config_file)
     if seed:
         seed_default_vault(paths)
+        write_default_config(paths.config_file)
     frozen = parse_now(now) if isinstance(now, str) else now
     return Context(paths=paths, settings=settings, frozen_now=frozen)

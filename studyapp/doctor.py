@@ -6,6 +6,8 @@ import platform
 import subprocess
 import sys
 
+from studyapp.errors import ExitCode
+
 _TORCH_PROBE = (
     "import torch; print(torch.__version__); "
     "print(torch.cuda.is_available()); "
@@ -26,9 +28,70 @@ def torch_report() -> str:
     return f"{version}, CUDA {'available: ' + device if cuda == 'True' else 'not available'}"
 
 
-def run_doctor(ctx, out=None) -> int:
+PROBE_FILE = "torch-probe.json"
+"""In the data dir: the last `doctor --torch` finding, for the plain report to repeat."""
+
+
+def installed_torch_version() -> str | None:
+    """torch's version read from its `version.py`, without importing torch (or the slower
+    `importlib.metadata`); None when torch is not installed."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    try:
+        text = (Path(spec.origin).parent / "version.py").read_text(encoding="utf-8")
+    except OSError:
+        return "unknown version"
+    match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.MULTILINE)
+    return match.group(1) if match else "unknown version"
+
+
+def remembered_torch_report(paths) -> str:
+    """torch's installed version (read, not imported) and the last probe's finding for that
+    version and interpreter; probing itself takes seconds, so only `--torch` does it."""
+    import json
+
+    version = installed_torch_version()
+    if version is None:
+        return "not installed (the drill grader needs it)"
+    try:
+        last = json.loads((paths.data_dir / PROBE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        last = None
+    if isinstance(last, dict) and last.get("torch") == version and last.get("python") == sys.executable:
+        return f"{last['report']} (checked {last['checked']}; `studyapp doctor --torch` checks again)"
+    return f"{version} installed; `studyapp doctor --torch` checks CUDA (takes a few seconds)"
+
+
+def probe_torch(paths) -> str:
+    """`torch_report`, remembered in the data dir for later plain reports."""
+    import json
+    from datetime import date
+
+    from studyapp.atomic import atomic_write_bytes
+
+    report = torch_report()
+    record = {"torch": installed_torch_version(), "python": sys.executable, "report": report,
+              "checked": date.today().isoformat()}
+    try:
+        paths.data_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(paths.data_dir / PROBE_FILE, json.dumps(record).encode("utf-8"))
+    except OSError:
+        pass  # a read-only data dir: the next plain report just does not remember it
+    return report
+
+
+def run_doctor(ctx, out=None, probe: bool = False) -> int:
     """Print the report; exit code 1 when any note cannot be read or the review history needs
-    attention (lost, unusable, recorded in another data dir, or older than the notes)."""
+    attention (lost, unusable, recorded in another data dir, or older than the notes).
+    torch and CUDA are probed (in a subprocess, seconds) only when `probe` is set."""
     from studyapp import __version__
     from studyapp.vault import Vault
     from studyapp.vault.vault import folder_is_read_only
@@ -38,7 +101,7 @@ def run_doctor(ctx, out=None) -> int:
         f"studyapp   {__version__}",
         f"python     {platform.python_version()} ({sys.executable})",
         f"platform   {platform.platform()}",
-        f"torch      {torch_report()}",
+        f"torch      {probe_torch(paths) if probe else remembered_torch_report(paths)}",
         f"data dir   {paths.data_dir}",
         f"config     {paths.config_file}{'' if paths.config_file.exists() else ' (absent: defaults)'}",
         f"vault      {paths.vault_dir}{' (default, seeded from the starter deck)' if paths.vault_is_default else ''}",
@@ -70,4 +133,4 @@ def run_doctor(ctx, out=None) -> int:
     if ahead:
         lines.append(ahead)
     print("\n".join(lines), file=out or sys.stdout)
-    return 1 if snapshot.problems or ahead or needs_attention(history) else 0
+    return ExitCode.FAILED if snapshot.problems else ExitCode.OK

@@ -27,10 +27,13 @@ from studyapp.views import (
     StatsData,
     TodayCounts,
     TodaySummary,
+    Undone,
+    UndoKind,
 )
 
 if TYPE_CHECKING:
     from studyapp.context import Context
+    from studyapp.session import QueueCounts
 
 NO_LIMIT = 10**9
 """Inside a started session the daily limits were already applied when it was built."""
@@ -54,6 +57,20 @@ def _is_topic(tag: str) -> bool:
     return not tag.lower().endswith((".md", ".markdown", ".txt"))
 
 
+def _read_body(note) -> str | None:
+    """A note's body, read without keeping it on the note (`search_notes` keeps only the
+    casefolded copy: a 10,000-note vault would otherwise hold its text twice)."""
+    if "body" in note.__dict__:
+        return note.body
+    from studyapp.vault.parse import NoteFormatError, decode, find_layout
+
+    try:
+        text, _bom = decode(note.abs_path.read_bytes())
+        return text[find_layout(text).body_start:]
+    except (OSError, NoteFormatError):
+        return None
+
+
 class StudyFacade:
     """One learner's vault, review history and grader for the lifetime of the app."""
 
@@ -67,7 +84,13 @@ class StudyFacade:
         self._session: list[str] = []
         self._session_set: set[str] = set()
         self._history: list[tuple[str, int]] = []
+        self._undo: list[tuple[UndoKind, str, bool]] = []
+        """What `undo` reverts, newest last: (kind, note path, was in the session)."""
         self._session_started = datetime.now()
+        self._folded: dict[str, tuple[str, str]] = {}
+        """Casefolded note text by path, with the content hash it was read at (`search_notes`)."""
+        self._left: QueueCounts | None = None
+        """`session.QueueCounts` of the running session, kept with its order."""
         self._grader = None
         self._grade_generation = 0
         """Bumped by `cancel_grade`; a grade that started before the bump is not recorded."""
@@ -107,12 +130,12 @@ class StudyFacade:
             pass
 
     def _card_row(self, path: str):
-        from studyapp.session import derive_card
+        from studyapp.session import derive_card, never_reviewed
 
         store = self.service.store
         row = store.note_by_path(path)
         stored = store.card(row.key) if row is not None else None
-        if stored is not None:
+        if stored is not None and not never_reviewed(stored):
             return stored, False
         return derive_card(self._notes[path], row.key if row else None, self.service.scheduler, self.ctx.now())
 
@@ -131,7 +154,10 @@ class StudyFacade:
         note = self._notes[path]
         if is_new is None:
             is_new = self._card_row(path)[1]
-        return Card(path=path, title=note.title, answer=note.answer or "", body=note.body or "",
+        from studyapp.note_text import review_texts
+
+        answer, body = review_texts(note.title, note.body or "", note.answer or "")
+        return Card(path=path, title=note.title, answer=answer, body=body,
                     drills=self._drills_of(note), is_new=is_new)
 
     # -- today ----------------------------------------------------------------------------
@@ -149,14 +175,17 @@ class StudyFacade:
         return self._counts(self.service.queue(items))
 
     def _counts(self, queue) -> TodayCounts:
+        from studyapp.session import queue_counts
         from studyapp.stats import local_day, recent_reviews, reviews_per_day, streak_ending
 
         now = self.ctx.now()
         per_day = reviews_per_day(recent_reviews(self.service.store, now))
         today = local_day(now)
+        left = queue_counts(queue, now)
         return TodayCounts(
-            due_now=sum(1 for i in queue if not i.is_new),
-            new_available=sum(1 for i in queue if i.is_new),
+            new=left.new,
+            learning=left.learning,
+            review=left.review,
             reviewed_today=per_day.get(today, 0),
             streak=streak_ending(per_day, today),
             problems=len(self._problems),
@@ -183,8 +212,9 @@ class StudyFacade:
         else:
             drills = [d for d in catalog if d.status != "passed"]
         return TodaySummary(
-            due_now=counts.due_now,
-            new_available=counts.new_available,
+            new=counts.new,
+            learning=counts.learning,
+            review=counts.review,
             reviewed_today=counts.reviewed_today,
             streak=counts.streak,
             heatmap=heatmap,
@@ -204,15 +234,18 @@ class StudyFacade:
     @_locked
     def begin_review(self) -> None:
         """Take today's queue (daily limits applied) as this session's notes."""
+        from studyapp.session import queue_counts
+
         queue = self.service.queue(self._items())
         self._session = [item.note.path for item in queue]
         self._session_set = set(self._session)
+        self._left = queue_counts(queue, self.ctx.now())
         self._history = []
         self._session_started = datetime.now()
 
     def _requeue(self, first: str | None = None) -> None:
         """Order the session's notes again: rated notes leave, an "again" comes back after the rest."""
-        from studyapp.session import note_cards, session_queue
+        from studyapp.session import note_cards, queue_counts, session_queue
 
         service = self.service
         notes = [self._notes[p] for p in self._session_set if p in self._notes]
@@ -220,6 +253,7 @@ class StudyFacade:
         items = note_cards(service.store, service.scheduler, notes, self.ctx.now())
         order = session_queue(items, service.scheduler, self.ctx.now(), NO_LIMIT, NO_LIMIT)
         self._session = [item.note.path for item in order]
+        self._left = queue_counts(order, self.ctx.now())
         if first is not None:
             self._session = [first] + [p for p in self._session if p != first]
 
@@ -229,7 +263,11 @@ class StudyFacade:
 
     @_locked
     def progress(self) -> ReviewProgress:
-        return ReviewProgress(remaining=len(self._session), reviewed=len(self._history))
+        from studyapp.session import QueueCounts
+
+        left = self._left or QueueCounts()
+        return ReviewProgress(new=left.new, learning=left.learning, review=left.review,
+                              reviewed=len(self._history), waiting=left.waiting)
 
     @_locked
     def summary(self) -> SessionSummary:
@@ -239,11 +277,11 @@ class StudyFacade:
 
     @_locked
     def rating_options(self, path: str) -> list[RatingOption]:
-        from studyapp.schedule import format_interval, preview
+        from studyapp.schedule import interval_labels, preview
 
         row, _ = self._card_row(path)
-        spans = preview(self.service.scheduler, row, self.ctx.now())
-        return [RatingOption(r, label, format_interval(spans[label.lower()])) for r, label in RATING_LABELS.items()]
+        labels = interval_labels(preview(self.service.scheduler, row, self.ctx.now()))
+        return [RatingOption(r, label, labels[label.lower()]) for r, label in RATING_LABELS.items()]
 
     @_locked
     def rate(self, path: str, rating: int, duration_seconds: float | None = None) -> ReviewOutcome:
@@ -254,44 +292,62 @@ class StudyFacade:
 
         result = self.service.record_review(path, Rating(rating), duration_seconds)
         self._history.append((path, rating))
+        self._undo.append((UndoKind.RATING, path, True))
         self._changed(path)
         self._session_set.add(path)
         self._requeue()
         return ReviewOutcome(path, rating, format_interval(result.interval), result.due.astimezone().date())
 
     @_locked
-    def undo(self) -> Card | None:
-        """Revert the last recorded review; returns that note to show again, or None if none."""
+    def undo(self) -> Undone | None:
+        """Revert the newest change made here (a suspension, else the last recorded review);
+        returns what was undone and the note to show again, or None when there is nothing."""
+        if self._undo and self._undo[-1][0] is UndoKind.SUSPENSION:
+            _, path, in_session = self._undo.pop()
+            self.service.set_suspended(path, False)
+            self._changed(path)
+            if not in_session or path not in self._notes:
+                return Undone(UndoKind.SUSPENSION, path, self._notes[path].title if path in self._notes else path)
+            self._session_set.add(path)
+            self._requeue(first=path)
+            card = self._card(path)
+            return Undone(UndoKind.SUSPENSION, path, card.title, card)
         if self.service.store.last_review() is None:
             return None
         info = self.service.undo_last()
         path = info["path"]
+        if self._undo and self._undo[-1][:2] == (UndoKind.RATING, path):
+            self._undo.pop()
         for i in range(len(self._history) - 1, -1, -1):
             if self._history[i][0] == path:
                 del self._history[i]
                 break
         self._changed(path)
         if path not in self._notes:
-            return None
+            return Undone(UndoKind.RATING, path, path)
         self._session_set.add(path)
         self._requeue(first=path)
-        return self._card(path)
+        card = self._card(path)
+        return Undone(UndoKind.RATING, path, card.title, card)
 
     @_locked
     def suspend(self, path: str) -> None:
-        self.service.set_suspended(path, True)
+        """Suspend a note (undoable with `undo`); it leaves the session at once."""
+        if self.service.set_suspended(path, True):
+            self._undo.append((UndoKind.SUSPENSION, path, path in self._session_set))
         self._session_set.discard(path)
-        self._session = [p for p in self._session if p != path]
         self._items_cache = None
+        self._requeue()
 
     @_locked
     def unsuspend(self, path: str) -> None:
         self.service.set_suspended(path, False)
+        self._undo = [u for u in self._undo if u[:2] != (UndoKind.SUSPENSION, path)]
         self._items_cache = None
 
     @_locked
     def end_review(self) -> None:
-        self._session, self._session_set = [], set()
+        self._session, self._session_set, self._left = [], set(), None
 
     def note_file(self, path: str) -> Path:
         return self.ctx.paths.vault_dir / path
@@ -325,6 +381,30 @@ class StudyFacade:
         rows.sort(key=lambda r: r.path)
         problems = [Problem(p.path, p.reason) for p in self._problems]
         return rows, problems
+
+    def search_notes(self, text: str, should_stop=lambda: False) -> frozenset[str]:
+        """Paths of the notes whose text (title or body) contains `text`, ignoring case.
+
+        Reads bodies lazily (from disk on first use after a cached load) and keeps them
+        casefolded, so a search runs without the lock and later keystrokes are quick;
+        `should_stop` lets a worker give up when the filter changed meanwhile.
+        """
+        needle = text.casefold()
+        with self._lock:
+            notes = list(self._notes.values())
+        hits = set()
+        for note in notes:
+            if should_stop():
+                break
+            folded = self._folded.get(note.path)
+            if folded is None or folded[0] != note.content_hash:
+                body = _read_body(note)
+                if body is None:
+                    continue  # unreadable now: not a match
+                folded = self._folded[note.path] = (note.content_hash, f"{note.title}\n{body}".casefold())
+            if needle in folded[1]:
+                hits.add(note.path)
+        return frozenset(hits)
 
     # -- drills ---------------------------------------------------------------------------
 
@@ -369,8 +449,12 @@ class StudyFacade:
         return DrillDetail(drill.id, drill.title, drill.statement, path, tuple(drill.hints))
 
     def save_drill_file(self, path: Path, text: str) -> None:
+        """Write the learner's code, ending with a newline as a text file does (an editor
+        drops it when its last, empty line is deleted)."""
         from studyapp.atomic import atomic_write_bytes
 
+        if text and not text.endswith("\n"):
+            text += "\n"
         atomic_write_bytes(path, text.encode("utf-8"))
 
     def grade(self, drill_id: str, path: Path) -> dict:

@@ -24,8 +24,13 @@ from studyapp.errors import UserError
 from studyapp.locking import ProcessIdentity, WriterLock, current_process
 from studyapp.session import (
     NoteCard,
+    QueueCounts,
+    QueueKind,
     derive_card,
+    never_reviewed,
     note_cards,
+    queue_counts,
+    queue_kind,
     reconcile_identity,
     session_queue,
 )
@@ -112,12 +117,17 @@ class ReviewService:
         row = self.store.note_by_path(path)
         key = row.key if row else None
         stored = self.store.card(key) if key is not None else None
-        before = stored or derive_card(note, key, self.scheduler, now)[0]
-        is_new = stored is None and before.stability is None
+        # A row only a suspension stored does not schedule: the note is still new (or legacy).
+        scheduled = stored if stored is not None and not never_reviewed(stored) else None
+        before = scheduled or derive_card(note, key, self.scheduler, now)[0]
+        if stored is not None:
+            before.suspended = stored.suspended
+        is_new = scheduled is None and before.stability is None
+        refuse_earlier_than(now, path, before.last_review, note.last_reviewed)
         duration_ms = None if duration_seconds is None else int(round(duration_seconds * 1000))
         after = schedule.review(self.scheduler, before, rating, now, duration_ms)
-        value = schedule.mastery(after, now, self.scheduler, note.pairing().drills,
-                                self.store.drill_status())
+        value = schedule.mastery(after, now, self.scheduler, schedule.declared_drills(note),
+                                 self.store.drill_status())
         today = now.astimezone().date()
         file_values = {
             "last_reviewed": today,
@@ -225,10 +235,10 @@ class ReviewService:
         return self.refresh_mastery(drill_id, notes=notes)
 
     def refresh_mastery(self, drill_id: str, notes=None) -> list[str]:
-        """After a drill result: rewrite `mastery_level` of every note paired with `drill_id`
-        (declared in its `drills:` key, or suggested from its text); returns their paths.
-        Notes without a metadata block are left alone: only `import` adds one.
-        (Call after `Store.record_drill_attempt`.)"""
+        """After a drill result: rewrite `mastery_level` of the notes whose mastery counts
+        `drill_id`, that is notes that declare it in their `drills:` key and have been reviewed
+        (a never-reviewed note's mastery is 0 whatever its drills; suggested pairings never
+        write). Returns their paths. (Call after `Store.record_drill_attempt`.)"""
         with self.writer_lock.hold():
             return self._refresh_mastery(drill_id, notes)
 
@@ -236,16 +246,13 @@ class ReviewService:
         notes = self.load().notes if notes is None else notes
         status = self.store.drill_status()
         now = self.ctx.now()
-        paired = {}
-        for note in notes:
-            if note.has_block:
-                drills = note.pairing().drills
-                if drill_id in drills:
-                    paired[note.path] = drills
+        declaring = [n for n in notes if n.has_block and drill_id in schedule.declared_drills(n)]
         changed = []
-        for item in self.note_cards([n for n in notes if n.path in paired]):
-            card = None if item.is_new else item.card
-            value = schedule.mastery(card, now, self.scheduler, paired[item.note.path], status)
+        for item in self.note_cards(declaring):
+            if item.is_new:
+                continue
+            value = schedule.mastery(item.card, now, self.scheduler,
+                                     schedule.declared_drills(item.note), status)
             if item.note.mastery_level is not None and abs(item.note.mastery_level - value) < 5e-4:
                 continue
             self.vault.write_review_keys(self.vault.read_note(item.note.path),
@@ -255,22 +262,30 @@ class ReviewService:
 
     def set_suspended(self, path: str, suspended: bool) -> bool:
         """Suspend or unsuspend a note; returns whether the flag changed. Suspended notes are
-        never due (the file is not touched: suspension lives in the database)."""
+        never due (the file is not touched: suspension lives in the database).
+
+        Unsuspending restores exactly the state from before the suspension: a note no review
+        has scheduled loses the card row the suspension stored, so it is new (or migrated from
+        its metadata) again, within the daily new limit.
+        """
         note = self.vault.read_note(path)
         now = self.ctx.now()
         with self.writer_lock.hold(), self.store.transaction():
             key = self._ensure_note(note, now)
             card = self.store.card(key)
             if card is None:
-                card = derive_card(note, key, self.scheduler, now)[0]
                 if not suspended:
                     return False
+                card = derive_card(note, key, self.scheduler, now)[0]
                 card.suspended = True
                 self.store.put_card(card)
                 return True
             if card.suspended == suspended:
                 return False
-            self.store.set_suspended(key, suspended)
+            if not suspended and not self.store.has_reviews(key):
+                self.store.delete_card(key)
+            else:
+                self.store.set_suspended(key, suspended)
             return True
 
     def _ensure_note(self, note, now: datetime) -> int:
@@ -278,6 +293,21 @@ class ReviewService:
         if row is not None:
             return row.key
         return self.store.add_note(note.path, note.content_hash, note.title, now)
+
+
+def refuse_earlier_than(now: datetime, path: str, last_review: datetime | None,
+                       last_reviewed_day=None) -> None:
+    """The clock cannot go backwards: a review at `now` before the note's last review (the
+    database's instant, or the day its `last_reviewed` key names) would schedule from the past."""
+    if last_review is not None and now < last_review:
+        when = last_review.astimezone().isoformat(timespec="minutes")
+    elif last_reviewed_day is not None and now.astimezone().date() < last_reviewed_day:
+        when = last_reviewed_day.isoformat()
+    else:
+        return
+    raise UserError(f"{path} was last reviewed {when}, after the time given "
+                    f"({now.astimezone().isoformat(timespec='minutes')}); "
+                    "a review cannot be recorded before the previous one")
 
 
 def _finish_review(store: Store, entry: int, payload: dict, hash_after: str,
@@ -417,6 +447,8 @@ class DueEntry:
     suspended: bool
     days_overdue: int | None
     """Whole local days past its due date (0 when due today); None for a new note."""
+    kind: QueueKind = QueueKind.REVIEW
+    """Which of Anki's counts it adds to."""
 
     def as_json(self) -> dict:
         from studyapp.vault.due import DueNote
@@ -426,6 +458,7 @@ class DueEntry:
             due_at=self.due_at.astimezone().isoformat(timespec="seconds"),
             retrievability=None if self.retrievability is None else round(self.retrievability, 4),
             suspended=self.suspended,
+            queue=self.kind.value,
         )
         return data
 
@@ -433,6 +466,11 @@ class DueEntry:
 def due_listing(ctx, snapshot) -> list[DueEntry]:
     """`studyapp due`: today's session queue (daily limits, overdue first, then lowest
     retrievability, then new notes) for a loaded vault snapshot."""
+    return due_queue(ctx, snapshot)[0]
+
+
+def due_queue(ctx, snapshot) -> tuple[list[DueEntry], QueueCounts]:
+    """`due_listing` and its counts (new · learning · review, as the TUI shows them)."""
     with ReviewService(ctx) as service:
         reconcile_identity(service.store, snapshot.notes, [p.path for p in snapshot.problems],
                            ctx.now())
@@ -440,7 +478,7 @@ def due_listing(ctx, snapshot) -> list[DueEntry]:
         # Only notes that can be due now matter: the queue takes nothing due later.
         items = note_cards(service.store, service.scheduler, snapshot.notes, now, due_by=now)
         queue = service.queue(items)
-        return [
+        entries = [
             DueEntry(
                 note=item.note, is_new=item.is_new, due_at=item.card.due,
                 retrievability=(None if item.is_new
@@ -448,7 +486,8 @@ def due_listing(ctx, snapshot) -> list[DueEntry]:
                 suspended=item.card.suspended,
                 days_overdue=(None if item.is_new
                               else max((today - item.card.due.astimezone().date()).days, 0)),
+                kind=queue_kind(item),
             )
             for item in queue
         ]
-
+        return entries, queue_counts(queue, now)

@@ -8,9 +8,9 @@ No torch here: fitting parameters lives in `studyapp.optimize`.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta, timezone
+from functools import lru_cache
 
 from fsrs import Card, Rating, Scheduler, State
 
@@ -175,24 +175,49 @@ def retrievability(scheduler: Scheduler, row: CardRow, now: datetime) -> float:
 def review(scheduler: Scheduler, row: CardRow, rating: Rating, now: datetime,
            duration_ms: int | None = None) -> CardRow:
     """The card after reviewing it with `rating` at `now`."""
-    card, _ = scheduler.review_card(to_fsrs(row), rating, now.astimezone(timezone.utc),
-                                    duration_ms)
+    moment = now.astimezone(timezone.utc)
+    card, _ = scheduler.review_card(to_fsrs(row), rating, moment, duration_ms)
+    if rating == Rating.Easy:
+        card.due = max(card.due, _easy_floor(_steady(scheduler), row, moment))
     return updated_row(row, card, rating)
 
 
 def preview(scheduler: Scheduler, row: CardRow, now: datetime) -> dict[str, timedelta]:
     """Time until the note is due again for each rating (unfuzzed: what the buttons show)."""
-    steady = Scheduler(parameters=scheduler.parameters,
-                       desired_retention=scheduler.desired_retention,
-                       learning_steps=scheduler.learning_steps,
-                       relearning_steps=scheduler.relearning_steps,
-                       maximum_interval=scheduler.maximum_interval, enable_fuzzing=False)
+    steady = _steady(scheduler)
     moment = now.astimezone(timezone.utc)
     result = {}
     for name, rating in RATINGS.items():
         card, _ = steady.review_card(to_fsrs(row), rating, moment)
         result[name] = card.due - moment
+    result["easy"] = max(result["easy"], _easy_floor(steady, row, moment) - moment)
     return result
+
+
+def _steady(scheduler: Scheduler) -> Scheduler:
+    """The same scheduler without fuzzing: the intervals the buttons promise."""
+    if not scheduler.enable_fuzzing:
+        return scheduler
+    return Scheduler(parameters=scheduler.parameters,
+                     desired_retention=scheduler.desired_retention,
+                     learning_steps=scheduler.learning_steps,
+                     relearning_steps=scheduler.relearning_steps,
+                     maximum_interval=scheduler.maximum_interval, enable_fuzzing=False)
+
+
+def _easy_floor(steady: Scheduler, row: CardRow, moment: datetime) -> datetime:
+    """The earliest due date Easy may give: a day past Good's when Good schedules in days.
+
+    fsrs orders the ratings by stability only, so a learning step that graduates (or a card
+    with a short stability) gets the same whole-day interval from Good and Easy; Anki keeps
+    Easy at least one day longer than Good, and so do we (stability stays as FSRS set it).
+    """
+    good, _ = steady.review_card(to_fsrs(row), Rating.Good, moment)
+    good_span = good.due - moment
+    if good_span < timedelta(days=1):
+        return moment  # Good is a learning step: Easy already graduates past it
+    days = min(round(good_span / timedelta(days=1)) + 1, steady.maximum_interval)
+    return moment + timedelta(days=days)
 
 
 def format_interval(span: timedelta) -> str:
@@ -210,6 +235,18 @@ def format_interval(span: timedelta) -> str:
     return f"{days / 365:.1f}y"
 
 
+def interval_labels(spans: dict[str, timedelta]) -> dict[str, str]:
+    """`format_interval` of each rating's span, in whole days where two different spans would
+    otherwise read the same (33 and 34 days are both "1.1mo")."""
+    short = {name: format_interval(span) for name, span in spans.items()}
+    labels = dict(short)
+    for name, span in spans.items():
+        clash = any(short[other] == short[name] and spans[other] != span for other in spans)
+        if clash and span >= timedelta(days=1):
+            labels[name] = f"{round(span / timedelta(days=1))}d"
+    return labels
+
+
 def mastery(row: CardRow | None, now: datetime, scheduler: Scheduler,
             drills: Sequence[str] = (), drill_status: dict[str, str] | None = None) -> float:
     """The one mastery formula, in [0, 1] (documented in the README, "Mastery").
@@ -219,11 +256,15 @@ def mastery(row: CardRow | None, now: datetime, scheduler: Scheduler,
         mastery = memory                              without drills
                 = 0.75 * memory + 0.25 * drills       with drills
 
+    `drills` are the note's declared drills (`declared_drills`): suggestions only point the
+    learner at practice, so a drill result never rewrites a note that did not ask for it.
     It rises with demonstrated recall (each successful review grows S), decays as recall
     fades (R), and falls with a lapse (an "again" cuts S to the post-lapse stability).
     """
+    if row is None or row.last_review is None:
+        return 0.0  # never reviewed: nothing demonstrated yet, whatever the drills say
     memory = 0.0
-    if row is not None and row.stability:
+    if row.stability:
         memory = min(1.0, row.stability / MASTERY_TARGET_DAYS) * retrievability(scheduler, row, now)
     if not drills:
         value = memory
@@ -232,3 +273,10 @@ def mastery(row: CardRow | None, now: datetime, scheduler: Scheduler,
         passed = sum(1 for d in drills if status.get(d) == "passed") / len(drills)
         value = (1 - MASTERY_DRILL_WEIGHT) * memory + MASTERY_DRILL_WEIGHT * passed
     return round(min(1.0, max(0.0, value)), 3) if math.isfinite(value) else 0.0
+
+
+def declared_drills(note) -> tuple[str, ...]:
+    """The drills a note's `drills:` key names (known ids only): the drills its mastery counts."""
+    from studyapp.pairing import KNOWN_DRILLS
+
+    return tuple(d for d in dict.fromkeys(note.drills) if d in KNOWN_DRILLS)

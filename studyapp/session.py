@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
+from enum import Enum
 
 from fsrs import Scheduler, State
 
@@ -34,6 +35,11 @@ class NoteCard:
     """Stored card, else derived: from legacy metadata, or a new card."""
     is_new: bool
     """Never reviewed, by us or by the previous tool."""
+
+
+def never_reviewed(card: CardRow) -> bool:
+    """No review ever scheduled this card (only a suspension stored it)."""
+    return card.last_review is None and card.stability is None
 
 
 def derive_card(note, key: int | None, scheduler: Scheduler, now: datetime,
@@ -67,8 +73,13 @@ def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetim
     for note in notes:
         key = keys.get(note.path)
         stored = cards.get(key) if key is not None else None
-        if stored is not None:
+        if stored is not None and not never_reviewed(stored):
             result.append(NoteCard(note, key, stored, is_new=False))
+        elif stored is not None:
+            # A row no review wrote (an older version stored one on suspend): the file decides.
+            card, is_new = derive_card(note, key, scheduler, now, today)
+            card.suspended = stored.suspended
+            result.append(NoteCard(note, key, card, is_new))
         elif due_by is not None and note.next_review is not None and start_of_day(note.next_review) > due_by:
             continue
         else:
@@ -143,3 +154,52 @@ def session_queue(items: Sequence[NoteCard], scheduler: Scheduler, now: datetime
     new.sort(key=lambda i: (i.note.next_review or date.max, i.note.path))
     return (steps_now + [t[3] for t in reviews[:max(reviews_left, 0)]]
             + new[:max(new_left, 0)] + steps_soon)
+
+
+class QueueKind(Enum):
+    """Anki's three counts: which one a queued note adds to."""
+
+    NEW = "new"
+    LEARNING = "learning"
+    REVIEW = "review"
+
+
+def queue_kind(item: NoteCard) -> QueueKind:
+    if item.is_new:
+        return QueueKind.NEW
+    if item.card.state in (State.Learning, State.Relearning):
+        return QueueKind.LEARNING
+    return QueueKind.REVIEW
+
+
+@dataclass(frozen=True)
+class QueueCounts:
+    """What is left of a session, as Anki counts it (the one definition the CLI and TUI show).
+
+    A learning step that is not due yet but comes back within the session (LEARN_AHEAD) is
+    `waiting`, not remaining: after Good on a new note the new count drops by one and the
+    note waits for its next step, shown again when nothing else is left.
+    """
+
+    new: int = 0
+    learning: int = 0
+    review: int = 0
+    waiting: int = 0
+
+    @property
+    def remaining(self) -> int:
+        return self.new + self.learning + self.review
+
+
+def queue_counts(queue: Iterable[NoteCard], now: datetime) -> QueueCounts:
+    """Counts of a session queue (`session_queue`'s order and limits already applied)."""
+    counts = {kind: 0 for kind in QueueKind}
+    waiting = 0
+    for item in queue:
+        kind = queue_kind(item)
+        if kind is QueueKind.LEARNING and item.card.due > now:
+            waiting += 1
+        else:
+            counts[kind] += 1
+    return QueueCounts(counts[QueueKind.NEW], counts[QueueKind.LEARNING], counts[QueueKind.REVIEW],
+                       waiting)

@@ -10,7 +10,7 @@ from datetime import date, datetime, timedelta
 
 from fsrs import Rating, Scheduler, State
 
-from studyapp.schedule import mastery
+from studyapp.schedule import declared_drills, mastery
 from studyapp.store import Store, parse_utc
 
 RETENTION_WINDOWS = (7, 30, 365)
@@ -104,7 +104,7 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
     by_tag: dict[str, list[float]] = defaultdict(list)
     for item in note_cards:
         card = item.card
-        value = 0.0 if item.is_new else mastery(card, now, scheduler, item.note.drills, status)
+        value = 0.0 if item.is_new else mastery(card, now, scheduler, declared_drills(item.note), status)
         for tag in item.note.tags:
             by_tag[tag].append(value)
         if card.suspended:

@@ -486,6 +486,11 @@ class Store:
                 )
             return review_id
 
+    def has_reviews(self, note_key: int) -> bool:
+        """Whether any logged review scheduled this note."""
+        return self.conn.execute(
+            "SELECT 1 FROM reviews WHERE note_key = ? LIMIT 1", (note_key,)).fetchone() is not None
+
     def last_review(self) -> sqlite3.Row | None:
         """The most recently recorded review (the one `undo` reverts)."""
         return self.conn.execute("SELECT * FROM reviews ORDER BY id DESC LIMIT 1").fetchone()

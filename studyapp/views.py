@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from enum import Enum
 from pathlib import Path
 
 RATING_LABELS = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
@@ -22,9 +23,10 @@ class Card:
     """Posix path relative to the vault: the note's identity for every call below."""
     title: str
     answer: str
-    """Markdown under the note's first `##` heading: what the learner should have recalled."""
+    """Markdown under the note's first `##` heading (the whole body when it has none): what
+    the learner should have recalled. Line breaks are kept (`studyapp.note_text`)."""
     body: str
-    """The whole note without its metadata block (the `f` key shows it)."""
+    """The whole note without its metadata block and title lines (the `f` key shows it)."""
     drills: tuple[str, ...] = ()
     is_new: bool = False
 
@@ -41,10 +43,18 @@ class RatingOption:
 
 @dataclass(frozen=True)
 class ReviewProgress:
-    """The progress line of a review session."""
+    """The progress line of a review session: Anki's counts of what is left, and what is done."""
 
-    remaining: int
+    new: int
+    learning: int
+    review: int
     reviewed: int
+    waiting: int = 0
+    """Learning steps not due yet that come back later in this session."""
+
+    @property
+    def remaining(self) -> int:
+        return self.new + self.learning + self.review
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,24 @@ class ReviewOutcome:
     rating: int
     interval: str
     next_review: date | None
+
+
+class UndoKind(Enum):
+    """What an undo reverted."""
+
+    RATING = "rating"
+    SUSPENSION = "suspension"
+
+
+@dataclass(frozen=True)
+class Undone:
+    """What `undo` did, for the notification, and the note to show again (None when the note
+    is not part of the running session)."""
+
+    kind: UndoKind
+    path: str
+    title: str
+    card: Card | None = None
 
 
 @dataclass(frozen=True)
@@ -117,19 +145,28 @@ class Problem:
 class TodayCounts:
     """The Today screen's figures, computed before the rest so they show first."""
 
-    due_now: int
-    new_available: int
+    new: int
+    """New notes today's session would introduce (the daily limit applied)."""
+    learning: int
+    """Learning and relearning steps due now."""
+    review: int
+    """Reviews due now (the daily limit applied)."""
     reviewed_today: int
     streak: int
     problems: int = 0
+
+    @property
+    def due_now(self) -> int:
+        return self.learning + self.review
 
 
 @dataclass(frozen=True)
 class TodaySummary:
     """Everything the Today screen draws."""
 
-    due_now: int
-    new_available: int
+    new: int
+    learning: int
+    review: int
     reviewed_today: int
     streak: int
     heatmap: dict[date, int]
@@ -138,6 +175,10 @@ class TodaySummary:
     """Drills paired with what is due today (or, failing that, those not yet passed)."""
     mastery_by_tag: tuple[tuple[str, float], ...]
     problems: int = 0
+
+    @property
+    def due_now(self) -> int:
+        return self.learning + self.review
 
 
 @dataclass(frozen=True)

@@ -126,19 +126,25 @@ def test_watch_regrades_on_save_and_exits_cleanly_on_ctrl_c(tmp_path):
         proc.wait()
 
 
-def test_a_first_pass_updates_mastery_in_the_notes_that_list_the_drill(tmp_path):
+def test_a_first_pass_updates_mastery_in_the_reviewed_notes_that_list_the_drill(tmp_path):
     vault = tmp_path / "vault"
     vault.mkdir()
     note = vault / "attention.md"
     note.write_text("---\ntitle: Attention by hand\ntags: [attention]\ndrills: [sdpa]\n"
                     "review_count: 0\nmastery_level: 0.0\n---\n\nSoftmax of scaled scores, then weights times values.\n")
+    unreviewed = vault / "attention-unreviewed.md"
+    unreviewed.write_text(note.read_text())
     untouched = vault / "other.md"
     untouched.write_text("---\ntitle: Unrelated\ntags: [misc]\nmastery_level: 0.0\n---\n\nNothing to do with drills.\n")
-    before = untouched.read_bytes()
+    before = {p: p.read_bytes() for p in (unreviewed, untouched)}
+    rated = studyapp("--vault", str(vault), "rate", "attention.md", "--rating", "easy", data_dir=tmp_path)
+    assert rated.returncode == 0, rated.stderr
+    mastery_before = float(note.read_text().split("mastery_level: ")[1].split()[0])
     out = studyapp("--vault", str(vault), "grade", "sdpa", str(RIGHT), "--device", "cpu", data_dir=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert "mastery_level: 0.25" in note.read_text()
-    assert untouched.read_bytes() == before
+    mastery_after = float(note.read_text().split("mastery_level: ")[1].split()[0])
+    assert abs(mastery_after - mastery_before - 0.25) < 0.002
+    assert {p: p.read_bytes() for p in before} == before  # never reviewed: its mastery is 0
 
 
 def test_ctrl_c_during_a_grade_stops_everything_quickly(tmp_path):
@@ -207,3 +213,41 @@ def test_drills_json_lists_the_notes_each_drill_trains(tmp_path):
     listed = {d["id"]: set(d["notes"]) for d in json.loads(out.stdout)}
     assert listed == {drill: expected.get(drill, set()) for drill in listed}
     assert all(listed.values()), "every drill trains at least one starter card"
+
+
+CLEAR = "\x1b[H\x1b[2J"
+
+
+def test_watch_clears_the_terminal_between_runs(tmp_path):
+    """On a terminal each run starts on a clean screen; piped output (above) gets no escapes."""
+    import pty
+
+    solution = tmp_path / "sdpa.py"
+    solution.write_text(WRONG.read_text())
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "studyapp", "--data-dir", str(tmp_path), "watch", "sdpa", str(solution),
+         "--device", "cpu"], stdout=follower, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    os.close(follower)
+    seen = ""
+    try:
+        def read_until(text: str, count: int) -> None:
+            nonlocal seen
+            deadline = time.monotonic() + 60
+            while seen.count(text) < count and time.monotonic() < deadline:
+                seen += os.read(leader, 4096).decode("utf-8", "replace")
+            assert seen.count(text) >= count, seen
+        read_until("watching", 1)
+        time.sleep(0.5)
+        solution.write_text(RIGHT.read_text())
+        read_until("watching", 2)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(leader)
+    second = seen.index("PASS")
+    assert CLEAR in seen[seen.index("watching"):second], "the screen is cleared before the next run"
+    assert "FAIL" not in seen[second:], "only the latest verdict is on screen"

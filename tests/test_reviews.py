@@ -295,7 +295,7 @@ def test_cli_rate_undo_suspend_stats(vault, tmp_path, capsys):
     assert main(["rate", "attn/scale.md", "--rating", "easy", *common]) == 0
     out = capsys.readouterr().out
     assert out.startswith("attn/scale.md: easy; next review 2026-04-")
-    assert main(["rate", "attn/missing.md", "--rating", "good", *common]) == 1
+    assert main(["rate", "attn/missing.md", "--rating", "good", *common]) == 2  # a usage error: the command line names no note
     assert "no such note" in capsys.readouterr().err
     assert main(["suspend", "attn/mask.md", *common]) == 0
     assert main(["stats", "--json", *common]) == 0

@@ -11,7 +11,7 @@ def test_doctor_lists_problems_and_fails(tmp_path, capsys, monkeypatch):
     vault = tmp_path / "vault"
     write(vault / "ok.md", USERS_NOTE)
     write(vault / "坏.md", b"---\nnext_review: [\n---\n")
-    assert main(["doctor", "--vault", str(vault)]) == 1
+    assert main(["doctor", "--torch", "--vault", str(vault)]) == 1
     out = capsys.readouterr().out
     assert "1 readable (1 never reviewed, 0 without a metadata block)" in out
     assert "1 with problems" in out

@@ -47,7 +47,7 @@ def test_due_table_aligns_wide_titles(tmp_path, capsys):
     code, out = run_due(tmp_path, capsys)
     assert code == 0
     lines = out.out.splitlines()
-    assert lines[0].startswith("0 due, 4 new, 5 notes")
+    assert lines[0].startswith("4 new · 0 learning · 0 review; 5 notes")
     rows = lines[2:]
     path_columns = {display_width(row[: row.index(path)]) for row, path in
                     zip(rows, ["a/过期.md", "a/今天.md", "drill.md", "plain.md"])}

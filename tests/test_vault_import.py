@@ -76,5 +76,5 @@ def test_malformed_notes_are_reported_and_untouched(tmp_path, capsys):
 def test_paths_inside_the_vault_are_refused(tmp_path, capsys):
     vault = tmp_path / "vault"
     write(vault / "x.md", PLAIN_NOTE)
-    assert run_import(vault, vault / "x.md") == 1
+    assert run_import(vault, vault / "x.md") == 2  # a usage error (README, "Exit codes")
     assert "inside the vault" in capsys.readouterr().err

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from studyapp.errors import UsageError, UserError
+from studyapp.errors import ExitCode, UsageError
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -80,12 +80,12 @@ def list_drills(args, ctx) -> int:
             for info in _catalog().values()]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
-        return 0
+        return ExitCode.OK
     width = max(len(r["id"]) for r in rows)
     for r in rows:
         print(f"{r['id']:<{width}}  {r['status']:<11}  {r['title']}  [{', '.join(r['tags'])}]"
               f"  {len(r['notes'])} note(s)")
-    return 0
+    return ExitCode.OK
 
 
 def _paired_notes(ctx) -> dict[str, list[str]]:
@@ -107,7 +107,7 @@ def start_drill(args, ctx) -> int:
     else:
         _write_new_file(target, info.starter_path.read_bytes())
     print(target)
-    return 0
+    return ExitCode.OK
 
 
 def _write_new_file(target: Path, content: bytes) -> None:
@@ -153,7 +153,7 @@ def grade_files(args, ctx) -> int:
                 print(format_verdict(verdict), flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
-    return 0 if all(v["status"] == "pass" for v in results) else 1
+    return ExitCode.OK if all(v["status"] == "pass" for v in results) else ExitCode.FAILED
 
 
 def watch_drill(args, ctx) -> int:
@@ -170,9 +170,13 @@ def watch_drill(args, ctx) -> int:
     with _client(args, ctx) as client:
         client.start()
         try:
+            first = True
             while True:
                 verdict = client.grade(info.id, path, device=args.device)
                 record_attempt(ctx, verdict)
+                if not first:
+                    _clear_terminal()
+                first = False
                 print(format_verdict(verdict), flush=True)
                 print(f"\nwatching {path} (Ctrl-C to stop)", flush=True)
                 for changes in watchfiles.watch(path.parent, debounce=200, rust_timeout=0,
@@ -181,7 +185,14 @@ def watch_drill(args, ctx) -> int:
                         break
         except KeyboardInterrupt:
             print()
-            return 0
+            return ExitCode.OK
+
+
+def _clear_terminal() -> None:
+    """Start the next verdict on a clean screen, as test watchers do; piped output stays plain."""
+    if sys.stdout.isatty():
+        sys.stdout.write("\x1b[H\x1b[2J\x1b[3J")
+        sys.stdout.flush()
 
 
 def format_verdict(verdict: dict) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from studyapp.errors import ExitCode
+
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("due", parents=[common], help="list notes due today (per --now), then new notes")
@@ -22,13 +24,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(handler=print_import)
 
     p = sub.add_parser("doctor", parents=[common], help="report the environment and every unreadable note")
-    p.set_defaults(handler=lambda args, ctx: _doctor(ctx), guard_history=False)  # reports it
+    p.add_argument("--torch", action="store_true",
+                   help="also import torch (in a subprocess, a few seconds) to check CUDA and the device")
+    p.set_defaults(handler=lambda args, ctx: _doctor(ctx, args.torch), guard_history=False)  # reports it
 
 
-def _doctor(ctx) -> int:
+def _doctor(ctx, probe: bool) -> int:
     from studyapp.doctor import run_doctor
 
-    return run_doctor(ctx)
+    return run_doctor(ctx, probe=probe)
 
 
 def load_vault(ctx):
@@ -42,29 +46,29 @@ def load_vault(ctx):
 
 
 def print_due(ctx, as_json: bool) -> int:
-    from studyapp.reviews import due_listing
+    from studyapp.reviews import due_queue
 
     snapshot = load_vault(ctx)
-    due = due_listing(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
+    due, counts = due_queue(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
     if as_json:
         import json
 
         # One object per line: readable, and json's C encoder (an indent would use the slow one).
         rows = ",\n".join(json.dumps(d.as_json(), ensure_ascii=False) for d in due)
         sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
-        return 0
-    _print_due_table(due, total=len(snapshot.notes))
-    return 0
+        return ExitCode.OK
+    _print_due_table(due, counts, total=len(snapshot.notes))
+    return ExitCode.OK
 
 
-def _print_due_table(due, total: int) -> None:
+def _print_due_table(due, counts, total: int) -> None:
     import shutil
 
     from studyapp.textwidth import fit
 
-    reviews = sum(not d.is_new for d in due)
-    new = len(due) - reviews
-    print(f"{reviews} due, {new} new, {total} notes in the vault")
+    later = f" (+{counts.waiting} learning step(s) due later in the session)" if counts.waiting else ""
+    print(f"{counts.new} new · {counts.learning} learning · {counts.review} review{later}; "
+          f"{total} notes in the vault")
     if not due:
         return
     columns = shutil.get_terminal_size((100, 24)).columns
@@ -97,4 +101,4 @@ def print_import(args, ctx) -> int:
     done = counts.get("add-block", 0) + counts.get("copy", 0)
     print(f"{prefix}import {done} note(s); {counts.get('already-imported', 0)} already imported, "
           f"{counts.get('problem', 0)} skipped with problems")
-    return 1 if counts.get("problem") else 0
+    return ExitCode.FAILED if counts.get("problem") else ExitCode.OK

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from studyapp.errors import ExitCode
+
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("rate", parents=[common], help="record a review of NOTE (at --now)")
@@ -53,10 +55,14 @@ def note_path(ctx, text: str) -> str:
     vault = ctx.paths.vault_dir
     if candidate.is_absolute() or (not (vault / candidate).exists() and candidate.exists()):
         try:
-            return candidate.resolve().relative_to(vault.resolve()).as_posix()
+            path = candidate.resolve().relative_to(vault.resolve()).as_posix()
         except ValueError:
             raise UsageError(f"{text} is not inside the vault ({vault})") from None
-    return candidate.as_posix()
+    else:
+        path = candidate.as_posix()
+    if not (vault / path).is_file():
+        raise UsageError(f"no such note in the vault: {path}")
+    return path
 
 
 def rate(args, ctx) -> int:
@@ -73,7 +79,7 @@ def rate(args, ctx) -> int:
     local_due = result.due.astimezone()
     print(f"{path}: {result.rating}; next review {local_due:%Y-%m-%d %H:%M} "
           f"(in {format_interval(result.interval)}), mastery {result.mastery:.2f}")
-    return 0
+    return ExitCode.OK
 
 
 def undo(args, ctx) -> int:
@@ -81,7 +87,7 @@ def undo(args, ctx) -> int:
         done = service.undo_last()
     how = "restored exactly" if done["exact"] else "review keys restored (the note was edited since)"
     print(f"undid the {done['rating']} review of {done['path']}: {how}")
-    return 0
+    return ExitCode.OK
 
 
 def suspend(args, ctx, flag: bool) -> int:
@@ -91,7 +97,7 @@ def suspend(args, ctx, flag: bool) -> int:
         changed = service.set_suspended(path, flag)
     word = "suspended" if flag else "unsuspended"
     print(f"{path}: {word}" if changed else f"{path}: already {word}")
-    return 0
+    return ExitCode.OK
 
 
 def stats(args, ctx) -> int:
@@ -105,7 +111,7 @@ def stats(args, ctx) -> int:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
         print(format_stats(result))
-    return 0
+    return ExitCode.OK
 
 
 def optimize(args, ctx) -> int:
@@ -126,4 +132,4 @@ def optimize(args, ctx) -> int:
     print(f"log loss on {fit.review_count} reviews: {fit.log_loss_before:.4f} before, "
           f"{fit.log_loss_after:.4f} after")
     print("parameters: " + ", ".join(f"{p:.4f}" for p in fit.parameters))
-    return 0
+    return ExitCode.OK

@@ -52,6 +52,14 @@ class NotesListed(Message):
 
 
 @dataclass
+class NotesSearched(Message):
+    """The notes whose text contains `text` (the filter as it was when the search began)."""
+
+    text: str
+    paths: frozenset[str]
+
+
+@dataclass
 class DrillsListed(Message):
     drills: list[DrillInfo]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from studyapp.errors import UserError
+from studyapp.errors import UsageError
 from studyapp.vault.blocks import add_default_block
 from studyapp.vault.model import NoteWriteError
 from studyapp.vault.parse import BOM, NoteFormatError, decode, find_layout
@@ -105,10 +105,10 @@ def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool)
     actions: list[ImportAction] = []
     for given in paths:
         if not given.exists():
-            raise UserError(f"no such file or folder: {given}")
+            raise UsageError(f"no such file or folder: {given}")
         resolved = given.resolve()
         if resolved == root or root in resolved.parents:
-            raise UserError(f"{given} is inside the vault: run `studyapp import` without a path for notes already there")
+            raise UsageError(f"{given} is inside the vault: run `studyapp import` without a path for notes already there")
         for file, rel in _sources(resolved):
             odd = odd_name_reason(str(rel))
             if odd:  # it would be skipped in the vault anyway

@@ -20,6 +20,8 @@ from studyapp.views import (
     StatsData,
     TodayCounts,
     TodaySummary,
+    UndoKind,
+    Undone,
 )
 
 TODAY = date(2026, 11, 22)
@@ -53,11 +55,11 @@ class FakeSession:
 
     def today_counts(self) -> TodayCounts:
         s = self.today()
-        return TodayCounts(s.due_now, s.new_available, s.reviewed_today, s.streak, s.problems)
+        return TodayCounts(s.new, s.learning, s.review, s.reviewed_today, s.streak, s.problems)
 
     def today(self) -> TodaySummary:
         heatmap = {TODAY - timedelta(days=i): (i * 7) % 5 for i in range(120)}
-        return TodaySummary(due_now=1, new_available=1, reviewed_today=3, streak=4, heatmap=heatmap,
+        return TodaySummary(new=1, learning=0, review=1, reviewed_today=3, streak=4, heatmap=heatmap,
                             drills=tuple(self.drills()[:2]),
                             mastery_by_tag=(("Transformer", 0.62), ("注意力机制", 0.35), ("掩码", 0.1)), problems=1)
 
@@ -69,7 +71,8 @@ class FakeSession:
         return self.queue[0] if self.queue else None
 
     def progress(self) -> ReviewProgress:
-        return ReviewProgress(remaining=len(self.queue), reviewed=len(self.history))
+        new = sum(c.is_new for c in self.queue)
+        return ReviewProgress(new=new, learning=0, review=len(self.queue) - new, reviewed=len(self.history))
 
     def summary(self) -> SessionSummary:
         by_rating: dict[int, int] = {}
@@ -88,7 +91,7 @@ class FakeSession:
             self.queue.append(card)
         return ReviewOutcome(path, rating, "3d", TODAY + timedelta(days=3))
 
-    def undo(self) -> Card | None:
+    def undo(self) -> Undone | None:
         if not self.history:
             return None
         card, rating = self.history.pop()
@@ -96,7 +99,7 @@ class FakeSession:
             self.queue.pop()
         self.queue.insert(0, card)
         self.calls.append(("undo", card.path))
-        return card
+        return Undone(UndoKind.RATING, card.path, card.title, card)
 
     def suspend(self, path: str) -> None:
         self.calls.append(("suspend", path))
@@ -119,6 +122,10 @@ class FakeSession:
         rows = [NoteRow(c.path, c.title, c.path.rpartition("/")[0], ("Transformer",), None if c.is_new else TODAY,
                         None if c.is_new else 0.5, 0 if c.is_new else 3, c.path in self.suspended) for c in self.cards]
         return rows, [Problem("坏/broken.md", "the metadata block is not valid YAML (line 3)")]
+
+    def search_notes(self, text: str, should_stop=lambda: False) -> frozenset[str]:
+        needle = text.casefold()
+        return frozenset(c.path for c in self.cards if needle in f"{c.title}\n{c.body}".casefold())
 
     def drills(self) -> list[DrillInfo]:
         return [DrillInfo("sdpa", "Scaled dot-product attention", ("attention",), "failing", "values differ"),

@@ -41,7 +41,7 @@ def facade(ctx):
 
 
 def figures(summary):
-    return (summary.due_now, summary.new_available, summary.reviewed_today, summary.streak, summary.problems)
+    return (summary.due_now, summary.new, summary.reviewed_today, summary.streak, summary.problems)
 
 
 def test_counts_agree_with_the_full_summary(facade):
@@ -56,7 +56,7 @@ def test_counts_follow_reviews_and_suspensions(facade):
     facade.rate("注意力/缩放因子.md", 3)
     facade.suspend("注意力/多头.md")
     counts = facade.today_counts()
-    assert (counts.due_now, counts.new_available, counts.reviewed_today, counts.streak) == (0, 2, 1, 1)
+    assert (counts.due_now, counts.new, counts.reviewed_today, counts.streak) == (0, 2, 1, 1)
     assert figures(counts) == figures(facade.today())
     facade._items_cache = None  # the cheap path again, without the cached full list
     assert figures(facade.today_counts()) == figures(counts)

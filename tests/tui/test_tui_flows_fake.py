@@ -23,7 +23,7 @@ async def test_today_shows_the_session_figures(ctx, tmp_path):
     app, _ = make_app(ctx, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert str(app.query_one("#due-now", Static).render()) == "1"
+        assert str(app.query_one("#due-counts", Static).render()) == "1 · 0 · 1"
         assert str(app.query_one("#streak", Static).render()) == "4 days"
 
 

@@ -51,7 +51,7 @@ def test_review_one_note_with_space_then_3_in_tmux(tmp_path):
     ])
     tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "30", command)
     try:
-        wait_for("Due now")
+        wait_for("New · Learn · Review")
         wait_for("waiting — press r")
         tmux("send-keys", "-t", SESSION, "r")
         wait_for("为什么注意力分数要除以根号")

@@ -11,7 +11,7 @@ from textual.markup import escape
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
 
 from studyapp.views import NoteRow, Problem
-from studyapp.tui.messages import NotesListed
+from studyapp.tui.messages import NotesListed, NotesSearched
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 
 ALL = ("all", "")
@@ -19,8 +19,9 @@ MAX_ROWS = 500
 """Rows drawn at once; a 10,000-note vault is narrowed with the filter or the tree instead."""
 
 
-def matches(row: NoteRow, scope: tuple[str, str], text: str) -> bool:
-    """Whether a row belongs to the chosen folder/tag and contains the filter text."""
+def matches(row: NoteRow, scope: tuple[str, str], text: str, text_hits: frozenset[str] = frozenset()) -> bool:
+    """Whether a row belongs to the chosen folder/tag and contains the filter text in its title
+    or path, or (`text_hits`, found by a search in a worker) in its body."""
     kind, value = scope
     if kind == "folder" and not (row.folder == value or row.folder.startswith(value + "/")):
         return False
@@ -28,7 +29,7 @@ def matches(row: NoteRow, scope: tuple[str, str], text: str) -> bool:
         return False
     if text:
         needle = text.casefold()
-        return needle in row.title.casefold() or needle in row.path.casefold()
+        return needle in row.title.casefold() or needle in row.path.casefold() or row.path in text_hits
     return True
 
 
@@ -37,6 +38,7 @@ class NotesScreen(StudyScreen):
         Binding("enter", "open_note", "Open", show=False),
         Binding("o", "open_note", "Open"),
         Binding("s", "toggle_suspend", "Suspend/resume"),
+        Binding("u", "undo", "Undo", show=False),
         Binding("slash", "focus_filter", "Filter", key_display="/"),
         Binding("r", "app.start_review", "Review", show=False),
         *footer_hides("notes", quit=True),
@@ -47,6 +49,8 @@ class NotesScreen(StudyScreen):
         self.rows: list[NoteRow] = []
         self.problems: list[Problem] = []
         self.scope: tuple[str, str] = ALL
+        self.text_hits: tuple[str, frozenset[str]] = ("", frozenset())
+        """The latest body search: (filter text, paths whose text contains it)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -55,10 +59,10 @@ class NotesScreen(StudyScreen):
             tree.show_root = True
             yield tree
             with Vertical(id="notes-main"):
-                yield Input(placeholder="Filter by title or path…", id="note-filter")
+                yield Input(placeholder="Filter by title, path or text…", id="note-filter")
                 yield Static("", id="note-count")
                 table = DataTable(id="note-table", cursor_type="row", zebra_stripes=True)
-                table.add_columns("Next review", "Mastery", "Reviews", "Title")
+                table.add_columns("Next review", "Mastery", "Reviews", "Title", "Path")
                 yield table
                 yield Static("", id="note-problems")
         yield Footer()
@@ -105,11 +109,12 @@ class NotesScreen(StudyScreen):
     def _fill_table(self) -> None:
         table = self.query_one("#note-table", DataTable)
         text = self.query_one("#note-filter", Input).value.strip()
+        hits = self.text_hits[1] if self.text_hits[0] == text else frozenset()
         selected = self._selected_path()
         table.clear()
         shown = matched = 0
         for row in self.rows:
-            if not matches(row, self.scope, text):
+            if not matches(row, self.scope, text, hits):
                 continue
             matched += 1
             if shown >= MAX_ROWS:
@@ -119,7 +124,7 @@ class NotesScreen(StudyScreen):
             if row.suspended:
                 due = "suspended"
             mastery = f"{row.mastery:.0%}" if row.mastery is not None else "–"
-            table.add_row(due, mastery, str(row.review_count), Text(row.title), key=row.path)
+            table.add_row(due, mastery, str(row.review_count), Text(row.title), Text(row.path), key=row.path)
         count = f"{matched} note{'s' if matched != 1 else ''}"
         if matched > shown:
             count += f" — showing the first {shown}; filter or pick a folder to narrow"
@@ -132,7 +137,24 @@ class NotesScreen(StudyScreen):
         self._fill_table()
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        self._fill_table()
+        self._fill_table()  # title and path matches at once; body matches follow from the worker
+        text = event.value.strip()
+        if text:
+            self.search_text(text)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="notes-search")
+    def search_text(self, text: str) -> None:
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        paths = self.session.search_notes(text, should_stop=lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(NotesSearched(text, paths))
+
+    def on_notes_searched(self, message: NotesSearched) -> None:
+        self.text_hits = (message.text, message.paths)
+        if message.text == self.query_one("#note-filter", Input).value.strip():
+            self._fill_table()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.query_one("#note-table").focus()
@@ -173,7 +195,26 @@ class NotesScreen(StudyScreen):
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not change the note")
             return
-        self.notify(f"{'Resumed' if row.suspended else 'Suspended'} “{row.title}”.", timeout=2)
+        if row.suspended:
+            self.notify(f"Resumed “{row.title}”.", timeout=3)
+        else:
+            self.notify(f"Suspended “{row.title}” (u undoes).", timeout=3)
+        self.refresh_data()
+
+    def action_undo(self) -> None:
+        """Undo the newest change (a suspension here, or a rating in a review)."""
+        from studyapp.views import UndoKind
+
+        try:
+            undone = self.session.undo()
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Could not undo")
+            return
+        if undone is None:
+            self.notify("Nothing to undo.")
+            return
+        what = "suspension" if undone.kind is UndoKind.SUSPENSION else "rating"
+        self.notify(f"Undid the {what} of “{undone.title}”.", timeout=3)
         self.refresh_data()
 
     def action_focus_filter(self) -> None:

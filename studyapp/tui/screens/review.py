@@ -14,7 +14,7 @@ from textual.widgets import Button, Footer, Header, Static
 
 from studyapp.tui.widgets.answer import Answer
 
-from studyapp.views import RATING_LABELS, Card, RatingOption
+from studyapp.views import RATING_LABELS, Card, RatingOption, UndoKind
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import ReviewCardReady
 from studyapp.tui.screens.base import StudyScreen, footer_hides
@@ -107,15 +107,17 @@ class ReviewScreen(StudyScreen):
         else:
             self.query_one("#review-drills", Static).update("")
         # Render the answer while it is concealed, so revealing it only repaints the screen.
-        self.query_one("#answer", Answer).show(card.answer or "*(This note has no `##` section to use as the answer.)*")
+        self.query_one("#answer", Answer).show(card.answer or "*(This note has no text beyond its title.)*")
         self._set_answer_visible(False)
         self.options = {}
         self.shown_at = time.monotonic()
 
     def _update_progress(self) -> None:
         progress = self.session.progress()
+        later = f" · {progress.waiting} step{'s' if progress.waiting != 1 else ''} later" if progress.waiting else ""
         self.query_one("#review-progress", Static).update(
-            f"[dim]{progress.remaining} remaining · {progress.reviewed} reviewed[/]"
+            f"[$primary]{progress.new} new[/] · [$error]{progress.learning} learning[/] · "
+            f"[$success]{progress.review} review[/]  [dim]{progress.reviewed} reviewed{later}[/]"
         )
 
     def _show_summary(self) -> None:
@@ -187,15 +189,17 @@ class ReviewScreen(StudyScreen):
 
     def action_undo(self) -> None:
         try:
-            card = self.session.undo()
+            undone = self.session.undo()
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not undo")
             return
-        if card is None:
+        if undone is None:
             self.notify("Nothing to undo.")
             return
-        self.notify(f"Undid the rating of “{card.title}”.", timeout=2)
-        self._show(card)
+        what = "suspension" if undone.kind is UndoKind.SUSPENSION else "rating"
+        self.notify(f"Undid the {what} of “{undone.title}”.", timeout=3)
+        if undone.card is not None:
+            self._show(undone.card)
 
     def action_suspend_note(self) -> None:
         if self.card is None:
@@ -205,7 +209,7 @@ class ReviewScreen(StudyScreen):
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not suspend")
             return
-        self.notify(f"Suspended “{self.card.title}”.", timeout=2)
+        self.notify(f"Suspended “{self.card.title}” (u undoes).", timeout=3)
         self._show(self.session.current_card())
 
     def action_full_note(self) -> None:

@@ -37,8 +37,7 @@ class TodayScreen(StudyScreen):
         yield Header()
         with VerticalScroll(id="today"):
             with Horizontal(id="figures"):
-                yield Figure("Due now", id="due-now", classes="figure")
-                yield Figure("New", id="new-available", classes="figure")
+                yield Figure("New · Learn · Review", id="due-counts", classes="figure")
                 yield Figure("Reviewed today", id="reviewed-today", classes="figure")
                 yield Figure("Streak", id="streak", classes="figure")
             yield Static("Loading your vault…", id="today-hint")
@@ -70,11 +69,10 @@ class TodayScreen(StudyScreen):
         self._show_counts(message.counts)
 
     def _show_counts(self, s: TodayCounts | TodaySummary) -> None:
-        self.query_one("#due-now", Figure).show(str(s.due_now))
-        self.query_one("#new-available", Figure).show(str(s.new_available))
+        self.query_one("#due-counts", Figure).show(due_counts_markup(s.new, s.learning, s.review))
         self.query_one("#reviewed-today", Figure).show(str(s.reviewed_today))
         self.query_one("#streak", Figure).show(f"{s.streak} day{'s' if s.streak != 1 else ''}")
-        waiting = s.due_now + s.new_available
+        waiting = s.new + s.learning + s.review
         hint = (
             f"{waiting} note{'s' if waiting != 1 else ''} waiting — press [b]r[/b] to review."
             if waiting
@@ -95,6 +93,11 @@ class TodayScreen(StudyScreen):
         else:
             drills = "[dim]No drills paired with today's notes.[/]"
         self.query_one("#today-drills", Static).update(drills)
+
+
+def due_counts_markup(new: int, learning: int, review: int) -> str:
+    """Anki's three counts in Anki's colours (blue new, red learning, green review)."""
+    return f"[$primary]{new}[/] · [$error]{learning}[/] · [$success]{review}[/]"
 
 
 def _status_mark(status: str) -> str:
