@@ -133,4 +133,4 @@ def run_doctor(ctx, out=None, probe: bool = False) -> int:
     if ahead:
         lines.append(ahead)
     print("\n".join(lines), file=out or sys.stdout)
-    return ExitCode.FAILED if snapshot.problems else ExitCode.OK
+    return ExitCode.FAILED if snapshot.problems or ahead or needs_attention(history) else ExitCode.OK

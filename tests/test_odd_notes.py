@@ -15,6 +15,7 @@ import pytest
 from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
 
 from studyapp.cli import main
+from studyapp.errors import ExitCode
 
 NOW = "2026-11-23T09:00:00+00:00"
 GOOD = "good.md"
@@ -119,7 +120,10 @@ def test_one_odd_note_is_reported_and_the_rest_works(case, tmp_path, capsys, no_
     capsys.readouterr()
     assert "review_count: 1" in (vault / GOOD).read_text(encoding="utf-8")
 
-    assert main(_args(vault, data, "rate", shown, "--rating", "good")) == 1
+    # a name that is not UTF-8 cannot even be typed: it is an unknown note (a usage error);
+    # any other odd note exists and rating it is refused
+    refused = ExitCode.FAILED if (vault / shown).exists() else ExitCode.USAGE
+    assert main(_args(vault, data, "rate", shown, "--rating", "good")) == refused
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("studyapp: error:"), err
 
