@@ -127,8 +127,14 @@ def drill_catalog_ids() -> set[str]:
 
 
 def reference_namespace() -> dict:
-    """Names every check may use: math, torch and the reference attention kernels."""
+    """Names every check may use: math, torch and the reference attention kernels.
+
+    torch imports sympy (via symbolic_shapes) lazily, on the first call of some paths such as
+    `key_padding_mask` or `backward(gradient)`: about a second, paid here with torch's own import
+    so that a block's timing measures the block, not whichever card happens to run first.
+    """
     import torch
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401
     import torch.nn.functional as F
 
     from studyapp.kernels_loader import load_kernels
