@@ -96,7 +96,7 @@ def answer_length(body: str) -> int:
 
 def answer_items(body: str) -> int:
     """List items (bulleted or numbered) in the short answer."""
-    return len(re.findall(r"^\s*(?:[-*+]|\d+[.)])\s", short_answer(body), re.M))
+    return len(re.findall(r"^\s*(?:[-*+]|\d+[.)])\s", short_answer(body), re.MULTILINE))
 
 
 def answer_problems(card: Card) -> list[str]:
@@ -106,7 +106,7 @@ def answer_problems(card: Card) -> list[str]:
         problems.append(f"short answer has {length} characters (limit {ANSWER_MAX_CHARS})")
     if (items := answer_items(card.body)) > ANSWER_MAX_ITEMS:
         problems.append(f"short answer has {items} list items (limit {ANSWER_MAX_ITEMS})")
-    if re.search(r"^\s*\|", short_answer(card.body), re.M):
+    if re.search(r"^\s*\|", short_answer(card.body), re.MULTILINE):
         problems.append("short answer has a table (tables belong in the details)")
     return problems
 
@@ -134,7 +134,7 @@ def reference_namespace() -> dict:
     so that a block's timing measures the block, not whichever card happens to run first.
     """
     import torch
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401
+    import torch.fx.experimental.symbolic_shapes
     import torch.nn.functional as F
 
     from studyapp.kernels_loader import load_kernels

@@ -6,7 +6,6 @@ import re
 
 import pytest
 import yaml
-
 from deck_checks import (
     ANSWER_MAX_CHARS,
     CARDS,
@@ -14,14 +13,15 @@ from deck_checks import (
     TORCH_BEHAVIOUR,
     TORCH_CHECKED,
     answer_problems,
-    check_card,
     card_paths,
+    check_card,
     drill_catalog_ids,
     parse_card,
     runnable_blocks,
     unchecked_figures,
     unknown_drills,
 )
+
 from studyapp.pairing import KNOWN_DRILLS, drills_for
 
 PATHS = card_paths()
