@@ -32,6 +32,18 @@ UNIT = r"\s*(?:KiB|MiB|GiB|TiB|KB|MB|GB|TB|bytes?|字节|G?T?FLOPs?|个参数)(?
 NUMBER_WITH_UNIT = re.compile(NUMBER.pattern + UNIT)
 BLOCK_SECONDS = 2.0
 """A runnable block must finish within this on a CPU (readers run them too)."""
+ANSWER_MAX_CHARS = 250
+"""The short answer is recalled in about a minute: at most this many characters of text."""
+ANSWER_MAX_ITEMS = 5
+"""...and at most this many list items (longer lists belong in the details)."""
+TORCH_CHECKED = "2.13"
+"""The PyTorch version the cards' behavioural claims were run on (cards say "PyTorch 2.13")."""
+TORCH_BEHAVIOUR = re.compile(
+    r"scaled_dot_product_attention|MultiheadAttention|flex_attention|autocast"
+)
+"""PyTorch calls whose behaviour a card may assert; such a card names the version it ran on."""
+ANSWER_HEADING = "\n## 面试标准答案\n"
+DETAILS_HEADING = "\n## 详细技术解析\n"
 
 
 @dataclass(frozen=True)
@@ -71,9 +83,58 @@ def prose(body: str) -> str:
     return FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), body)
 
 
+def short_answer(body: str) -> str:
+    """The `## 面试标准答案` section, without its heading and without check comments."""
+    start = body.index(ANSWER_HEADING) + len(ANSWER_HEADING)
+    return CHECK.sub("", body[start : body.index(DETAILS_HEADING)])
+
+
+def answer_length(body: str) -> int:
+    """Characters a reader recalls: whitespace and markdown markup (`*`, backticks) not counted."""
+    return len(re.sub(r"[\s*`]", "", short_answer(body)))
+
+
+def answer_items(body: str) -> int:
+    """List items (bulleted or numbered) in the short answer."""
+    return len(re.findall(r"^\s*(?:[-*+]|\d+[.)])\s", short_answer(body), re.MULTILINE))
+
+
+def answer_problems(card: Card) -> list[str]:
+    """Why the short answer cannot be recalled in about a minute (empty: it can)."""
+    problems = []
+    if (length := answer_length(card.body)) > ANSWER_MAX_CHARS:
+        problems.append(f"short answer has {length} characters (limit {ANSWER_MAX_CHARS})")
+    if (items := answer_items(card.body)) > ANSWER_MAX_ITEMS:
+        problems.append(f"short answer has {items} list items (limit {ANSWER_MAX_ITEMS})")
+    if re.search(r"^\s*\|", short_answer(card.body), re.MULTILINE):
+        problems.append("short answer has a table (tables belong in the details)")
+    return problems
+
+
+def unknown_drills(card: Card, known: set[str]) -> list[str]:
+    """Declared drill ids that the drill catalog does not have."""
+    declared = card.meta.get("drills")
+    if not isinstance(declared, list):
+        return [f"drills: must be a list, got {declared!r}"]
+    return [str(drill) for drill in declared if drill not in known]
+
+
+def drill_catalog_ids() -> set[str]:
+    """Ids of the drills `kernels/catalog.py` offers (no torch needed)."""
+    from studyapp.kernels_loader import load_kernels
+
+    return set(load_kernels().CATALOG)
+
+
 def reference_namespace() -> dict:
-    """Names every check may use: math, torch and the reference attention kernels."""
+    """Names every check may use: math, torch and the reference attention kernels.
+
+    torch imports sympy (via symbolic_shapes) lazily, on the first call of some paths such as
+    `key_padding_mask` or `backward(gradient)`: about a second, paid here with torch's own import
+    so that a block's timing measures the block, not whichever card happens to run first.
+    """
     import torch
+    import torch.fx.experimental.symbolic_shapes
     import torch.nn.functional as F
 
     from studyapp.kernels_loader import load_kernels

@@ -6,16 +6,22 @@ import re
 
 import pytest
 import yaml
-
 from deck_checks import (
+    ANSWER_MAX_CHARS,
     CARDS,
     KEY_ORDER,
-    check_card,
+    TORCH_BEHAVIOUR,
+    TORCH_CHECKED,
+    answer_problems,
     card_paths,
+    check_card,
+    drill_catalog_ids,
     parse_card,
     runnable_blocks,
     unchecked_figures,
+    unknown_drills,
 )
+
 from studyapp.pairing import KNOWN_DRILLS, drills_for
 
 PATHS = card_paths()
@@ -23,7 +29,7 @@ IDS = [str(p.relative_to(CARDS)) for p in PATHS]
 
 
 def test_the_deck_is_big_enough_and_organised_by_topic():
-    assert len(PATHS) >= 24
+    assert len(PATHS) >= 46
     assert len({p.parent for p in PATHS}) >= 5
     assert not (CARDS / ".gitkeep").exists()
 
@@ -52,11 +58,34 @@ def test_card_is_in_the_users_format(path):
 
 @pytest.mark.parametrize("path", PATHS, ids=IDS)
 def test_card_declares_existing_drills(path):
+    """`drills:` lists only drills the catalog has (or none: a topic no drill trains yet)."""
     card = parse_card(path)
+    assert unknown_drills(card, drill_catalog_ids()) == []
     pairing = drills_for(card.meta, card.body)
     assert pairing.source == "declared"
-    assert pairing.drills and pairing.unknown == []
-    assert set(pairing.drills) <= set(KNOWN_DRILLS)
+    assert pairing.unknown == [] and pairing.drills == card.meta["drills"]
+
+
+def test_the_app_knows_every_drill_of_the_catalog():
+    assert set(KNOWN_DRILLS) == drill_catalog_ids()
+
+
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_the_short_answer_can_be_recalled_in_a_minute(path):
+    assert answer_problems(parse_card(path)) == []
+
+
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_a_card_asserting_pytorch_behaviour_names_the_version_it_ran_on(path):
+    card = parse_card(path)
+    if any(TORCH_BEHAVIOUR.search(block) for block in runnable_blocks(card.body)):
+        assert f"PyTorch {TORCH_CHECKED}" in card.body
+
+
+def test_the_cards_were_checked_on_the_installed_pytorch():
+    import torch
+
+    assert torch.__version__.startswith(TORCH_CHECKED + "."), "re-check the cards, then bump"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=IDS)
@@ -88,6 +117,27 @@ REQUIRED_TOPICS = {
     "KV cache": r"KV Cache",
     "MQA/GQA": r"MQA|GQA",
     "positional encodings": r"位置编码",
+    "online softmax": r"online softmax",
+    "FlashAttention versions": r"FlashAttention.*(?:1|2|3|4)|FlashDecoding",
+    "attention backward": r"反向",
+    "MLA": r"MLA",
+    "PagedAttention": r"PagedAttention",
+    "continuous batching": r"continuous batching|连续批处理",
+    "prefix caching": r"prefix caching|前缀缓存",
+    "decode roofline": r"roofline|算术强度",
+    "RoPE extension": r"YaRN|NTK|位置插值",
+    "sliding window": r"滑动窗口",
+    "attention sinks": r"attention sink",
+    "numerics": r"bf16|FP8|精度",
+    "soft-capping": r"soft-capping|软截断",
+    "ALiBi": r"ALiBi",
+    "ring attention": r"Ring Attention|上下文并行",
+    "linear attention hybrids": r"门控|delta rule|混合",
+    "2025 sparse attention": r"NSA|MoBA|DeepSeek Sparse",
+    "packing": r"packing|打包",
+    "cross-attention models": r"编码器-解码器|多模态",
+    "Pre-LN vs Post-LN": r"Pre-LN|Post-LN",
+    "QK-norm": r"QK-Norm",
 }
 
 
@@ -167,6 +217,32 @@ def test_the_seeded_vault_loads_every_card_with_the_app_parser(tmp_path):
         assert note.answer.strip() and "## 详细技术解析" not in note.answer
         assert note.drills == card.meta["drills"]
         assert note.review_count == 0 and note.difficulty == card.meta["difficulty"]
+
+
+def test_a_long_short_answer_is_caught():
+    card = parse_card(PATHS[0])
+    assert answer_problems(card) == []
+    padding = "很长的一句话。" * (ANSWER_MAX_CHARS // 7 + 1)
+    bad = _mutated(card, "\n## 详细技术解析\n", f"\n{padding}\n\n## 详细技术解析\n")
+    assert any("characters" in problem for problem in answer_problems(bad))
+
+
+def test_too_many_bullets_or_a_table_in_the_short_answer_is_caught():
+    card = parse_card(PATHS[0])
+    bullets = "".join(f"- 第 {i} 点\n" for i in range(6))
+    bad = _mutated(card, "\n## 详细技术解析\n", f"\n{bullets}\n## 详细技术解析\n")
+    assert any("list items" in problem for problem in answer_problems(bad))
+    table = _mutated(card, "\n## 详细技术解析\n", "\n| a | b |\n|---|---|\n\n## 详细技术解析\n")
+    assert any("table" in problem for problem in answer_problems(table))
+
+
+def test_an_unknown_drill_id_is_caught():
+    card = parse_card(PATHS[0])
+    bad = type(card)(card.path, card.raw_meta, {**card.meta, "drills": ["sdpa", "no_such_drill"]},
+                     card.body)
+    assert unknown_drills(bad, drill_catalog_ids()) == ["no_such_drill"]
+    assert unknown_drills(type(card)(card.path, card.raw_meta, {**card.meta, "drills": []},
+                                     card.body), drill_catalog_ids()) == []
 
 
 def test_a_quoted_wrong_figure_must_stay_wrong():
