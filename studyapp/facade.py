@@ -326,7 +326,7 @@ class StudyFacade:
             note = self._notes.get(path)
             if note is None or note.content_hash != revision:
                 self._requeue(keep_first=True)
-                raise NoteChangedOutside(path, title)
+                raise NoteChangedOutside(path, title, readable=note is not None)
         result = self.service.record_review(path, Rating(rating), duration_seconds)
         self._history.append((path, rating))
         self._changed(path)

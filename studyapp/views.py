@@ -36,8 +36,9 @@ class NoteChangedOutside(Exception):
     shown, so the learner judged a version that no longer exists. The session already holds the
     note as it is now."""
 
-    def __init__(self, path: str, title: str) -> None:
-        super().__init__(f"“{title}” changed outside the app; showing it as it is now.")
+    def __init__(self, path: str, title: str, readable: bool = True) -> None:
+        super().__init__(f"“{title}” changed outside the app; showing it as it is now." if readable else
+                         f"“{title}” changed outside the app and can no longer be read; it leaves this session.")
         self.path = path
         self.title = title
 

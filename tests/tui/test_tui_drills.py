@@ -209,5 +209,5 @@ async def test_a_grader_crash_is_a_notification(app, ctx):
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert "ERROR" in str(screen.query_one("#grade-status", Static).render())
-        assert "worker log: Killed" in str(screen.query_one("#hint", Static).render())
+        assert "worker log: Killed" in str(screen.query_one("#detail", Static).render())
         assert any(n.severity == "error" and "stopped unexpectedly" in n.message for n in app._notifications)

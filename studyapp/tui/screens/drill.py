@@ -72,8 +72,8 @@ class DrillScreen(StudyScreen):
     BINDINGS = [
         Binding("ctrl+r", "run", "Run grader", priority=True),
         Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("f6", "switch_pane", "Next pane", priority=True),
-        Binding("ctrl+o", "switch_pane", "Next pane", show=False, priority=True),
+        Binding("f6", "switch_pane", "Focus", priority=True),
+        Binding("ctrl+o", "switch_pane", "Focus", show=False, priority=True),
         Binding("f4", "edit", "$EDITOR"),
         Binding("e", "edit", "$EDITOR", show=False),
         Binding("escape", "leave", "Back", priority=True),

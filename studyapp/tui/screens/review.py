@@ -98,7 +98,8 @@ class ReviewScreen(StudyScreen):
             return
         was_revealed = self.revealed and card is not None and self.card is not None and card.path == self.card.path
         if card is not None and self.card is not None and card.path != self.card.path:
-            self.notify(f"“{self.card.title}” changed outside the app; moving on.", timeout=4)
+            self.notify(f"“{self.card.title}” changed outside the app and left this session.",
+                        severity="warning", timeout=6)
         self._show(card)
         if was_revealed:
             self.action_reveal()
