@@ -354,14 +354,23 @@ async def test_the_verdict_key_line_and_hint_show_at_120x36(app):
 
 
 async def test_at_80x24_the_editor_shows_code_not_just_the_docstring(app):
+    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         app.action_open_drill("sdpa")
         await settle(pilot)
         editor = app.screen.query_one("#code", TextArea)
-        first, last = editor.scroll_y, editor.scroll_y + editor.scrollable_content_region.height
-        def_line = next(i for i, line in enumerate(editor.text.splitlines()) if line.startswith("def "))
-        assert first <= def_line < last
+        lines = editor.text.splitlines()
+        def_line = next(i for i, line in enumerate(lines) if line.startswith("def "))
+
+        def shown() -> range:
+            top = round(editor.scroll_y)
+            return range(top, top + editor.scrollable_content_region.height)
+
+        assert def_line in shown() and def_line + 1 in shown()
+        await pilot.press("ctrl+r")  # the results take room from the editor
+        await settle(pilot)
+        assert def_line + 1 in shown() and editor.cursor_location[0] in shown()
 
 
 async def test_reopening_a_drill_shows_its_last_verdict(app):

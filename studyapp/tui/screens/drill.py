@@ -250,7 +250,9 @@ class DrillScreen(StudyScreen):
         self.query_one("#result-box").display = True
         self.query_one("#verdict-summary", Static).update(summary_markup(verdict))
         hint = verdict.get("hint")
-        self.query_one("#hint", Static).update(f"[b]Hint:[/b] {escape(hint)}" if hint else "")
+        hint_widget = self.query_one("#hint", Static)
+        hint_widget.update(f"[b]Hint:[/b] {escape(hint)}" if hint else "")
+        hint_widget.display = bool(hint)
         table = self.query_one("#checks", DataTable)
         table.clear()
         for check in verdict.get("checks", []):
@@ -265,8 +267,12 @@ class DrillScreen(StudyScreen):
             parts.append(escape(verdict["detail"]))
         if verdict.get("output"):
             parts.append("[b]Output:[/b]\n" + escape(verdict["output"]))
-        self.query_one("#detail", Static).update("\n\n".join(parts))
+        detail = self.query_one("#detail", Static)
+        detail.update("\n\n".join(parts))
+        detail.display = bool(parts)
         self.query_one("#result-box", VerticalScroll).scroll_home(animate=False)
+        # The results took room from the editor: keep the line being edited in view.
+        self.call_after_refresh(self.query_one("#code", TextArea).scroll_cursor_visible, animate=False)
 
     def on_worker_state_changed(self, event) -> None:
         from textual.worker import WorkerState
