@@ -160,6 +160,14 @@ class StudyFacade:
         self._items_cache = None
         return fresh.content_hash != note.content_hash
 
+    def _same_on_disk(self, path: str) -> bool:
+        note = self._notes.get(path)
+        try:
+            st = os.stat(self.note_file(path))
+        except OSError:
+            return False
+        return note is not None and st.st_size == note.size and st.st_mtime_ns == note.mtime_ns
+
     def _forget(self, path: str) -> None:
         self._notes.pop(path, None)
         self._items_cache = None
@@ -171,8 +179,8 @@ class StudyFacade:
         """Files changed outside the app (the vault watcher saw them): load the vault again
         (warm loads only stat unchanged files), and take the session's notes as they are now.
         Returns the paths of notes that were added, removed or changed, or became unreadable."""
-        if self._service is None:
-            return ()
+        if self._service is None or all(self._same_on_disk(path) for path in paths):
+            return ()  # the echo of the app's own writes
         before = {path: note.content_hash for path, note in self._notes.items()}
         broken_before = {p.path for p in self._problems}
         self.load()
@@ -450,9 +458,12 @@ class StudyFacade:
         rows = self.service.store.drill_attempts(drill_id)
         if not rows:
             return None
+        from studyapp.store import parse_utc
+
         last = rows[-1]
+        day = parse_utc(last["attempted_at"]).astimezone().date()
         return {"status": last["verdict"], "summary": last["summary"] or "", "hint": "", "checks": [],
-                "attempted_at": last["attempted_at"]}
+                "attempted_at": day.isoformat()}
 
     def save_drill_file(self, path: Path, text: str) -> None:
         from studyapp.atomic import atomic_write_bytes

@@ -389,6 +389,23 @@ async def test_reopening_a_drill_shows_its_last_verdict(app):
         assert "FAIL" in status and "looks like" in status.lower()
 
 
+async def test_after_a_restart_a_drill_shows_its_last_result(app, ctx):
+    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+    again = StudyApp(ctx)
+    async with again.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        again.action_open_drill("sdpa")
+        await settle(pilot)
+        status = str(again.screen.query_one("#verdict-summary", Static).render())
+        assert "FAIL" in status and "last run 2026-11-22" in status and "looks like" in status.lower()
+
+
 async def test_the_palette_lists_no_command_twice(app):
     from textual.command import CommandPalette
 

@@ -57,7 +57,7 @@ def summary_markup(verdict: dict) -> str:
     if isinstance(seconds, (int, float)):
         text += f"  [dim]{seconds:.2f}s[/]"
     if verdict.get("attempted_at"):
-        text += f"  [dim](last run {escape(str(verdict['attempted_at'])[:10])})[/]"
+        text += f"  [dim](last run {escape(str(verdict['attempted_at']))})[/]"
     return text
 
 
