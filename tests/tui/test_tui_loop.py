@@ -277,6 +277,29 @@ async def test_leaving_when_the_save_fails_asks_first(app, ctx, monkeypatch):
         assert app.screen is drill and "# unsaved" in drill.query_one("#code", TextArea).text
 
 
+async def test_an_outside_save_over_unsaved_edits_asks_which_to_keep(app):
+    from studyapp.tui.screens.confirm import Confirm
+
+    stub = app.session._grader
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        await pilot.press(*"# mine")
+        time.sleep(0.01)
+        drill.path.write_text("# theirs\n", encoding="utf-8")
+        drill._poll_file()
+        await settle(pilot)
+        assert isinstance(app.screen, Confirm)
+        await pilot.press("n")  # keep my edits
+        await settle(pilot)
+        assert app.screen is drill and "# mine" in drill.query_one("#code", TextArea).text
+        assert stub.graded == []
+        await pilot.press("ctrl+s")
+        assert "# mine" in drill.path.read_text(encoding="utf-8")
+
+
 # -- item 7: the vault is watched --------------------------------------------------------------
 
 
@@ -309,6 +332,9 @@ async def test_an_outside_edit_is_shown_without_a_key(app, ctx):
             await pilot.pause(0.1)
         assert screen.card.title.startswith("为何")
         assert "为何注意力" in str(screen.query_one("#question", Static).render())
+        watcher = app._watcher
+        assert watcher is not None and watcher.is_alive()
+    assert not watcher.is_alive(), "the vault watcher stops with the app"
 
 
 async def test_a_note_deleted_outside_leaves_the_review_queue(app, ctx):
