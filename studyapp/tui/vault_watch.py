@@ -26,7 +26,7 @@ def note_paths(root: Path, changed: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(paths))
 
 
-def watch_notes(root: Path, stop: threading.Event, on_change: Callable[[tuple[str, ...]], None]) -> None:
+def watch_notes(root: Path, stop: threading.Event, on_change: Callable[[tuple[str, ...]], object]) -> None:
     """Call `on_change` with each batch of changed notes until `stop` is set (runs in a thread)."""
     from watchfiles import watch
 
