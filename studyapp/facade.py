@@ -160,6 +160,23 @@ class StudyFacade:
         self._items_cache = None
         return fresh.content_hash != note.content_hash
 
+    def _reread_edited(self, paths) -> tuple[str, ...] | None:
+        """Re-read notes edited in place; None when any path is not such a note (new, gone or
+        unreadable), which needs a whole load to sort out."""
+        if not all(path in self._notes for path in paths):
+            return None
+        fresh = {}
+        for path in paths:
+            try:
+                fresh[path] = self.service.vault.read_note(path)
+            except Exception:  # noqa: BLE001 - gone or broken: the whole load reports it
+                return None
+        changed = tuple(sorted(p for p, note in fresh.items() if note.content_hash != self._notes[p].content_hash))
+        self._notes.update(fresh)
+        if changed:
+            self._items_cache = None
+        return changed
+
     def _same_on_disk(self, path: str) -> bool:
         note = self._notes.get(path)
         try:
@@ -176,11 +193,18 @@ class StudyFacade:
 
     @_locked
     def notes_changed(self, paths) -> tuple[str, ...]:
-        """Files changed outside the app (the vault watcher saw them): load the vault again
-        (warm loads only stat unchanged files), and take the session's notes as they are now.
-        Returns the paths of notes that were added, removed or changed, or became unreadable."""
+        """Files changed outside the app (the vault watcher saw them): re-read the notes that
+        were edited, or, when notes appeared, vanished or broke, load the vault again (warm
+        loads only stat unchanged files, but that is still ~0.4 s at 10,000 notes); then take
+        the session's notes as they are now. Returns the paths of notes that were added,
+        removed or changed, or became unreadable."""
         if self._service is None or all(self._same_on_disk(path) for path in paths):
             return ()  # the echo of the app's own writes
+        edited = self._reread_edited(paths)
+        if edited is not None:
+            if edited and self._session_set:
+                self._requeue(keep_first=True)
+            return edited
         before = {path: note.content_hash for path, note in self._notes.items()}
         broken_before = {p.path for p in self._problems}
         self.load()
