@@ -7,6 +7,7 @@ public method holds one lock; domain modules are imported on first use to keep s
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter, defaultdict
 from datetime import date, datetime, timedelta
@@ -18,6 +19,7 @@ from studyapp.views import (
     Card,
     DrillDetail,
     DrillInfo,
+    NoteChangedOutside,
     NoteRow,
     Problem,
     RatingOption,
@@ -94,6 +96,8 @@ class StudyFacade:
         self._grader = None
         self._grade_generation = 0
         """Bumped by `cancel_grade`; a grade that started before the bump is not recorded."""
+        self._last_verdicts: dict[str, dict] = {}
+        """The latest full verdict of each drill graded during this run (the store keeps summaries)."""
 
     # -- loading --------------------------------------------------------------------------
 
@@ -158,7 +162,85 @@ class StudyFacade:
 
         answer, body = review_texts(note.title, note.body or "", note.answer or "")
         return Card(path=path, title=note.title, answer=answer, body=body,
-                    drills=self._drills_of(note), is_new=is_new)
+                    drills=self._drills_of(note), is_new=is_new, revision=note.content_hash)
+
+    def _reread_if_changed(self, path: str) -> bool:
+        """Re-read one note when its file changed since it was read (a stat, and a read only
+        when size or time differ); returns whether the note changed or vanished."""
+        note = self._notes.get(path)
+        if note is None:
+            return False
+        try:
+            st = os.stat(self.note_file(path))
+        except OSError:
+            self._forget(path)
+            return True
+        if st.st_size == note.size and st.st_mtime_ns == note.mtime_ns:
+            return False
+        try:
+            fresh = self.service.vault.read_note(path)
+        except Exception:  # noqa: BLE001 - broken now: it leaves the session until fixed
+            self._forget(path)
+            return True
+        self._notes[path] = fresh
+        self._items_cache = None
+        return fresh.content_hash != note.content_hash
+
+    def _reread_edited(self, paths) -> tuple[str, ...] | None:
+        """Re-read notes edited in place; None when any path is not such a note (new, gone or
+        unreadable), which needs a whole load to sort out."""
+        if not all(path in self._notes for path in paths):
+            return None
+        fresh = {}
+        for path in paths:
+            try:
+                fresh[path] = self.service.vault.read_note(path)
+            except Exception:  # noqa: BLE001 - gone or broken: the whole load reports it
+                return None
+        changed = tuple(sorted(p for p, note in fresh.items() if note.content_hash != self._notes[p].content_hash))
+        self._notes.update(fresh)
+        if changed:
+            self._items_cache = None
+        return changed
+
+    def _same_on_disk(self, path: str) -> bool:
+        note = self._notes.get(path)
+        try:
+            st = os.stat(self.note_file(path))
+        except OSError:
+            return False
+        return note is not None and st.st_size == note.size and st.st_mtime_ns == note.mtime_ns
+
+    def _forget(self, path: str) -> None:
+        self._notes.pop(path, None)
+        self._items_cache = None
+        self._session_set.discard(path)
+        self._session = [p for p in self._session if p != path]
+
+    @_locked
+    def notes_changed(self, paths) -> tuple[str, ...]:
+        """Files changed outside the app (the vault watcher saw them): re-read the notes that
+        were edited, or, when notes appeared, vanished or broke, load the vault again (warm
+        loads only stat unchanged files, but that is still ~0.4 s at 10,000 notes); then take
+        the session's notes as they are now. Returns the paths of notes that were added,
+        removed or changed, or became unreadable."""
+        if self._service is None or all(self._same_on_disk(path) for path in paths):
+            return ()  # the echo of the app's own writes
+        edited = self._reread_edited(paths)
+        if edited is not None:
+            if edited and self._session_set:
+                self._requeue(keep_first=True)
+            return edited
+        before = {path: note.content_hash for path, note in self._notes.items()}
+        broken_before = {p.path for p in self._problems}
+        self.load()
+        after = {path: note.content_hash for path, note in self._notes.items()}
+        changed = {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
+        changed |= broken_before ^ {p.path for p in self._problems}
+        if changed and self._session_set:
+            self._session_set &= after.keys()
+            self._requeue(keep_first=True)
+        return tuple(sorted(changed))
 
     # -- today ----------------------------------------------------------------------------
 
@@ -243,8 +325,10 @@ class StudyFacade:
         self._history = []
         self._session_started = datetime.now()
 
-    def _requeue(self, first: str | None = None) -> None:
-        """Order the session's notes again: rated notes leave, an "again" comes back after the rest."""
+    def _requeue(self, first: str | None = None, keep_first: bool = False) -> None:
+        """Order the session's notes again: rated notes leave, an "again" comes back after the rest.
+        `keep_first` keeps the note on screen in front when it is still due."""
+        shown = self._session[0] if keep_first and self._session else None
         from studyapp.session import note_cards, queue_counts, session_queue
 
         service = self.service
@@ -256,10 +340,20 @@ class StudyFacade:
         self._left = queue_counts(order, self.ctx.now())
         if first is not None:
             self._session = [first] + [p for p in self._session if p != first]
+        elif shown is not None and shown in self._session:
+            self._session = [shown] + [p for p in self._session if p != shown]
 
     @_locked
     def current_card(self) -> Card | None:
-        return self._card(self._session[0]) if self._session else None
+        """The note to show next, re-read first when its file changed since it was loaded."""
+        while self._session:
+            path = self._session[0]
+            if not self._reread_if_changed(path):
+                return self._card(path)
+            self._requeue(keep_first=True)
+            if self._session and self._session[0] == path:
+                return self._card(path)
+        return None
 
     @_locked
     def progress(self) -> ReviewProgress:
@@ -284,12 +378,25 @@ class StudyFacade:
         return [RatingOption(r, label, labels[label.lower()]) for r, label in RATING_LABELS.items()]
 
     @_locked
-    def rate(self, path: str, rating: int, duration_seconds: float | None = None) -> ReviewOutcome:
-        """Schedule the note, write its metadata and log the review (one step, see reviews.py)."""
+    def rate(self, path: str, rating: int, duration_seconds: float | None = None,
+             revision: str | None = None) -> ReviewOutcome:
+        """Schedule the note, write its metadata and log the review (one step, see reviews.py).
+
+        With `revision` (the shown card's), a note that changed on disk since it was shown is
+        not rated: NoteChangedOutside, and the session takes the note as it is now (a note
+        rated elsewhere meanwhile leaves the session)."""
         from fsrs import Rating
 
         from studyapp.schedule import format_interval
 
+        if revision is not None:
+            note = self._notes.get(path)
+            title = note.title if note is not None else path
+            self._reread_if_changed(path)
+            note = self._notes.get(path)
+            if note is None or note.content_hash != revision:
+                self._requeue(keep_first=True)
+                raise NoteChangedOutside(path, title, readable=note is not None)
         result = self.service.record_review(path, Rating(rating), duration_seconds)
         self._history.append((path, rating))
         self._undo.append((UndoKind.RATING, path, True))
@@ -446,7 +553,21 @@ class StudyFacade:
 
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(path, drill.starter_path.read_bytes())
-        return DrillDetail(drill.id, drill.title, drill.statement, path, tuple(drill.hints))
+        return DrillDetail(drill.id, drill.title, drill.statement, path, tuple(drill.hints),
+                           last_verdict=self._last_verdict(drill.id))
+
+    def _last_verdict(self, drill_id: str) -> dict | None:
+        if drill_id in self._last_verdicts:
+            return self._last_verdicts[drill_id]
+        rows = self.service.store.drill_attempts(drill_id)
+        if not rows:
+            return None
+        from studyapp.store import parse_utc
+
+        last = rows[-1]
+        day = parse_utc(last["attempted_at"]).astimezone().date()
+        return {"status": last["verdict"], "summary": last["summary"] or "", "hint": "", "checks": [],
+                "attempted_at": day.isoformat()}
 
     def save_drill_file(self, path: Path, text: str) -> None:
         """Write the learner's code, ending with a newline as a text file does (an editor
@@ -469,6 +590,7 @@ class StudyFacade:
         verdict = client.grade(drill_id, path, device="auto", timeout=self.ctx.settings.grader_timeout)
         with self._lock:
             if generation == self._grade_generation:  # a cancelled run is not an attempt
+                self._last_verdicts[drill_id] = verdict
                 self._record_attempt(drill_id, path, verdict)
         return verdict
 

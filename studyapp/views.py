@@ -29,6 +29,20 @@ class Card:
     """The whole note without its metadata block and title lines (the `f` key shows it)."""
     drills: tuple[str, ...] = ()
     is_new: bool = False
+    revision: str = ""
+    """The note's content hash when the card was built: a rating names the version it judged."""
+
+
+class NoteChangedOutside(Exception):
+    """A rating was refused: the note changed on disk (an editor, the CLI, a sync) since it was
+    shown, so the learner judged a version that no longer exists. The session already holds the
+    note as it is now."""
+
+    def __init__(self, path: str, title: str, readable: bool = True) -> None:
+        super().__init__(f"“{title}” changed outside the app; showing it as it is now." if readable else
+                         f"“{title}” changed outside the app and can no longer be read; it leaves this session.")
+        self.path = path
+        self.title = title
 
 
 @dataclass(frozen=True)
@@ -117,6 +131,8 @@ class DrillDetail:
     """Markdown: task and contract."""
     workspace_file: Path
     hints: tuple[str, ...] = ()
+    last_verdict: dict | None = None
+    """The latest verdict: in full when graded during this run, else the stored summary line."""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,15 @@
-"""The Textual application: modes for the four main screens, the session loader, the palette."""
+"""The Textual application: modes for the four main screens, the session loader, the palette.
+
+One screen per purpose: each mode holds only its own screen; a review or a drill is pushed on
+top of the current mode and closed (saving, or asking when it cannot) before the app goes to
+another mode, so no hidden screen keeps a review open or grades a file. A drill opened from a
+review (`p`) sits over that review, and Esc goes back to it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +19,7 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
-from studyapp.tui.messages import VaultLoaded, VaultLoadFailed
+from studyapp.tui.messages import VaultFilesChanged, VaultLoaded, VaultLoadFailed, VaultSynced
 
 if TYPE_CHECKING:
     from studyapp.context import Context
@@ -80,6 +87,9 @@ class StudyApp(App):
         """True once the vault and history are loaded; screens wait for it before asking for data."""
         self._save_theme = False
         """Off while the theme comes from the settings; on once the app runs."""
+        self._stop_watching = threading.Event()
+        """Set on exit: the vault watcher's thread ends."""
+        self._watcher: threading.Thread | None = None
         try:
             self.theme = ctx.settings.theme
         except Exception:  # an unknown theme name in config.toml must not stop the app
@@ -117,6 +127,7 @@ class StudyApp(App):
 
     def on_vault_loaded(self, message: VaultLoaded) -> None:
         self.session_ready = True
+        self.watch_vault()
         if message.problems:
             self.notify(
                 f"{message.problems} note(s) could not be read; see Notes (n).",
@@ -130,6 +141,37 @@ class StudyApp(App):
         show = getattr(self.screen, "show_load_error", None)
         if show is not None:
             show(message.reason)
+
+    def watch_vault(self) -> None:
+        """Start the thread that posts the notes changed on disk, until the app exits. A plain
+        thread rather than a Textual worker: it never completes, and waiting for the app's
+        workers to finish must not wait for it."""
+        from studyapp.tui.vault_watch import watch_notes
+
+        if self._watcher is not None:
+            return
+
+        def run() -> None:
+            try:
+                watch_notes(self.ctx.paths.vault_dir, self._stop_watching,
+                            lambda paths: self.post_message(VaultFilesChanged(paths)))
+            except Exception as exc:  # noqa: BLE001 - e.g. out of inotify watches: the app still works
+                self.call_from_thread(self.notify, f"Changes made outside the app will show after a restart ({exc}).",
+                                      title="Not watching the vault", severity="warning")
+
+        self._watcher = threading.Thread(target=run, name="studyapp vault watcher", daemon=True)
+        self._watcher.start()
+
+    def on_vault_files_changed(self, message: VaultFilesChanged) -> None:
+        self.take_outside_changes(message.paths)
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="sync", name="Vault changes")
+    def take_outside_changes(self, paths: tuple[str, ...]) -> None:
+        self.post_message(VaultSynced(self.session.notes_changed(paths)))
+
+    def on_vault_synced(self, message: VaultSynced) -> None:
+        if message.changed:
+            self._refresh_current_screen()
 
     def _refresh_current_screen(self) -> None:
         refresh = getattr(self.screen, "refresh_data", None)
@@ -151,22 +193,56 @@ class StudyApp(App):
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.report_error(event.worker.error, title=event.worker.name or "Background task")
 
+    # -- one screen per purpose ----------------------------------------------------------
+
+    def close_screens(self, retry: Callable[[], object], keep: tuple[type, ...] = ()) -> bool:
+        """Close every screen above the current mode's own (down to one of type `keep`), each
+        saving first; False when one must ask the learner (then `retry` runs once answered)."""
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, keep):
+            can_leave = getattr(self.screen, "can_leave", None)
+            if can_leave is not None and not can_leave(retry):
+                return False
+            self.pop_screen()
+        return True
+
+    async def action_switch_mode(self, mode: str) -> None:
+        if self.close_screens(lambda: self.run_action(f"switch_mode({mode!r})")) and mode != self.current_mode:
+            self.switch_mode(mode)
+
+    async def action_quit(self) -> None:
+        """Quit, but only once every open drill has saved (or the learner chose to lose it)."""
+        if self.close_screens(lambda: self.run_action("quit")):
+            self.exit()
+
     def action_start_review(self) -> None:
         from studyapp.tui.screens.review import ReviewScreen
 
         if not self.session_ready:
             self.notify("Still loading the vault…")
             return
+        if isinstance(self.screen, ReviewScreen):
+            return
+        if not self.close_screens(self.action_start_review):
+            return
         if self.current_mode != "today":
             self.switch_mode("today")
         self.push_screen(ReviewScreen())
 
     def action_open_drill(self, drill_id: str) -> None:
+        """Open a drill over the current mode's screen, or over the review it was reached from."""
         from studyapp.tui.screens.drill import DrillScreen
+        from studyapp.tui.screens.review import ReviewScreen
 
+        if isinstance(self.screen, DrillScreen) and self.screen.drill_id == drill_id:
+            return
+        if not self.close_screens(lambda: self.action_open_drill(drill_id), keep=(ReviewScreen,)):
+            return
         self.push_screen(DrillScreen(drill_id))
 
     def on_unmount(self) -> None:
+        self._stop_watching.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=2)
         close = getattr(self.session, "close", None)
         if close is not None:
             close()

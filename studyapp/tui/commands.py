@@ -7,8 +7,18 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 
+APP_WIDE = ("start_review", "switch_mode", "quit", "command_palette")
+"""Actions `StudyCommandsProvider` (or Textual's own commands) offers everywhere: a screen
+binding to one of them would list the command twice."""
+
+
 def _run_action(app, action: str, node) -> None:
     app.call_later(app.run_action, action, node)
+
+
+def _is_app_wide(action: str) -> bool:
+    name = action.removeprefix("app.").split("(", 1)[0]
+    return name in APP_WIDE
 
 
 class _ListedCommands(Provider):
@@ -37,7 +47,7 @@ class ScreenActionsProvider(_ListedCommands):
             binding = active.binding
             if not binding.description or not active.enabled or binding.action in seen:
                 continue
-            if binding.action in ("command_palette", "quit"):
+            if _is_app_wide(binding.action):
                 continue
             seen.add(binding.action)
             key = binding.key_display or binding.key
@@ -55,7 +65,8 @@ class StudyCommandsProvider(_ListedCommands):
         app = self.app
         yield ("Start review", partial(_run_action, app, "start_review", app), "review what is due now")
         for mode, title in (("today", "Today"), ("drills", "Drills"), ("notes", "Notes"), ("stats", "Stats")):
-            yield (f"Go to {title}", partial(app.switch_mode, mode), f"open the {title} screen")
+            yield (f"Go to {title}", partial(_run_action, app, f"switch_mode({mode!r})", app),
+                   f"open the {title} screen")
         session = getattr(app, "session", None)
         if getattr(app, "session_ready", False) and session is not None:
             try:

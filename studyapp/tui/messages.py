@@ -74,3 +74,17 @@ class GradeFinished(Message):
     """The grader returned a verdict for the drill file."""
 
     verdict: dict[str, Any]
+
+
+@dataclass
+class VaultFilesChanged(Message):
+    """The vault watcher saw notes change on disk (posix paths relative to the vault)."""
+
+    paths: tuple[str, ...]
+
+
+@dataclass
+class VaultSynced(Message):
+    """The session took outside changes in: these notes were added, removed or changed."""
+
+    changed: tuple[str, ...]

@@ -83,7 +83,7 @@ class FakeSession:
     def rating_options(self, path: str) -> list[RatingOption]:
         return [RatingOption(r, RATING_LABELS[r], i) for r, i in zip(RATING_LABELS, ("1m", "10m", "3d", "8d"))]
 
-    def rate(self, path: str, rating: int, duration: float) -> ReviewOutcome:
+    def rate(self, path: str, rating: int, duration: float, revision: str | None = None) -> ReviewOutcome:
         self.calls.append(("rate", path, rating))
         card = self.queue.pop(0)
         self.history.append((card, rating))
@@ -161,3 +161,6 @@ class FakeSession:
 
     def close(self) -> None:
         pass
+
+    def notes_changed(self, paths) -> tuple[str, ...]:
+        return ()

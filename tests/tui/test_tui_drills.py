@@ -144,7 +144,7 @@ async def test_real_grader_rejects_the_starter(app, ctx):
         while screen.grading and time.monotonic() < deadline:
             await pilot.pause(0.1)
             await app.workers.wait_for_complete()
-        status = str(screen.query_one("#grade-status", Static).render())
+        status = str(screen.query_one("#verdict-summary", Static).render())
         assert "ERROR" in status and "NotImplementedError" in status
         assert app.session.drills()[0].status == "failing"
 
@@ -186,7 +186,7 @@ async def main():
             await app.workers.wait_for_complete()
             if not app.screen.grading:
                 break
-        status = str(app.screen.query_one("#grade-status").render())
+        status = str(app.screen.query_one("#verdict-summary").render())
         assert "NotImplementedError" in status, status
 asyncio.run(main())
 assert "torch" not in sys.modules, "the app imported torch after a grade"
@@ -209,5 +209,5 @@ async def test_a_grader_crash_is_a_notification(app, ctx):
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert "ERROR" in str(screen.query_one("#grade-status", Static).render())
-        assert "worker log: Killed" in str(screen.query_one("#hint", Static).render())
+        assert "worker log: Killed" in str(screen.query_one("#detail", Static).render())
         assert any(n.severity == "error" and "stopped unexpectedly" in n.message for n in app._notifications)

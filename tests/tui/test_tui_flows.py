@@ -122,7 +122,10 @@ async def test_unwritable_note_is_a_notification_not_a_crash(ctx, vault):
         path.write_text("---\ntags: [broken\n---\n# gone\n", encoding="utf-8")
         await pilot.press("space", "3")
         await settle(pilot)
-        assert any(n.severity == "error" for n in app._notifications)
+        # broken since it was shown: not rated (whether the vault watcher or the rating saw it
+        # first), and the learner is told
+        title = "为什么注意力分数要除以根号 d_k?"
+        assert any(n.severity == "warning" and title in n.message for n in app._notifications)
         assert path.read_text(encoding="utf-8") == "---\ntags: [broken\n---\n# gone\n"
         assert screen.card is not None
 

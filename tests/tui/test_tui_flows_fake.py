@@ -120,7 +120,7 @@ async def test_drill_run_grades_saved_text_and_shows_checks(ctx, tmp_path):
 async def test_rating_error_becomes_a_notification(ctx, tmp_path):
     app, session = make_app(ctx, tmp_path)
 
-    def broken(*args):
+    def broken(*args, **kwargs):
         raise PermissionError("note.md is read-only")
 
     session.rate = broken

@@ -4,7 +4,7 @@ each screen's main keys are among them; keys moved out of the footer stay in the
 from __future__ import annotations
 
 from studyapp.tui.app import StudyApp
-from studyapp.tui.commands import ScreenActionsProvider
+from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
 
 from .conftest import settle
 from .sample_vault import write_vault
@@ -38,9 +38,10 @@ async def test_every_screen_shows_its_main_keys_at_80_columns(ctx):
         await pilot.press("space")
         await settle(pilot)
         assert {"1", "2", "3", "4", "u", "f", "e", "escape"} <= set(footer_keys(app))
-        provider = ScreenActionsProvider(app.screen)
-        offered = {name for name, _, _ in provider._commands()}
-        assert {"Suspend", "Drill", "Today", "Notes"} <= offered
+        offered = {name for name, _, _ in ScreenActionsProvider(app.screen)._commands()}
+        assert {"Suspend", "Drill"} <= offered
+        everywhere = {name for name, _, _ in StudyCommandsProvider(app.screen)._commands()}
+        assert {"Go to Today", "Go to Notes"} <= everywhere
         await pilot.press("escape")
         await settle(pilot)
         await pilot.press("n")

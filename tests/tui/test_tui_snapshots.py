@@ -82,6 +82,23 @@ def test_drill_after_a_run(snap_compare, app, size):
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+def test_drill_after_a_failing_run(snap_compare, app, size):
+    """The verdict's summary, its "Looks like" line and the hint show above the checks."""
+    from .test_tui_loop import NO_SCALING_VERDICT, VerdictGrader
+
+    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+
+    async def run_before(pilot):
+        await settle(pilot)
+        pilot.app.action_open_drill("sdpa")
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await quiet(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_notes(snap_compare, app, size):
     async def run_before(pilot):

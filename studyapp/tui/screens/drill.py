@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -16,22 +18,65 @@ from studyapp.views import DrillDetail
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen, footer_hides
+from studyapp.tui.screens.confirm import Confirm
 
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
 STATUS_LINE = {"pass": "[b green]PASS[/]", "fail": "[b red]FAIL[/]", "error": "[b red]ERROR[/]"}
 GRADER_FAILURES = ("the grader stopped unexpectedly", "internal grader error")
 """Summaries the grader gives when it failed itself (not the learner's code): also notified."""
+LOOKS_LIKE = " (looks like: "
+"""How a summary names the known mistake; shown on its own line, the verdict's key line."""
+
+
+def first_code_line(text: str) -> int:
+    """The line to put the cursor on when a drill opens: the first statement of the first
+    function (the starter's `raise NotImplementedError`), else the line after the module
+    docstring, so a small terminal shows code rather than the docstring."""
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        return 0
+    for node in module.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            return node.body[-1].lineno - 1
+    if module.body and isinstance(module.body[0], ast.Expr) and isinstance(
+            getattr(module.body[0], "value", None), ast.Constant):
+        return module.body[0].end_lineno or 0
+    return 0
+
+
+def summary_markup(verdict: dict) -> str:
+    """Status and summary, with the known mistake ("looks like: …") on a line of its own."""
+    status = verdict.get("status", "error")
+    summary = verdict.get("summary", "")
+    head, sep, mistake = summary.partition(LOOKS_LIKE)
+    text = f"{STATUS_LINE.get(status, escape(status))} {escape(head)}"
+    if sep:
+        text += f"\n[b]Looks like:[/b] {escape(mistake.removesuffix(')'))}"
+    seconds = verdict.get("seconds")
+    if isinstance(seconds, (int, float)):
+        text += f"  [dim]{seconds:.2f}s[/]"
+    if verdict.get("attempted_at"):
+        text += f"  [dim](last run {escape(str(verdict['attempted_at']))})[/]"
+    return text
 
 
 class DrillScreen(StudyScreen):
-    """Edit and grade one drill; the grader runs in its own process, the UI stays live."""
+    """Edit and grade one drill; the grader runs in its own process, the UI stays live.
 
+    The editor has the focus from the start, so typed code never reaches a screen key; F6 or
+    ctrl+o moves on to the results and the task, which scroll by keyboard, and back.
+    """
+
+    AUTO_FOCUS = "#code"
     BINDINGS = [
         Binding("ctrl+r", "run", "Run grader", priority=True),
         Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("f6", "switch_pane", "Focus", priority=True),
+        Binding("ctrl+o", "switch_pane", "Focus", show=False, priority=True),
         Binding("f4", "edit", "$EDITOR"),
         Binding("e", "edit", "$EDITOR", show=False),
-        Binding("escape", "leave", "Back"),
+        Binding("escape", "leave", "Back", priority=True),
         *footer_hides("today", "drills", "notes", "stats"),
     ]
 
@@ -39,45 +84,76 @@ class DrillScreen(StudyScreen):
         super().__init__()
         self.drill_id = drill_id
         self.detail: DrillDetail | None = None
+        self.open_error: Exception | None = None
         self.saved_text = ""
         self.file_mtime_ns = 0
         self.grading = False
+        self.asking = False
+        """A question about the file is on screen; the watcher waits for the answer."""
 
     def compose(self) -> ComposeResult:
+        # Opened here, not on mount, so the editor holds the file before the first key arrives.
+        text = ""
+        try:
+            self.detail = self.session.open_drill(self.drill_id)
+            text = self.path.read_text(encoding="utf-8")
+            self.saved_text = text
+            self.file_mtime_ns = self.path.stat().st_mtime_ns
+        except Exception as exc:  # noqa: BLE001 - unknown drill, unwritable workspace
+            self.open_error = exc
         yield Header()
         with Horizontal(id="drill"):
             with VerticalScroll(id="statement-box", classes="box") as box:
                 box.border_title = "Task"
                 yield Markdown("", id="statement")
             with Vertical(id="work"):
-                yield TextArea.code_editor("", language="python", id="code", soft_wrap=False)
+                yield TextArea.code_editor(text, language="python", id="code", soft_wrap=False)
                 with Horizontal(id="grade-status-row"):
                     yield LoadingIndicator(id="grading-spinner")
                     yield Static("ctrl+r runs the grader.", id="grade-status")
-                with VerticalScroll(id="result-box"):
+                with VerticalScroll(id="result-box") as results:
+                    results.border_title = "Result"
+                    yield Static("", id="verdict-summary")
+                    yield Static("", id="hint")
                     table = DataTable(id="checks", cursor_type="none", show_cursor=False)
+                    table.can_focus = False  # the box scrolls; the table has nothing to select
                     table.add_columns("", "Check", "Message")
                     yield table
-                    yield Static("", id="hint")
+                    yield Static("", id="detail")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#grading-spinner").display = False
-        try:
-            self.detail = self.session.open_drill(self.drill_id)
-        except Exception as exc:  # noqa: BLE001 - unknown drill, unwritable workspace
-            self.app.report_error(exc, title="Could not open the drill")
+        if self.open_error is not None or self.detail is None:
+            self.app.report_error(self.open_error or RuntimeError("no drill"), title="Could not open the drill")
             self.app.pop_screen()
             return
         self.sub_title = self.detail.title
         self.query_one("#statement", Markdown).update(self.detail.statement)
-        self._load_file()
+        self.query_one("#result-box").display = False
+        if self.detail.last_verdict:
+            self.show_verdict(self.detail.last_verdict)
+        editor = self.query_one("#code", TextArea)
+        editor.move_cursor((first_code_line(editor.text), 0))
+        self.call_after_refresh(editor.scroll_cursor_visible, center=True, animate=False)
         self.set_interval(1.0, self._poll_file, name="watch workspace file")
 
     @property
     def path(self) -> Path:
         assert self.detail is not None
         return self.detail.workspace_file
+
+    @property
+    def unsaved(self) -> bool:
+        return self.detail is not None and self.query_one("#code", TextArea).text != self.saved_text
+
+    def on_key(self, event: events.Key) -> None:
+        """A character that reaches the screen before anything has focus belongs in the editor."""
+        if self.focused is None and event.is_printable and event.character:
+            event.stop()
+            editor = self.query_one("#code", TextArea)
+            editor.focus()
+            editor.insert(event.character)
 
     def _load_file(self) -> None:
         text = self.path.read_text(encoding="utf-8")
@@ -86,8 +162,9 @@ class DrillScreen(StudyScreen):
         self.query_one("#code", TextArea).load_text(text)
 
     def _poll_file(self) -> None:
-        """A save from outside (another editor) reloads the file and re-grades it."""
-        if self.detail is None:
+        """A save from outside (another editor) reloads the file and re-grades it, but only
+        while this screen is the one on view; edits here are never replaced without asking."""
+        if self.detail is None or not self.is_active or self.asking:
             return
         try:
             mtime = self.path.stat().st_mtime_ns
@@ -99,23 +176,45 @@ class DrillScreen(StudyScreen):
         self.file_mtime_ns = mtime
         if text == self.saved_text:
             return
-        if self.query_one("#code", TextArea).text != self.saved_text:
-            self.notify("The file changed on disk; your unsaved edits here were replaced.", severity="warning")
+        if self.unsaved:
+            self._ask_which_version(text)
+            return
         self._load_file()
         self.action_run(save=False)
 
-    def action_save(self) -> bool:
+    def _ask_which_version(self, disk_text: str) -> None:
+        def answered(load_disk: bool | None) -> None:
+            self.asking = False
+            if load_disk:
+                self._load_file()
+                self.action_run(save=False)
+            else:
+                self.saved_text = disk_text  # what is on disk now; the next save replaces it
+                self.notify("Kept your edits; ctrl+s saves them over the file.", timeout=4)
+
+        self.asking = True
+        self.app.push_screen(Confirm(
+            f"{self.path.name} was saved by another program while you have unsaved edits here.",
+            yes="Load the saved file, drop my edits", no="Keep my edits"), answered)
+
+    def save(self) -> str | None:
+        """Write the editor's text to the workspace file; None when saved, else the reason."""
         text = self.query_one("#code", TextArea).text
         if text == self.saved_text:
-            return True
+            return None
         try:
             self.session.save_drill_file(self.path, text)
         except Exception as exc:  # noqa: BLE001
-            self.app.report_error(exc, title="Could not save")
-            return False
+            return str(exc) or type(exc).__name__
         self.saved_text = text
         self.file_mtime_ns = self.path.stat().st_mtime_ns
-        return True
+        return None
+
+    def action_save(self) -> bool:
+        problem = self.save()
+        if problem is not None:
+            self.app.report_error(OSError(problem), title="Could not save")
+        return problem is None
 
     def action_run(self, save: bool = True) -> None:
         if save and not self.action_save():
@@ -139,12 +238,21 @@ class DrillScreen(StudyScreen):
         self.grading = False
         self.query_one("#grading-spinner").display = False
         verdict = message.verdict
+        self.show_verdict(verdict)
+        if verdict.get("status") == "error" and verdict.get("summary") in GRADER_FAILURES:
+            self.notify(f"{verdict['summary']}: {verdict.get('detail', '')[-300:]}", title="Grader", severity="error")
+
+    def show_verdict(self, verdict: dict) -> None:
+        """Summary and hint first (they say what is wrong), then the checks, then any output."""
         status = verdict.get("status", "error")
-        seconds = verdict.get("seconds")
-        timing = f"  [dim]{seconds:.2f}s[/]" if isinstance(seconds, (int, float)) else ""
         self.query_one("#grade-status", Static).update(
-            f"{STATUS_LINE.get(status, escape(status))} {escape(verdict.get('summary', ''))}{timing}"
-        )
+            f"{STATUS_LINE.get(status, escape(status))}  [dim]F6 results · ctrl+r runs again[/]")
+        self.query_one("#result-box").display = True
+        self.query_one("#verdict-summary", Static).update(summary_markup(verdict))
+        hint = verdict.get("hint")
+        hint_widget = self.query_one("#hint", Static)
+        hint_widget.update(f"[b]Hint:[/b] {escape(hint)}" if hint else "")
+        hint_widget.display = bool(hint)
         table = self.query_one("#checks", DataTable)
         table.clear()
         for check in verdict.get("checks", []):
@@ -153,16 +261,18 @@ class DrillScreen(StudyScreen):
                 Text(str(check.get("name", ""))),
                 Text(str(check.get("message", ""))),
             )
+        table.display = table.row_count > 0
         parts = []
-        if verdict.get("hint"):
-            parts.append(f"[b]Hint:[/b] {escape(verdict['hint'])}")
         if verdict.get("detail"):
             parts.append(escape(verdict["detail"]))
         if verdict.get("output"):
             parts.append("[b]Output:[/b]\n" + escape(verdict["output"]))
-        self.query_one("#hint", Static).update("\n\n".join(parts))
-        if status == "error" and verdict.get("summary") in GRADER_FAILURES:
-            self.notify(f"{verdict['summary']}: {verdict.get('detail', '')[-300:]}", title="Grader", severity="error")
+        detail = self.query_one("#detail", Static)
+        detail.update("\n\n".join(parts))
+        detail.display = bool(parts)
+        self.query_one("#result-box", VerticalScroll).scroll_home(animate=False)
+        # The results took room from the editor: keep the line being edited in view.
+        self.call_after_refresh(self.query_one("#code", TextArea).scroll_cursor_visible, animate=False)
 
     def on_worker_state_changed(self, event) -> None:
         from textual.worker import WorkerState
@@ -172,16 +282,39 @@ class DrillScreen(StudyScreen):
             self.query_one("#grading-spinner").display = False
             self.query_one("#grade-status", Static).update("[b red]The grader failed; see the notification.[/]")
 
+    def action_switch_pane(self) -> None:
+        """Editor, then the results (once there are some), then the task, then the editor."""
+        panes = [self.query_one("#code", TextArea), self.query_one("#result-box"), self.query_one("#statement-box")]
+        panes = [pane for pane in panes if pane.display]
+        here = panes.index(self.focused) if self.focused in panes else -1
+        panes[(here + 1) % len(panes)].focus()
+
     def action_edit(self) -> None:
         if self.detail is None or not self.action_save():
             return
         if edit_file(self.app, self.path):
             self._poll_file()
 
-    def action_leave(self) -> None:
-        if self.query_one("#code", TextArea).text != self.saved_text:
-            self.action_save()
-            self.notify("Saved your drill file.", timeout=2)
+    def can_leave(self, retry: Callable[[], object]) -> bool:
+        """Save before the screen goes; when saving fails, ask (and `retry` after a yes)."""
+        if self.unsaved:
+            problem = self.save()
+            if problem is not None:
+                def answered(leave: bool | None) -> None:
+                    if leave:
+                        self.saved_text = self.query_one("#code", TextArea).text
+                        retry()
+
+                self.app.push_screen(Confirm(
+                    f"Could not save {self.path.name}: {problem}\n\nLeave anyway and lose the unsaved code?",
+                    yes="Leave, lose my edits", no="Stay"), answered)
+                return False
+            self.notify(f"Saved {self.path.name}.", timeout=2)
         if self.grading:
             self.session.cancel_grade()
-        self.app.pop_screen()
+            self.grading = False
+        return True
+
+    def action_leave(self) -> None:
+        if self.can_leave(self.action_leave):
+            self.app.pop_screen()

@@ -14,7 +14,7 @@ from textual.widgets import Button, Footer, Header, Static
 
 from studyapp.tui.widgets.answer import Answer
 
-from studyapp.views import RATING_LABELS, Card, RatingOption, UndoKind
+from studyapp.views import RATING_LABELS, Card, NoteChangedOutside, RatingOption, UndoKind
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import ReviewCardReady
 from studyapp.tui.screens.base import StudyScreen, footer_hides
@@ -88,6 +88,21 @@ class ReviewScreen(StudyScreen):
 
     def on_review_card_ready(self, message: ReviewCardReady) -> None:
         self._show(message.card)
+
+    def refresh_data(self) -> None:
+        """Back on view, or notes changed on disk: show the current note as it is now."""
+        if not self.is_active or self.finished and self.card is None:
+            return
+        card = self.session.current_card()
+        if card == self.card:
+            return
+        was_revealed = self.revealed and card is not None and self.card is not None and card.path == self.card.path
+        if card is not None and self.card is not None and card.path != self.card.path:
+            self.notify(f"“{self.card.title}” changed outside the app and left this session.",
+                        severity="warning", timeout=6)
+        self._show(card)
+        if was_revealed:
+            self.action_reveal()
 
     def _show(self, card: Card | None) -> None:
         self.showing_full = False
@@ -180,7 +195,11 @@ class ReviewScreen(StudyScreen):
             return
         duration = time.monotonic() - self.shown_at
         try:
-            outcome = self.session.rate(self.card.path, rating, duration)
+            outcome = self.session.rate(self.card.path, rating, duration, revision=self.card.revision)
+        except NoteChangedOutside as changed:
+            self.notify(str(changed), title="Not rated", severity="warning", timeout=6)
+            self._show(self.session.current_card())
+            return
         except Exception as exc:  # noqa: BLE001 - e.g. the note cannot be written
             self.app.report_error(exc, title="Rating not saved")
             return
@@ -209,7 +228,7 @@ class ReviewScreen(StudyScreen):
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not suspend")
             return
-        self.notify(f"Suspended “{self.card.title}” (u undoes).", timeout=3)
+        self.notify(f"Suspended “{self.card.title}” (u undoes; resume it in Notes, n).", timeout=4)
         self._show(self.session.current_card())
 
     def action_full_note(self) -> None:
@@ -241,6 +260,11 @@ class ReviewScreen(StudyScreen):
         if self.card is not None and self.card.drills:
             self.app.action_open_drill(self.card.drills[0])
 
-    def action_leave(self) -> None:
+    def can_leave(self, retry) -> bool:
+        """Nothing here is unsaved (each rating is written at once): the session just ends."""
         self.session.end_review()
+        return True
+
+    def action_leave(self) -> None:
+        self.can_leave(self.action_leave)
         self.app.pop_screen()

@@ -1,0 +1,450 @@
+"""The daily loop between screens (issue 10): keys go where the learner's attention is, one
+screen per purpose, nothing unsaved is lost, the vault is watched, the verdict stays readable.
+
+Every test runs the real facade, vault and database; only the grader is a stub.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Static, TextArea
+
+from studyapp.reviews import ReviewService
+from studyapp.tui.app import StudyApp
+from studyapp.tui.screens.drill import DrillScreen
+from studyapp.tui.screens.review import ReviewScreen
+from studyapp.tui.screens.today import TodayScreen
+
+from .conftest import settle
+from .sample_vault import write_vault
+from .test_tui_drills import StubGrader
+
+SCALING = "注意力/缩放因子.md"
+NO_SCALING_VERDICT = json.loads(
+    (Path(__file__).with_name("verdict_sdpa_no_scaling.json")).read_text(encoding="utf-8"))
+"""A verdict the real grader gave for an SDPA that forgets to divide by sqrt(d_k)."""
+
+
+class VerdictGrader(StubGrader):
+    """Answers every grade with one fixed verdict."""
+
+    def __init__(self, verdict: dict) -> None:
+        super().__init__()
+        self.verdict = verdict
+
+    def grade(self, drill_id, path, device="auto", timeout=None):
+        self.graded.append((drill_id, open(path, encoding="utf-8").read()))
+        return dict(self.verdict, drill=drill_id, file=str(path))
+
+
+@pytest.fixture
+def app(ctx):
+    write_vault(ctx.paths.vault_dir)
+    app = StudyApp(ctx)
+    app.session._grader = StubGrader()
+    return app
+
+
+def review_count(app) -> int:
+    return app.session.service.store.conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+
+
+def attempts(app, drill_id: str) -> int:
+    return len(app.session.service.store.drill_attempts(drill_id))
+
+
+def suspended(app, path: str) -> bool:
+    store = app.session.service.store
+    row = store.note_by_path(path)
+    card = store.card(row.key) if row is not None else None
+    return bool(card and card.suspended)
+
+
+def all_screens(app) -> list:
+    return [screen for stack in app._screen_stacks.values() for screen in stack]
+
+
+def notified(app, text: str) -> bool:
+    return any(text in n.message for n in app._notifications)
+
+
+async def rate_first_then_practise(pilot) -> tuple[str, str]:
+    """r, space, 3 on the first note, then p on the next one: (rated path, practised drill)."""
+    await settle(pilot)
+    await pilot.press("r")
+    await settle(pilot)
+    rated = pilot.app.screen.card.path
+    await pilot.press("space", "3")
+    await settle(pilot)
+    card = pilot.app.screen.card
+    assert card is not None and card.drills, "the second note of the sample vault pairs with a drill"
+    await pilot.press("p")
+    return rated, card.drills[0]
+
+
+# -- item 1: keys go where the learner's attention is -----------------------------------------
+
+
+async def test_typing_in_a_drill_opened_from_review_goes_into_the_editor(app):
+    async with app.run_test(size=(100, 30)) as pilot:
+        rated, drill = await rate_first_then_practise(pilot)
+        await pilot.press(*"nrus")  # typed straight away, as a learner does
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DrillScreen) and screen.drill_id == drill
+        editor = screen.query_one("#code", TextArea)
+        assert app.focused is editor
+        assert "nrus" in editor.text
+        assert review_count(app) == 1  # `u` did not undo the rating
+        assert not suspended(app, rated) and not any(suspended(app, p) for p in app.session._notes)
+        assert not any(isinstance(s, ReviewScreen) for s in app.screen_stack[:-2])  # `r` started nothing
+
+
+async def test_a_drill_opened_from_the_list_focuses_its_editor(app):
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("enter")
+        await pilot.press(*"ts")
+        await settle(pilot)
+        assert isinstance(app.screen, DrillScreen)
+        assert app.focused is app.screen.query_one("#code", TextArea)
+        assert "ts" in app.focused.text
+
+
+async def test_an_input_keeps_single_keys_from_the_screen(app):
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("slash", *"srdS")
+        await settle(pilot)
+        assert app.current_mode == "notes"
+        assert app.screen.query_one("#note-filter").value == "srdS"
+        assert not any(suspended(app, p) for p in app.session._notes)
+
+
+async def test_tab_indents_and_f6_moves_between_editor_and_results(app):
+    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        screen = app.screen
+        editor = screen.query_one("#code", TextArea)
+        editor.move_cursor((editor.document.line_count - 1, 0))
+        await pilot.press("tab", "x")
+        assert editor.text.splitlines()[-1].startswith("    x")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        results = screen.query_one("#result-box")
+        await pilot.press("f6")
+        assert app.focused is results
+        assert results.max_scroll_y > 0, "the long verdict does not fit at 80x24: it must scroll"
+        await pilot.press("pagedown")
+        await settle(pilot)
+        assert results.scroll_y > 0
+        await pilot.press("ctrl+o", "ctrl+o")  # on to the task, and back
+        assert app.focused is editor
+
+
+async def test_undo_and_suspend_from_one_key_say_what_they_did(app):
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        title = app.screen.card.title
+        await pilot.press("space", "3", "u")
+        await settle(pilot)
+        assert notified(app, f"Undid the rating of “{title}”")
+        await pilot.press("s")
+        await settle(pilot)
+        assert notified(app, f"Suspended “{title}”")
+        assert suspended(app, SCALING)
+
+
+# -- item 2: one screen per purpose ------------------------------------------------------------
+
+
+async def test_switching_screens_never_leaves_a_drill_grading_underneath(app, ctx):
+    stub = app.session._grader
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("p")  # the first note pairs with sdpa
+        await settle(pilot)
+        await pilot.press("escape")  # back to the review
+        await settle(pilot)
+        await pilot.press("p")
+        await settle(pilot)
+        assert isinstance(app.screen, DrillScreen)
+        await pilot.press("f6", "d")  # out of the editor, a mode key
+        await settle(pilot)
+        table = app.screen.query_one("#drill-table", DataTable)
+        table.move_cursor(row=table.get_row_index("sdpa"))
+        await pilot.press("enter")
+        await settle(pilot)
+        drills = [s for s in all_screens(app) if isinstance(s, DrillScreen)]
+        assert drills == [app.screen]
+        assert not any(isinstance(s, ReviewScreen) for s in all_screens(app))
+        await pilot.press(*"# mine", "ctrl+s")
+        await pilot.pause(1.3)  # the outside-save watcher polls every second
+        await settle(pilot)
+        assert stub.graded == [] and attempts(app, "sdpa") == 0
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await pilot.pause(1.3)
+        await settle(pilot)
+        assert attempts(app, "sdpa") == 1
+        await pilot.press("f6", "t")
+        await settle(pilot)
+        assert [type(s) for s in app.screen_stack] == [TodayScreen]
+        assert not any(isinstance(s, DrillScreen) for s in all_screens(app))
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, TodayScreen)
+
+
+async def test_a_drill_covered_by_another_screen_does_not_grade_an_outside_save(app):
+    stub = app.session._grader
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        time.sleep(0.01)
+        drill.path.write_text("# saved elsewhere\n", encoding="utf-8")
+        drill._poll_file()
+        await settle(pilot)
+        assert stub.graded == []
+        await pilot.press("escape")
+        await settle(pilot)
+        drill._poll_file()
+        await settle(pilot)
+        assert stub.graded == [("sdpa", "# saved elsewhere\n")]
+
+
+# -- item 4: leaving with unsaved changes saves or asks ----------------------------------------
+
+
+async def test_ctrl_q_in_the_drill_editor_saves_the_code(app, ctx):
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        await pilot.press(*"# unsaved", "ctrl+q")
+        await settle(pilot)
+    assert "# unsaved" in (ctx.paths.workspace_dir / "sdpa.py").read_text(encoding="utf-8")
+
+
+async def test_a_mode_key_from_the_drill_saves_the_code(app, ctx):
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        await pilot.press(*"# unsaved", "f6", "n")
+        await settle(pilot)
+        assert app.current_mode == "notes"
+        assert "# unsaved" in (ctx.paths.workspace_dir / "sdpa.py").read_text(encoding="utf-8")
+
+
+async def test_leaving_when_the_save_fails_asks_first(app, ctx, monkeypatch):
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+
+        def refuse(path, text):
+            raise OSError("disk full")
+
+        monkeypatch.setattr(app.session, "save_drill_file", refuse)
+        await pilot.press(*"# unsaved", "ctrl+q")
+        await settle(pilot)
+        assert app.is_running and app.screen is not drill  # a question, over the drill
+        await pilot.press("escape")  # stay
+        await settle(pilot)
+        assert app.screen is drill and "# unsaved" in drill.query_one("#code", TextArea).text
+
+
+async def test_an_outside_save_over_unsaved_edits_asks_which_to_keep(app):
+    from studyapp.tui.screens.confirm import Confirm
+
+    stub = app.session._grader
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        await pilot.press(*"# mine")
+        time.sleep(0.01)
+        drill.path.write_text("# theirs\n", encoding="utf-8")
+        drill._poll_file()
+        await settle(pilot)
+        assert isinstance(app.screen, Confirm)
+        await pilot.press("n")  # keep my edits
+        await settle(pilot)
+        assert app.screen is drill and "# mine" in drill.query_one("#code", TextArea).text
+        assert stub.graded == []
+        await pilot.press("ctrl+s")
+        assert "# mine" in drill.path.read_text(encoding="utf-8")
+
+
+# -- item 7: the vault is watched --------------------------------------------------------------
+
+
+async def test_a_note_rated_elsewhere_is_not_rated_twice(app, ctx):
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.screen.card.path == SCALING
+        with ReviewService(ctx) as cli:  # what `studyapp rate` does, in another process
+            cli.record_review(SCALING, "good")
+        await pilot.press("space", "3")
+        await settle(pilot)
+        assert review_count(app) == 1
+        assert notified(app, "changed outside")
+        assert app.screen.card is None or app.screen.card.path != SCALING
+
+
+async def test_an_outside_edit_is_shown_without_a_key(app, ctx):
+    path = ctx.paths.vault_dir / SCALING
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        screen = app.screen
+        assert screen.card.path == SCALING
+        path.write_text(path.read_text(encoding="utf-8").replace("为什么注意力", "为何注意力"), encoding="utf-8")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not screen.card.title.startswith("为何"):
+            await pilot.pause(0.1)
+        assert screen.card.title.startswith("为何")
+        assert "为何注意力" in str(screen.query_one("#question", Static).render())
+        watcher = app._watcher
+        assert watcher is not None and watcher.is_alive()
+    assert not watcher.is_alive(), "the vault watcher stops with the app"
+
+
+async def test_a_note_deleted_outside_leaves_the_review_queue(app, ctx):
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        screen = app.screen
+        remaining = app.session.progress().remaining
+        (ctx.paths.vault_dir / SCALING).unlink()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and screen.card is not None and screen.card.path == SCALING:
+            await pilot.pause(0.1)
+        assert screen.card is None or screen.card.path != SCALING
+        assert app.session.progress().remaining == remaining - 1
+
+
+# -- item 9: layout ----------------------------------------------------------------------------
+
+
+def visible(widget, within) -> bool:
+    """Whether the widget's first line lies inside `within`'s visible region on screen."""
+    region, box = widget.region, within.region
+    return region.height > 0 and box.y <= region.y < box.bottom and region.x < box.right
+
+
+async def test_the_verdict_key_line_and_hint_show_at_120x36(app):
+    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        screen = app.screen
+        results = screen.query_one("#result-box")
+        summary = screen.query_one("#verdict-summary", Static)
+        hint = screen.query_one("#hint", Static)
+        assert "looks like" in str(summary.render()).lower()
+        assert visible(summary, results) and visible(hint, results)
+        lines = summary.region.height
+        assert lines >= 2, "the summary wraps instead of being cut at the pane's edge"
+
+
+async def test_at_80x24_the_editor_shows_code_not_just_the_docstring(app):
+    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        editor = app.screen.query_one("#code", TextArea)
+        lines = editor.text.splitlines()
+        def_line = next(i for i, line in enumerate(lines) if line.startswith("def "))
+
+        def shown() -> range:
+            top = round(editor.scroll_y)
+            return range(top, top + editor.scrollable_content_region.height)
+
+        assert def_line in shown() and def_line + 1 in shown()
+        await pilot.press("ctrl+r")  # the results take room from the editor
+        await settle(pilot)
+        assert def_line + 1 in shown() and editor.cursor_location[0] in shown()
+
+
+async def test_reopening_a_drill_shows_its_last_verdict(app):
+    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        status = str(app.screen.query_one("#verdict-summary", Static).render())
+        assert "FAIL" in status and "looks like" in status.lower()
+
+
+async def test_after_a_restart_a_drill_shows_its_last_result(app, ctx):
+    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+    again = StudyApp(ctx)
+    async with again.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        again.action_open_drill("sdpa")
+        await settle(pilot)
+        status = str(again.screen.query_one("#verdict-summary", Static).render())
+        assert "FAIL" in status and "last run 2026-11-22" in status and "looks like" in status.lower()
+
+
+async def test_the_palette_lists_no_command_twice(app):
+    from textual.command import CommandPalette
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        for keys in ((), ("r",), ("space",), ("escape", "d"), ("n",)):
+            await pilot.press(*keys)
+            await settle(pilot)
+            await pilot.press("ctrl+p")
+            await settle(pilot)
+            palette = app.screen
+            assert isinstance(palette, CommandPalette)
+            names = [str(option.prompt).split("\n")[0] for option in palette.query_one("CommandList")._options]
+            assert names and len(names) == len(set(names)), sorted(names)
+            await pilot.press("escape")
+            await settle(pilot)
