@@ -7,6 +7,10 @@ import os
 import resource
 import signal
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from studyapp.grader.confine import Confinement
 
 PR_SET_PDEATHSIG = 1
 PR_SET_KEEPCAPS = 8
@@ -96,18 +100,36 @@ def _set_capabilities(mask: int) -> None:
         raise OSError(ctypes.get_errno(), "capset failed")
 
 
-def apply_child_limits(limits: Limits, workdir: str, limit_memory: bool = True) -> None:
-    """Run in the child before any learner code: own session, lower privileges, hard limits."""
+def apply_child_limits(limits: Limits, workdir: str, confinement: Confinement, limit_memory: bool = True) -> None:
+    """Run in the child before any learner code: own session, namespaces, lower privileges, hard
+    limits; returns in the learner's process (the first of its PID namespace, when there is one).
+
+    Order matters: root makes the namespaces before giving up root; an ordinary user counts its
+    tasks for RLIMIT_NPROC before a new user namespace hides its uid.
+    """
+    from studyapp.grader.confine import enter_namespaces, fork_learner
+
     os.setsid()
+    as_root = os.geteuid() == 0
+    if as_root:
+        enter_namespaces(confinement)
     try:
         drop_privileges(workdir)
     except PermissionError:
         pass  # a container without CAP_SETUID: stay as we are; the wall clock and tree kill still hold
     die_with_parent()  # after setuid, which clears it
+    _set_rlimits(limits, limit_memory)
+    if not as_root:
+        enter_namespaces(confinement)
+    fork_learner(confinement)
+    die_with_parent()  # L: when C goes, L goes, and with it the whole PID namespace
     os.chdir(workdir)
     os.environ["HOME"] = workdir
     os.environ["TMPDIR"] = workdir
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over the output cap: EFBIG, not a silent death
+
+
+def _set_rlimits(limits: Limits, limit_memory: bool) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_cap, limits.output_cap))
     cpu = int(limits.timeout) + 2  # a backstop: the parent's wall clock normally acts first
