@@ -26,6 +26,18 @@ def torch_report() -> str:
     return f"{version}, CUDA {'available: ' + device if cuda == 'True' else 'not available'}"
 
 
+def sandbox_report() -> str:
+    """Which walls the grader puts around learner code on this machine (the same probe the worker runs)."""
+    if not sys.platform.startswith("linux"):
+        return "none on this platform: learner code runs with your permissions (Linux only)"
+    from studyapp.grader.confine import probe
+
+    try:
+        return probe().describe()
+    except OSError as exc:
+        return f"could not be checked ({exc})"
+
+
 def run_doctor(ctx, out=None) -> int:
     """Print the report; exit code 1 when any note cannot be read."""
     from studyapp import __version__
@@ -37,6 +49,7 @@ def run_doctor(ctx, out=None) -> int:
         f"python     {platform.python_version()} ({sys.executable})",
         f"platform   {platform.platform()}",
         f"torch      {torch_report()}",
+        f"sandbox    {sandbox_report()}",
         f"data dir   {paths.data_dir}",
         f"config     {paths.config_file}{'' if paths.config_file.exists() else ' (absent: defaults)'}",
         f"vault      {paths.vault_dir}{' (default, seeded from the starter deck)' if paths.vault_is_default else ''}",

@@ -260,3 +260,48 @@ def test_closing_during_a_grade_cancels_it_and_stops_the_worker(tmp_path):
     thread.join(timeout=10)
     assert proc.poll() is not None and time.monotonic() - started < 5
     assert result["status"] == "error"
+
+
+@pytest.mark.parametrize("without", ["files,network namespace", "pid namespace", "files,tcp,signals,pid namespace"])
+def test_without_a_protection_grading_still_works_and_the_verdict_says_what_is_missing(tmp_path, without):
+    """Kernels without Landlock or namespaces: the fallbacks still grade and clean up, and say so."""
+    marker = f"studyapp-test-fallback-{os.getpid()}-{time.monotonic_ns()}"
+    path = tmp_path / "daemon.py"
+    path.write_text(textwrap.dedent(f"""
+        import os, sys
+        def add(a, b):
+            if os.fork() == 0:
+                os.setsid()
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(1000)", {marker!r}])
+            return a + b
+    """))
+    grader = fake_drill_client()
+    grader.env["STUDYAPP_GRADER_WITHOUT"] = without
+    with grader:
+        verdict = grader.grade("add", path, device="cpu")
+        assert verdict["status"] == "pass", verdict
+        for name in without.split(","):
+            assert name in verdict["sandbox"]["missing"], verdict["sandbox"]
+            assert name not in verdict["sandbox"]["active"]
+        assert "Sandbox:" in verdict["detail"] and "missing" in verdict["detail"]
+        assert processes_with_argument(marker) == []
+        assert_nothing_left(grader)
+
+
+def test_with_every_protection_the_verdict_lists_them(client, tmp_path):
+    verdict, _ = grade_source(client, tmp_path, "def add(a, b):\n    return a + b\n")
+    from studyapp.grader.confine import probe
+
+    expected = probe()
+    assert verdict["sandbox"]["active"] == [p.value for p in expected.active]
+    assert ("Sandbox:" in verdict["detail"]) == bool(expected.missing)
+
+
+def test_doctor_says_which_protections_the_grader_has(monkeypatch):
+    from studyapp.doctor import sandbox_report
+    from studyapp.grader.confine import WITHOUT_ENV, probe
+
+    full = sandbox_report()
+    assert all(p.value in full for p in probe().active)
+    monkeypatch.setenv(WITHOUT_ENV, "files")
+    assert "missing: files (turned off" in sandbox_report()
