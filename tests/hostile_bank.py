@@ -36,6 +36,7 @@ VAULT = {vault!r}
 TCP_PORT = {tcp_port}
 UDP_PORT = {udp_port}
 ABSTRACT = {abstract!r}
+UNIX_PATH = {unix_path!r}
 def sleeper():
     # a process the runner can find by its command line, whoever its parent is now
     os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(1000)", MARKER])
@@ -193,6 +194,13 @@ def add(a, b):
     s.listen()
     return a + b
 """,
+    "pathname_unix_socket": """
+def add(a, b):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(UNIX_PATH)          # a session bus or docker.sock would be as easy to reach
+    s.sendall(MARKER.encode())
+    return a + b
+""",
     "abstract_unix_socket": """
 def add(a, b):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -320,12 +328,19 @@ class Watch:
         self.unix.bind(self.abstract_name)
         self.unix.listen()
         self.unix.setblocking(False)
+        self.unix_path = str(root / "bus.sock")
+        self.bus = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.bus.bind(self.unix_path)
+        os.chmod(self.unix_path, 0o777)  # like a socket its owner's other programs may use
+        self.bus.listen()
+        self.bus.setblocking(False)
         self.before = self.snapshot()
 
     def prelude(self) -> str:
         return PRELUDE.format(marker=self.marker, home=str(self.home), data=str(self.data),
                               vault=str(self.vault), tcp_port=self.tcp.getsockname()[1],
-                              udp_port=self.udp.getsockname()[1], abstract=self.abstract_name)
+                              udp_port=self.udp.getsockname()[1], abstract=self.abstract_name,
+                              unix_path=self.unix_path)
 
     def snapshot(self) -> dict[str, str]:
         files = {}
@@ -343,7 +358,7 @@ class Watch:
 
     def network_hits(self) -> list[str]:
         hits = []
-        for listener, kind in ((self.tcp, "tcp"), (self.unix, "abstract unix")):
+        for listener, kind in ((self.tcp, "tcp"), (self.unix, "abstract unix"), (self.bus, "unix socket file")):
             while True:
                 try:
                     connection, _ = listener.accept()

@@ -240,7 +240,7 @@ def test_the_worker_exits_when_its_client_goes(tmp_path):
     grader = fake_drill_client()
     grader.start()
     proc = grader._proc
-    proc.stdin.close()  # what the OS does when the client process dies
+    grader._sock.close()  # what the OS does when the client process dies
     assert proc.wait(timeout=60) == 0
 
 

@@ -12,6 +12,7 @@ dies (PDEATHSIG), the kernel kills every process left in the namespace.
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import signal
 import sys
@@ -20,17 +21,21 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_MODE_FILTER = 2
 ETC_FILES = ("ld.so.cache", "localtime", "passwd", "group", "nsswitch.conf", "hosts", "host.conf",
              "resolv.conf", "os-release", "mime.types", "gai.conf")
 """The few files in /etc that Python and libc look at; the rest of /etc stays unreadable."""
 DEVICES_READ = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 CUDA_DEVICE_PREFIXES = ("nvidia", "dri")
 WITHOUT_ENV = "STUDYAPP_GRADER_WITHOUT"
-OPTIONAL_NAMES = ("files", "tcp", "signals", "network namespace", "pid namespace")
+OPTIONAL_NAMES = ("files", "tcp", "signals", "network namespace", "pid namespace", "no unix sockets")
 """Comma-separated protections to leave off, as if the kernel lacked them (tests of the fallbacks)."""
 """Device nodes the CUDA child opens after Landlock is on (read, write and ioctl)."""
 
@@ -46,6 +51,8 @@ class Protection(str, Enum):
     """Landlock scope: no signals and no abstract unix sockets outside its own processes."""
     NETWORK = "network namespace"
     """A network namespace of its own: no interface but a downed loopback, so no network at all."""
+    UNIX_SOCKETS = "no unix sockets"
+    """seccomp: no AF_UNIX sockets, so no reaching a session bus or docker.sock by path (Landlock < 9 can't)."""
     PROCESS_TREE = "pid namespace"
     """A PID namespace: it cannot name outside processes, and all of its processes die with it."""
     OTHER_USER = "runs as nobody"
@@ -122,7 +129,7 @@ def landlock_abi() -> int:
 
 
 def _namespace_flags(as_root: bool) -> int:
-    flags = CLONE_NEWNET | CLONE_NEWPID
+    flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC  # IPC: no System V shm or mqueues of the user's
     return flags if as_root else flags | CLONE_NEWUSER
 
 
@@ -155,6 +162,14 @@ def _enter_namespaces_and_fork() -> None:
         raise OSError("the first process of the new PID namespace is not pid 1")
 
 
+def _become_nobody() -> None:
+    from studyapp.grader.limits import UNPRIVILEGED_UID
+
+    os.setgroups([])
+    os.setgid(UNPRIVILEGED_UID)
+    os.setuid(UNPRIVILEGED_UID)
+
+
 def probe() -> Confinement:
     """Which protections this kernel and user allow, tried for real in throw-away children."""
     active: list[Protection] = []
@@ -162,6 +177,8 @@ def probe() -> Confinement:
     abi = landlock_abi()
     if abi >= 1:
         active.append(Protection.FILES)
+    elif importlib.util.find_spec("landlockpy") is None:
+        missing[Protection.FILES] = "the landlockpy package is not installed"
     else:
         missing[Protection.FILES] = "no Landlock in this kernel (Linux >= 5.13 with landlock in the LSM list)"
     if abi >= 4:
@@ -179,8 +196,18 @@ def probe() -> Confinement:
         kind = "namespaces" if os.geteuid() == 0 else "unprivileged user namespaces"
         missing[Protection.NETWORK] = f"{kind} unavailable ({why_not})"
         missing[Protection.PROCESS_TREE] = f"{kind} unavailable ({why_not}); processes are killed by scanning"
+    why_not = None if _SECCOMP_ARCH.get(os.uname().machine) else f"no seccomp filter for {os.uname().machine}"
+    why_not = why_not or _try_in_a_fork(deny_unix_sockets)
+    if why_not is None:
+        active.append(Protection.UNIX_SOCKETS)
+    else:
+        missing[Protection.UNIX_SOCKETS] = why_not
     if os.geteuid() == 0:
-        active.append(Protection.OTHER_USER)
+        why_not = _try_in_a_fork(_become_nobody)
+        if why_not is None:
+            active.append(Protection.OTHER_USER)
+        else:
+            missing[Protection.OTHER_USER] = f"cannot switch to nobody ({why_not}): learner code runs as root"
     active.append(Protection.NO_PROC_FDS)
     for name in (n.strip() for n in os.environ.get(WITHOUT_ENV, "").split(",")):
         off = next((p for p in OPTIONAL if p.value == name), None)
@@ -242,6 +269,50 @@ def _mirror_exit(pid: int) -> None:
     os._exit(code if code >= 0 else 128 - code)
 
 
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+"""machine -> (AUDIT_ARCH_*, __NR_socket)."""
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def deny_unix_sockets() -> None:
+    """seccomp: socket(AF_UNIX, ...) fails with EACCES; foreign-ABI syscalls (x32, i386) with ENOSYS.
+
+    Five instructions of classic BPF rather than a libseccomp binding: the one maintained binding
+    for ctypes runs `ldconfig` at import (a quarter second on the worker's start path).
+    """
+    import errno as errnos
+
+    arch, socket_nr = _SECCOMP_ARCH[os.uname().machine]
+    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, deny = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
+    program = [
+        (load, 0, 0, 4),                  # 0: arch
+        (jeq, 0, 7, arch),                # 1: foreign ABI -> 9
+        (load, 0, 0, 0),                  # 2: syscall number
+        (jge, 5, 0, 0x40000000),          # 3: x32 -> 9
+        (jeq, 0, 2, socket_nr),           # 4: not socket() -> 7
+        (load, 0, 0, 16),                 # 5: args[0] (low half): the domain
+        (jeq, 1, 0, 1),                   # 6: AF_UNIX -> 8, else 7
+        (ret, 0, 0, allow),               # 7
+        (ret, 0, 0, deny | errnos.EACCES),  # 8
+        (ret, 0, 0, deny | errnos.ENOSYS),  # 9
+    ]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*op) for op in program])
+    prog = _SockFprog(len(program), filters)
+    libc = _libc()
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"seccomp: {os.strerror(errno)}")
+
+
 def _existing(paths: Iterable[str]) -> list[str]:
     seen, found = set(), []
     for path in paths:
@@ -286,10 +357,13 @@ def _cuda_devices() -> list[str]:
 
 
 def restrict(confinement: Confinement, scratch: str, extra_read: Iterable[str] = (), cuda: bool = False) -> None:
-    """In L, just before learner code: Landlock on files, TCP, signals and abstract sockets.
+    """In L, just before learner code: Landlock on files, TCP, signals and abstract sockets, and
+    no unix sockets.
 
     `extra_read` are folders of trusted code the drills may still import lazily (the kernels).
     """
+    if confinement.has(Protection.UNIX_SOCKETS):
+        deny_unix_sockets()
     if not confinement.has(Protection.FILES):
         return
     from landlockpy import AccessFS, AccessNet, Ruleset, Scope

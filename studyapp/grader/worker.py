@@ -14,6 +14,7 @@ import io
 import json
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -34,6 +35,16 @@ _cancel_requested = False
 def _on_cancel(signum, frame) -> None:
     global _cancel_requested
     _cancel_requested = True
+
+
+def _stop_running_job() -> bool:
+    """Cancelled (SIGUSR1), or the client is gone (its end of our stdin hung up): stop the child now."""
+    if _cancel_requested:
+        return True
+    poller = select.poll()
+    poller.register(0, select.POLLRDHUP | select.POLLHUP)
+    return any(event & (select.POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL)
+               for _, event in poller.poll(0))
 
 
 def load_drills() -> dict:
@@ -119,10 +130,10 @@ class Worker:
         if not self.cuda_mode:
             return sandbox.run_forked(
                 lambda fd, nonce: run_and_exit(drill, source, file, payloads, fd, nonce), limits,
-                lambda: _cancel_requested, self.confinement, extra_read=(drill_folder(drill),), spare=spare)
+                _stop_running_job, self.confinement, extra_read=(drill_folder(drill),), spare=spare)
         buffer = io.BytesIO()
         self.torch.save({"drill": drill.id, "source": source, "filename": file, "payloads": payloads}, buffer)
-        return sandbox.run_spawned(buffer.getvalue(), limits, lambda: _cancel_requested, self.confinement, spare)
+        return sandbox.run_spawned(buffer.getvalue(), limits, _stop_running_job, self.confinement, spare)
 
     def _interpret(self, run, drill, cases, drill_id, file, device, limits: Limits) -> dict:
         from studyapp.grader.results import FORGED_DETAIL
@@ -275,4 +286,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stderr.flush()
+    os._exit(status)  # skip tearing torch down: seconds on a busy machine, and nothing to save
