@@ -20,9 +20,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-import hostile_bank  # noqa: E402
-from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client  # noqa: E402
-from studyapp.grader.processes import descendants  # noqa: E402
+import hostile_bank
+from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client
+
+from studyapp.grader.processes import descendants
 
 ORDINARY_USER = "studyapp-hostile"
 BANK_SECONDS = 600
@@ -43,7 +44,7 @@ def _interpreter_for(user: str) -> tuple[list[str], dict[str, str]] | str:
     for command, env in candidates:
         probe = subprocess.run(["runuser", "-u", user, "--", "env", *[f"{k}={v}" for k, v in env.items()],
                                 *command, "-c", "import torch, landlockpy, studyapp"],
-                               capture_output=True, text=True, cwd="/", env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                               capture_output=True, text=True, cwd="/", env=dict(os.environ, PYTHONPATH=str(ROOT)), check=False)
         if probe.returncode == 0:
             return command, env
     last = probe.stderr.strip()[-200:] if probe else ""
@@ -59,7 +60,7 @@ def _ensure_user(name: str) -> str | None:
     if not shutil.which("useradd"):
         return "useradd is not installed"
     made = subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     if made.returncode not in (0, 9):  # 9: it exists (a parallel run made it)
         return f"useradd failed: {made.stderr.strip()}"
     return None

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from grader_helpers import fake_drill_client, processes_below, processes_with_argument, worker_pid
 
 TIMEOUT = 2.0

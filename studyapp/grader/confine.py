@@ -340,9 +340,9 @@ def readable_roots() -> list[str]:
     except AttributeError:
         pass
     roots.append(site.getusersitepackages() if site.ENABLE_USER_SITE else "")
-    torch = sys.modules.get("torch")
-    if torch is not None and getattr(torch, "__file__", None):
-        roots.append(os.path.dirname(os.path.dirname(torch.__file__)))
+    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
+    if torch_file:
+        roots.append(os.path.dirname(os.path.dirname(torch_file)))
     roots += [os.path.join("/etc", name) for name in ETC_FILES]
     roots += DEVICES_READ
     return _existing(roots)
