@@ -12,6 +12,7 @@ dies (PDEATHSIG), the kernel kills every process left in the namespace.
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
 import os
 import signal
@@ -249,11 +250,7 @@ def fork_learner(confinement: Confinement) -> None:
 
 def _mirror_exit(pid: int) -> None:
     """C's whole life after forking L: wait, then end the way L ended (the worker reads that)."""
-    for fd in range(3, 1024):
-        try:
-            os.close(fd)  # the result pipe must reach EOF when L and its heirs are gone
-        except OSError:
-            pass
+    os.closerange(3, 65536)  # the result pipe must reach EOF when L and its heirs are gone
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -325,6 +322,7 @@ def _existing(paths: Iterable[str]) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=1)
 def readable_roots() -> list[str]:
     """What the learner's process may read: Python's install, its site-packages, torch, system libs.
 
@@ -380,7 +378,7 @@ def restrict(confinement: Confinement, scratch: str, extra_read: Iterable[str] =
                 access &= AccessFS.EXECUTE | AccessFS.WRITE_FILE | AccessFS.READ_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
             ruleset.allow_path(path, access)
 
-        for root in readable_roots() + _existing(extra_read):
+        for root in readable_roots() + _existing(extra_read):  # readable_roots: cached by the worker
             allow(root, read)
         allow("/dev/null", AccessFS.WRITE_FILE)
         allow(f"/proc/{os.getpid()}", AccessFS.READ_FILE | AccessFS.READ_DIR)

@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 
 from studyapp.grader import verdicts
-from studyapp.grader.confine import Confinement, make_undumpable, probe
+from studyapp.grader.confine import Confinement, make_undumpable, probe, readable_roots
 from studyapp.grader.limits import Limits, become_subreaper
 
 KERNELS_ENV = "STUDYAPP_GRADER_KERNELS"
@@ -64,6 +64,7 @@ class Worker:
         self.cuda_mode = cuda_mode
         self.confinement = confinement
         self.drills = load_drills()
+        readable_roots()  # once here, inherited by every child, instead of once per child
         self.cuda_worker: subprocess.Popen | None = None
 
     def cuda_available(self) -> bool:
