@@ -211,3 +211,59 @@ def test_an_outcome_missing_a_case_is_a_failure_not_a_pass(tmp_path):
         verdict = grader.grade("add", path, device="cpu")
     assert verdict["status"] == "fail", verdict
     assert "case 0 produced no result" in verdict["summary"], verdict
+
+
+# -- the parent's checks on their own (pure logic) -------------------------------------------------
+
+def _record(tensor, **lies) -> dict:
+    record = {"type": "Tensor", "tensor": tensor, "dtype": str(tensor.dtype), "device": "cpu",
+              "shape": list(tensor.shape)}
+    record.update(lies)
+    return record
+
+
+def test_results_come_back_in_case_order_whatever_order_they_were_sent_in():
+    import torch
+
+    from studyapp.grader.results import case_results
+
+    results = {1: {"output": _record(torch.ones(2))}, 0: {"output": _record(torch.zeros(3))}}
+    ordered = case_results({"stage": "ran", "results": results}, 2)
+    assert [r["output"]["shape"] for r in ordered] == [[3], [2]]
+
+
+@pytest.mark.parametrize(("results", "expected"), [
+    ({0: {"output": "x"}}, "case 1 produced no result"),
+    ({}, "case 0 produced no result"),
+    ({0: {}, 1: {}, 2: {}}, "results for cases that do not exist"),
+    ([{}, {}], "did not come from the grader's harness"),
+    ({0: {}, 1: "pass"}, "case 1 produced a str"),
+])
+def test_results_that_do_not_match_the_cases_are_rejected(results, expected):
+    from studyapp.grader.results import Rejected, case_results
+
+    rejected = case_results({"stage": "ran", "results": results}, 2)
+    assert isinstance(rejected, Rejected) and expected in rejected.summary
+
+
+def test_only_plain_tensors_that_are_what_they_declare_are_accepted():
+    import torch
+
+    from studyapp.grader.results import Rejected, case_results
+
+    def judged(result):
+        return case_results({"stage": "ran", "results": {0: result}}, 1)
+
+    plain = torch.arange(6.0).reshape(2, 3)
+    assert not isinstance(judged({"output": _record(plain)}), Rejected)
+    cases = {
+        "dtype": {"output": _record(plain.double(), dtype="torch.float32")},
+        "shape": {"output": _record(plain, shape=[3, 2])},
+        "subclass": {"output": _record(torch.nn.Parameter(plain))},
+        "sparse": {"output": _record(plain.to_sparse())},
+        "nested": {"calls": [{"inner": torch.nn.Parameter(plain)}]},
+    }
+    for name, result in cases.items():
+        rejected = judged(result)
+        assert isinstance(rejected, Rejected), name
+        assert "case 0" in rejected.summary, name
