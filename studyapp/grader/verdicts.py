@@ -1,5 +1,7 @@
 """The verdict dict every grading path returns, and the messages for submissions that never ran.
 
+`sandbox` is `confine.Confinement.to_dict()`: the walls that were up around the learner's code.
+
 Torch-free: the client builds verdicts too (a worker that died, a cancelled run).
 """
 

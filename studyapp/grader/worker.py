@@ -5,7 +5,9 @@ stdout. A job: {"id", "drill", "file", "device": "auto"|"cpu"|"cuda", "timeout",
 "memory_mb"}; an answer: {"id", "verdict"}. Learner code never runs here: each job runs in a
 child forked from this (CPU) or spawned fresh (CUDA, by a `--cuda` sub-worker started on first
 use so that this process never initialises CUDA and stays safe to fork). SIGUSR1 cancels the
-running job.
+running job, and so does the client hanging up. At start it finds out which walls this machine
+allows (`confine.probe`); every child gets exactly those, and every verdict lists them
+(`verdict["sandbox"]`).
 """
 
 from __future__ import annotations
