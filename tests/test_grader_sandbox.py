@@ -304,3 +304,18 @@ def test_doctor_says_which_protections_the_grader_has(monkeypatch):
     assert all(p.value in full for p in probe().active)
     monkeypatch.setenv(WITHOUT_ENV, "files")
     assert "missing: files (turned off" in sandbox_report()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root worker switches the child to nobody")
+def test_without_landlock_a_root_worker_gives_nobody_no_way_to_read_private_files(tmp_path):
+    """nobody keeps CAP_DAC_READ_SEARCH (to read a Python under /root) only while Landlock confines reads."""
+    secret = tmp_path / "private.txt"
+    secret.write_text("mine")
+    secret.chmod(0o600)
+    path = tmp_path / "reader.py"
+    path.write_text(f"def add(a, b):\n    return a + b + len(open({str(secret)!r}).read())\n")
+    grader = fake_drill_client()
+    grader.env["STUDYAPP_GRADER_WITHOUT"] = "files"
+    with grader:
+        verdict = grader.grade("add", path, device="cpu")
+    assert verdict["status"] == "error" and "PermissionError" in verdict["summary"], verdict

@@ -73,11 +73,13 @@ def tasks_of_user(uid: int) -> int:
     return total
 
 
-def drop_privileges(workdir: str) -> None:
+def drop_privileges(workdir: str, keep_read_search: bool = True) -> None:
     """A root worker runs learner code as `nobody`: RLIMIT_NPROC then holds and the app's files are safe.
 
-    It keeps CAP_DAC_READ_SEARCH only, because the interpreter itself may live where `nobody`
-    cannot read (a pyenv under /root), and sets no_new_privs so no setuid program gives root back.
+    With `keep_read_search` it keeps CAP_DAC_READ_SEARCH, because the interpreter itself may live
+    where `nobody` cannot read (a pyenv under /root); only safe when Landlock confines what it
+    reads, since the capability reads every file. It sets no_new_privs so no setuid program gives
+    root back.
     """
     if os.geteuid() != 0:
         prctl(PR_SET_NO_NEW_PRIVS, 1)
@@ -87,7 +89,7 @@ def drop_privileges(workdir: str) -> None:
     os.setgroups([])
     os.setgid(UNPRIVILEGED_UID)
     os.setuid(UNPRIVILEGED_UID)
-    _set_capabilities(1 << CAP_DAC_READ_SEARCH)
+    _set_capabilities(1 << CAP_DAC_READ_SEARCH if keep_read_search else 0)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
@@ -107,14 +109,14 @@ def apply_child_limits(limits: Limits, workdir: str, confinement: Confinement, l
     Order matters: root makes the namespaces before giving up root; an ordinary user counts its
     tasks for RLIMIT_NPROC before a new user namespace hides its uid.
     """
-    from studyapp.grader.confine import enter_namespaces, fork_learner
+    from studyapp.grader.confine import Protection, enter_namespaces, fork_learner
 
     os.setsid()
     as_root = os.geteuid() == 0
     if as_root:
         enter_namespaces(confinement)
     try:
-        drop_privileges(workdir)
+        drop_privileges(workdir, keep_read_search=confinement.has(Protection.FILES))
     except PermissionError:
         pass  # a container without CAP_SETUID: stay as we are; the wall clock and tree kill still hold
     die_with_parent()  # after setuid, which clears it
