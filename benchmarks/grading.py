@@ -73,7 +73,12 @@ def main() -> None:
     marginal = (median["grade 20 files"] - median["grade 1 file"]) / 19
     print(f"\ngrade 1 file / import torch: {ratio:.2f}x   (goal <= 1.5x)")
     print(f"marginal time per submission: {marginal:.3f} s   (goal <= 0.25 s)")
-    print(f"device {args.device}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    print(f"device {args.device}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    sys.path.insert(0, str(ROOT))
+    from studyapp.grader.confine import probe
+
+    print(f"sandbox: {probe().describe()}")
 
 
 if __name__ == "__main__":

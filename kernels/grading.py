@@ -296,9 +296,13 @@ class Drill:
         return None, f"{first.check}: {first.message}"
 
     def judge(self, cases: list[Case], results: list[dict], device: str) -> dict:
-        """The verdict for one submission (runs in the trusted parent)."""
+        """The verdict for one submission (runs in the trusted parent).
+
+        `results[k]` is case k's result: the grader has already checked that every case produced
+        exactly one; `strict` makes a mismatch a grader error here, never a silently shorter pass.
+        """
         book = CheckBook(self.check_order)
-        for case, result in zip(cases, results):
+        for case, result in zip(cases, results, strict=True):
             if not isinstance(result, dict) or "error" in result:
                 error = result.get("error") if isinstance(result, dict) else None
                 book.error(case, error or {"type": "GraderError", "message": "no result"})

@@ -28,6 +28,18 @@ def torch_report() -> str:
     return f"{version}, CUDA {'available: ' + device if cuda == 'True' else 'not available'}"
 
 
+def sandbox_report() -> str:
+    """Which walls the grader puts around learner code on this machine (the same probe the worker runs)."""
+    if not sys.platform.startswith("linux"):
+        return "none on this platform: learner code runs with your permissions (Linux only)"
+    from studyapp.grader.confine import probe
+
+    try:
+        return probe().describe()
+    except OSError as exc:
+        return f"could not be checked ({exc})"
+
+
 PROBE_FILE = "torch-probe.json"
 """In the data dir: the last `doctor --torch` finding, for the plain report to repeat."""
 
@@ -102,6 +114,7 @@ def run_doctor(ctx, out=None, probe: bool = False) -> int:
         f"python     {platform.python_version()} ({sys.executable})",
         f"platform   {platform.platform()}",
         f"torch      {probe_torch(paths) if probe else remembered_torch_report(paths)}",
+        f"sandbox    {sandbox_report()}",
         f"data dir   {paths.data_dir}",
         f"config     {paths.config_file}{'' if paths.config_file.exists() else ' (absent: defaults)'}",
         f"vault      {paths.vault_dir}{' (default, seeded from the starter deck)' if paths.vault_is_default else ''}",

@@ -44,3 +44,18 @@ def is_alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def processes_with_argument(argument: str) -> list[int]:
+    """Live processes with `argument` on their command line, wherever they are in the tree now."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if argument.encode() in cmdline.split(b"\0") and is_alive(int(entry)):
+            found.append(int(entry))
+    return found

@@ -1,7 +1,8 @@
 """What runs inside the sandboxed child: load the learner's file, call the drill on each case.
 
-Everything the child sends back is plain data serialized with `torch.save`; the parent loads it
-with `weights_only=True`, so nothing with behaviour can cross, and the parent judges.
+Everything the child sends back is plain data serialized with `torch.save`, one result per case
+keyed by the case's index, in one frame sealed with the run's nonce (`channel`); the parent loads
+it with `weights_only=True`, checks that every case answered with plain tensors, and judges.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 import sys
 import traceback
 import types
+
+from studyapp.grader.channel import seal  # imported now: once confined, the app's source is unreadable
 
 MODULE_NAME = "submission"
 
@@ -93,17 +96,17 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
         defined = sorted(n for n, v in vars(module).items()
                          if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == MODULE_NAME)
         return {"stage": "entry", "entry": drill.entry, "defined": defined}
-    results = []
-    for payload in payloads:
+    results: dict[int, dict] = {}
+    for index, payload in enumerate(payloads):
         try:
-            results.append(drill.run_case(entry, payload))
+            results[index] = drill.run_case(entry, payload)
         except BaseException as exc:  # noqa: BLE001
             failure = _stage_failure(exc, filename)
             if failure:
                 return failure
             if _raised_by_the_call(exc, filename):
                 return {"stage": "signature", "signature": _signature(entry), "error": _error(exc, filename)}
-            results.append({"error": _error(exc, filename)})
+            results[index] = {"error": _error(exc, filename)}
     return {"stage": "ran", "results": results}
 
 
@@ -125,7 +128,7 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: int) -> None:
+def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: int, nonce: bytes) -> None:
     """The child's whole life after its limits are set: evaluate, send, flush, `_exit`."""
     status = 0
     owner = os.getpid()
@@ -133,7 +136,7 @@ def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: i
         outcome = evaluate(drill, source, filename, payloads)
         if os.getpid() != owner:  # a copy made by the learner's os.fork(): only the child answers
             os._exit(0)
-        write_all(result_fd, serialize(outcome))
+        write_all(result_fd, seal(nonce, serialize(outcome)))
     except BaseException:  # noqa: BLE001 - the parent reports a child that sent nothing
         status = 70
     for stream in (sys.stdout, sys.stderr):

@@ -4,6 +4,10 @@ It starts the worker (`python -m studyapp.grader.worker`) lazily, or early with 
 torch imports while the caller does other work, sends one job at a time and always answers with
 a verdict: a worker that dies or stops answering is killed, restarted on the next call, and the
 submission gets an error verdict.
+
+Jobs and verdicts travel over a unix socket pair, not pipes: a pipe can be reopened for writing
+through /proc/<pid>/fd by any process of the same user, a socket cannot, so learner code has no
+way to slip a forged verdict line to us, whatever the sandbox on this kernel.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +38,8 @@ class GraderClient:
         self.memory_mb = memory_mb
         self.env = env
         self._proc: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        """Our end of the worker's stdin and stdout."""
         self._log = None
         self._buffer = b""
         self._next_id = 0
@@ -45,11 +52,19 @@ class GraderClient:
             return
         self._log = tempfile.TemporaryFile()
         self._buffer = b""
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "studyapp.grader.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, bufsize=0,
-            env=self.env if self.env is not None else _env_with_our_package(),
-        )
+        ours, theirs = socket.socketpair()
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "studyapp.grader.worker"],
+                stdin=theirs, stdout=theirs, stderr=self._log,
+                env=self.env if self.env is not None else _env_with_our_package(),
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._sock = ours
 
     def grade(self, drill_id: str, path: str | os.PathLike, device: str = "auto",
               timeout: float | None = None, seed: int | None = None) -> dict:
@@ -90,15 +105,16 @@ class GraderClient:
         if self._lock.locked():
             self.cancel()
         proc, self._proc = self._proc, None
+        sock, self._sock = self._sock, None
         if proc is None:
             return
         try:
-            proc.stdin.close()
+            sock.shutdown(socket.SHUT_RDWR)  # the worker reads EOF and leaves
             proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()
-        proc.stdout.close()
+        sock.close()
 
     def __enter__(self) -> GraderClient:
         return self
@@ -109,14 +125,14 @@ class GraderClient:
     def _exchange(self, job: dict, deadline: float) -> dict | None:
         """Send one job and wait for its answer; None when the worker died, hung or was closed."""
         try:
-            return self._send_and_wait(self._proc, job, deadline)
-        except (OSError, ValueError):  # ValueError: close() shut the pipes from another thread
+            return self._send_and_wait(self._sock, job, deadline)
+        except (OSError, ValueError, AttributeError):  # close() shut the socket from another thread
             return None
 
-    def _send_and_wait(self, proc: subprocess.Popen, job: dict, deadline: float) -> dict | None:
-        proc.stdin.write((json.dumps(job) + "\n").encode())
+    def _send_and_wait(self, sock: socket.socket, job: dict, deadline: float) -> dict | None:
+        sock.sendall((json.dumps(job) + "\n").encode())
         with selectors.DefaultSelector() as selector:
-            selector.register(proc.stdout, selectors.EVENT_READ)
+            selector.register(sock, selectors.EVENT_READ)
             while True:
                 while b"\n" in self._buffer:
                     line, self._buffer = self._buffer.split(b"\n", 1)
@@ -129,18 +145,19 @@ class GraderClient:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not selector.select(remaining):
                     return None
-                chunk = os.read(proc.stdout.fileno(), 1 << 16)
+                chunk = sock.recv(1 << 16)
                 if not chunk:
                     return None
                 self._buffer += chunk
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
+        sock, self._sock = self._sock, None
         if proc is not None:
             proc.kill()
             proc.wait()
-            proc.stdin.close()
-            proc.stdout.close()
+        if sock is not None:
+            sock.close()
 
     def _log_tail(self) -> str:
         if self._log is None:

@@ -7,6 +7,10 @@ import os
 import resource
 import signal
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from studyapp.grader.confine import Confinement
 
 PR_SET_PDEATHSIG = 1
 PR_SET_KEEPCAPS = 8
@@ -69,11 +73,13 @@ def tasks_of_user(uid: int) -> int:
     return total
 
 
-def drop_privileges(workdir: str) -> None:
+def drop_privileges(workdir: str, keep_read_search: bool = True) -> None:
     """A root worker runs learner code as `nobody`: RLIMIT_NPROC then holds and the app's files are safe.
 
-    It keeps CAP_DAC_READ_SEARCH only, because the interpreter itself may live where `nobody`
-    cannot read (a pyenv under /root), and sets no_new_privs so no setuid program gives root back.
+    With `keep_read_search` it keeps CAP_DAC_READ_SEARCH, because the interpreter itself may live
+    where `nobody` cannot read (a pyenv under /root); only safe when Landlock confines what it
+    reads, since the capability reads every file. It sets no_new_privs so no setuid program gives
+    root back.
     """
     if os.geteuid() != 0:
         prctl(PR_SET_NO_NEW_PRIVS, 1)
@@ -83,7 +89,7 @@ def drop_privileges(workdir: str) -> None:
     os.setgroups([])
     os.setgid(UNPRIVILEGED_UID)
     os.setuid(UNPRIVILEGED_UID)
-    _set_capabilities(1 << CAP_DAC_READ_SEARCH)
+    _set_capabilities(1 << CAP_DAC_READ_SEARCH if keep_read_search else 0)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
@@ -96,18 +102,36 @@ def _set_capabilities(mask: int) -> None:
         raise OSError(ctypes.get_errno(), "capset failed")
 
 
-def apply_child_limits(limits: Limits, workdir: str, limit_memory: bool = True) -> None:
-    """Run in the child before any learner code: own session, lower privileges, hard limits."""
+def apply_child_limits(limits: Limits, workdir: str, confinement: Confinement, limit_memory: bool = True) -> None:
+    """Run in the child before any learner code: own session, namespaces, lower privileges, hard
+    limits; returns in the learner's process (the first of its PID namespace, when there is one).
+
+    Order matters: root makes the namespaces before giving up root; an ordinary user counts its
+    tasks for RLIMIT_NPROC before a new user namespace hides its uid.
+    """
+    from studyapp.grader.confine import Protection, enter_namespaces, fork_learner
+
     os.setsid()
+    as_root = os.geteuid() == 0
+    if as_root:
+        enter_namespaces(confinement)
     try:
-        drop_privileges(workdir)
+        drop_privileges(workdir, keep_read_search=confinement.has(Protection.FILES))
     except PermissionError:
         pass  # a container without CAP_SETUID: stay as we are; the wall clock and tree kill still hold
     die_with_parent()  # after setuid, which clears it
+    _set_rlimits(limits, limit_memory)
+    if not as_root:
+        enter_namespaces(confinement)
+    fork_learner(confinement)
+    die_with_parent()  # L: when C goes, L goes, and with it the whole PID namespace
     os.chdir(workdir)
     os.environ["HOME"] = workdir
     os.environ["TMPDIR"] = workdir
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over the output cap: EFBIG, not a silent death
+
+
+def _set_rlimits(limits: Limits, limit_memory: bool) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_cap, limits.output_cap))
     cpu = int(limits.timeout) + 2  # a backstop: the parent's wall clock normally acts first

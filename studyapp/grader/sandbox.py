@@ -2,8 +2,9 @@
 
 On CPU the child is forked from the warm worker (torch is already imported, so a run costs
 milliseconds). For CUDA, where forking after CUDA initialisation is unsafe, the child is a fresh
-interpreter (`python -m studyapp.grader.spawned`). Either way the parent owns the wall clock and
-kills the child's whole tree afterwards.
+interpreter (`python -m studyapp.grader.spawned`). Either way the child is confined (`confine`)
+before learner code runs, the parent owns the wall clock, reads exactly one sealed frame
+(`channel`) and kills the child's whole tree afterwards.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from studyapp.grader.channel import NONCE_BYTES, READY, Tampered, new_nonce, open_frame
+from studyapp.grader.confine import Confinement
 from studyapp.grader.limits import Limits, apply_child_limits
 from studyapp.grader.processes import kill_descendants
 
-READY = b"R"
-"""First byte a child sends: its learner code starts now, so the wall clock starts now."""
 STARTUP_LIMIT = 120.0
 """Seconds a spawned child may take to import torch and initialise CUDA before it is ready."""
 MAX_RESULT_BYTES = 512 << 20
@@ -36,6 +37,8 @@ class ChildRun:
 
     outcome: bytes | None = None
     """The serialized outcome, when the child sent one completely."""
+    tampered: Tampered | None = None
+    """The result pipe held bytes the harness did not write."""
     exit_code: int | None = None
     """Exit status; negative for a signal (as in `subprocess`)."""
     timed_out: bool = False
@@ -48,51 +51,91 @@ class ChildRun:
     seconds: float = 0.0
 
 
-def _child_setup(capture_fd: int, keep_fd: int, limits: Limits, workdir: str, limit_memory: bool) -> None:
-    """Point stdio away from the worker's protocol, close everything else, apply the limits."""
+def _child_setup(capture_fd: int, keep_fds: tuple[int, ...], limits: Limits, workdir: str,
+                 confinement: Confinement, limit_memory: bool) -> None:
+    """Point stdio away from the worker's protocol, close everything else, apply the limits and
+    enter the namespaces (from here on this is the learner's process, L)."""
     for sig in (signal.SIGUSR1, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(capture_fd, 1)
     os.dup2(capture_fd, 2)
-    os.closerange(3, keep_fd)
-    os.closerange(keep_fd + 1, 65536)
-    apply_child_limits(limits, workdir, limit_memory=limit_memory)
+    low = 3
+    for fd in sorted(keep_fds):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
+    apply_child_limits(limits, workdir, confinement, limit_memory=limit_memory)
 
 
-def run_forked(child_main: Callable[[int], None], limits: Limits, cancelled: Callable[[], bool],
+def read_nonce(fd: int) -> bytes:
+    """The run's nonce, from the pipe the parent writes it to after forking; the pipe is closed after."""
+    nonce = b""
+    while len(nonce) < NONCE_BYTES:
+        chunk = os.read(fd, NONCE_BYTES - len(nonce))
+        if not chunk:
+            break
+        nonce += chunk
+    os.close(fd)
+    return nonce
+
+
+def run_forked(child_main: Callable[[int, bytes], None], limits: Limits, cancelled: Callable[[], bool],
+               confinement: Confinement, extra_read: tuple[str, ...] = (),
                spare: frozenset[int] = frozenset()) -> ChildRun:
-    """Fork; in the child set limits and call `child_main(result_fd)`, which must never return."""
+    """Fork; in the child set limits, confine, and call `child_main(result_fd, nonce)` (never returns)."""
+    from studyapp.grader.confine import restrict
+
     workdir = tempfile.mkdtemp(prefix="studyapp-grade-")
     capture = tempfile.TemporaryFile()
     read_fd, write_fd = os.pipe()
+    nonce_read, nonce_write = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         try:
             os.close(read_fd)
-            _child_setup(capture.fileno(), write_fd, limits, workdir, limit_memory=True)
+            os.close(nonce_write)
+            _child_setup(capture.fileno(), (write_fd, nonce_read), limits, workdir, confinement, limit_memory=True)
+            restrict(confinement, workdir, extra_read=extra_read)
+            nonce = read_nonce(nonce_read)
             os.write(write_fd, READY)
-            child_main(write_fd)
+            child_main(write_fd, nonce)
+        except BaseException:  # noqa: BLE001 - the sandbox could not be set up: say why in the output
+            import traceback
+
+            traceback.print_exc()
         finally:
             os._exit(71)
     os.close(write_fd)
+    os.close(nonce_read)
+    nonce = new_nonce()
     try:
-        return _collect(pid, read_fd, capture, limits, cancelled, spare)
+        os.write(nonce_write, nonce)
+    except OSError:
+        pass  # it died already; _collect reports how
+    os.close(nonce_write)
+    try:
+        return _collect(pid, read_fd, capture, limits, cancelled, spare, nonce)
     finally:
         _remove_tree(workdir)
 
 
-def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool],
+def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool], confinement: Confinement,
                 spare: frozenset[int] = frozenset()) -> ChildRun:
-    """Start a fresh interpreter (CUDA-safe); it reads `job` from stdin, then stdin is /dev/null."""
+    """Start a fresh interpreter (CUDA-safe); it reads the nonce and `job` from stdin, then
+    stdin is /dev/null."""
+    import json
+
     workdir = tempfile.mkdtemp(prefix="studyapp-grade-")
     capture = tempfile.TemporaryFile()
     read_fd, write_fd = os.pipe()
+    nonce = new_nonce()
     env = dict(os.environ, STUDYAPP_GRADER_WORKDIR=workdir, STUDYAPP_GRADER_RESULT_FD=str(write_fd),
-               STUDYAPP_GRADER_LIMITS=f"{limits.timeout},{limits.memory_budget},{limits.output_cap},{limits.extra_processes}")
+               STUDYAPP_GRADER_LIMITS=f"{limits.timeout},{limits.memory_budget},{limits.output_cap},{limits.extra_processes}",
+               STUDYAPP_GRADER_CONFINEMENT=json.dumps(confinement.to_dict()))
     proc = subprocess.Popen(
         [sys.executable, "-m", "studyapp.grader.spawned"], stdin=subprocess.PIPE,
         stdout=capture, stderr=capture, pass_fds=(write_fd,), env=env, cwd=workdir,
@@ -100,17 +143,17 @@ def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool],
     os.close(write_fd)
     try:
         try:
-            proc.stdin.write(job)
+            proc.stdin.write(nonce + job)
             proc.stdin.close()
         except OSError:
             pass  # it died early; _collect reports how
-        return _collect(proc.pid, read_fd, capture, limits, cancelled, spare, popen=proc)
+        return _collect(proc.pid, read_fd, capture, limits, cancelled, spare, nonce, popen=proc)
     finally:
         _remove_tree(workdir)
 
 
 def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callable[[], bool],
-             spare: frozenset[int], popen: subprocess.Popen | None = None) -> ChildRun:
+             spare: frozenset[int], nonce: bytes, popen: subprocess.Popen | None = None) -> ChildRun:
     run = ChildRun()
     pidfd = _open_pidfd(pid)
     poller = select.poll()
@@ -171,8 +214,12 @@ def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callabl
     if pidfd is not None:
         os.close(pidfd)
     os.close(read_fd)
-    if ready and not (run.timed_out or run.cancelled or run.too_much_data) and len(data) > 1:
-        run.outcome = bytes(data[1:])
+    if ready and not (run.timed_out or run.cancelled or run.too_much_data):
+        frame = open_frame(bytes(data[1:]), nonce)
+        if isinstance(frame, Tampered):
+            run.tampered = frame
+        else:
+            run.outcome = frame
     capture.seek(0)
     run.output = capture.read(limits.output_cap)
     capture.close()

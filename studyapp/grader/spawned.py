@@ -7,34 +7,43 @@ any learner code runs, then behaves exactly like a forked child.
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 
 
 def main() -> None:
-    job_bytes = sys.stdin.buffer.read()
+    stdin = sys.stdin.buffer.read()
     workdir = os.environ.pop("STUDYAPP_GRADER_WORKDIR")
     result_fd = int(os.environ.pop("STUDYAPP_GRADER_RESULT_FD"))
     timeout, memory, output, processes = os.environ.pop("STUDYAPP_GRADER_LIMITS").split(",")
+    confinement_text = os.environ.pop("STUDYAPP_GRADER_CONFINEMENT")
 
+    from studyapp.grader.channel import NONCE_BYTES, READY
+    from studyapp.grader.confine import Confinement, restrict
     from studyapp.grader.limits import Limits
-    from studyapp.grader.sandbox import READY, STARTUP_LIMIT, _child_setup
+    from studyapp.grader.sandbox import STARTUP_LIMIT, _child_setup
+
+    nonce, job_bytes = stdin[:NONCE_BYTES], stdin[NONCE_BYTES:]
+    del stdin
+    confinement = Confinement.from_dict(json.loads(confinement_text))
 
     # CUDA maps huge address ranges and starts threads: no RLIMIT_AS, more tasks, and CPU time
     # for the import; the parent's wall clock is what bounds the learner's code.
     limits = Limits(timeout=float(timeout) + STARTUP_LIMIT, memory_budget=int(memory),
                     output_cap=int(output), extra_processes=max(int(processes), 64))
-    _child_setup(1, result_fd, limits, workdir, limit_memory=False)
+    _child_setup(1, (result_fd,), limits, workdir, confinement, limit_memory=False)
 
     import torch
 
     from studyapp.grader.child import run_and_exit
-    from studyapp.grader.worker import load_drills
+    from studyapp.grader.worker import drill_folder, load_drills
 
     job = torch.load(io.BytesIO(job_bytes), weights_only=True)  # cases stay on their device
     drill = load_drills()[job["drill"]]
+    restrict(confinement, workdir, extra_read=(drill_folder(drill),), cuda=True)
     os.write(result_fd, READY)
-    run_and_exit(drill, job["source"], job["filename"], job["payloads"], result_fd)
+    run_and_exit(drill, job["source"], job["filename"], job["payloads"], result_fd, nonce)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """The verdict dict every grading path returns, and the messages for submissions that never ran.
 
+`sandbox` is `confine.Confinement.to_dict()`: the walls that were up around the learner's code.
+
 Torch-free: the client builds verdicts too (a worker that died, a cancelled run).
 """
 
@@ -15,7 +17,7 @@ def verdict(drill: str, file: str, device: str, status: str, summary: str, *, hi
             detail: str = "", checks: list | None = None, seconds: float = 0.0) -> dict:
     return {"drill": drill, "file": file, "status": status, "summary": summary, "hint": hint,
             "device": device, "seconds": round(seconds, 3), "checks": checks or [], "detail": detail,
-            "output": "", "output_truncated": False}
+            "output": "", "output_truncated": False, "sandbox": {}}
 
 
 def error_verdict(drill: str, file: str, device: str, summary: str, detail: str = "", **kw) -> dict:

@@ -5,7 +5,9 @@ stdout. A job: {"id", "drill", "file", "device": "auto"|"cpu"|"cuda", "timeout",
 "memory_mb"}; an answer: {"id", "verdict"}. Learner code never runs here: each job runs in a
 child forked from this (CPU) or spawned fresh (CUDA, by a `--cuda` sub-worker started on first
 use so that this process never initialises CUDA and stays safe to fork). SIGUSR1 cancels the
-running job.
+running job, and so does the client hanging up. At start it finds out which walls this machine
+allows (`confine.probe`); every child gets exactly those, and every verdict lists them
+(`verdict["sandbox"]`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import io
 import json
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -22,6 +25,7 @@ import traceback
 from pathlib import Path
 
 from studyapp.grader import verdicts
+from studyapp.grader.confine import Confinement, make_undumpable, probe, readable_roots
 from studyapp.grader.limits import Limits, become_subreaper
 
 KERNELS_ENV = "STUDYAPP_GRADER_KERNELS"
@@ -35,6 +39,16 @@ def _on_cancel(signum, frame) -> None:
     _cancel_requested = True
 
 
+def _stop_running_job() -> bool:
+    """Cancelled (SIGUSR1), or the client is gone (its end of our stdin hung up): stop the child now."""
+    if _cancel_requested:
+        return True
+    poller = select.poll()
+    poller.register(0, select.POLLRDHUP | select.POLLHUP)
+    return any(event & (select.POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL)
+               for _, event in poller.poll(0))
+
+
 def load_drills() -> dict:
     from studyapp.kernels_loader import load_kernels
 
@@ -45,12 +59,14 @@ def load_drills() -> dict:
 class Worker:
     """Turns jobs into verdicts; holds the drills and, once needed, the CUDA sub-worker."""
 
-    def __init__(self, cuda_mode: bool):
+    def __init__(self, cuda_mode: bool, confinement: Confinement):
         import torch
 
         self.torch = torch
         self.cuda_mode = cuda_mode
+        self.confinement = confinement
         self.drills = load_drills()
+        readable_roots()  # once here, inherited by every child, instead of once per child
         self.cuda_worker: subprocess.Popen | None = None
 
     def cuda_available(self) -> bool:
@@ -72,6 +88,7 @@ class Worker:
             result = verdicts.error_verdict(drill_id, file, device, "internal grader error",
                                             traceback.format_exc()[-4000:])
         result["seconds"] = round(time.monotonic() - started, 3)
+        result.setdefault("sandbox", self.confinement.to_dict())
         return result
 
     def _grade(self, job: dict, drill_id: str, file: str, device: str) -> dict:
@@ -102,6 +119,10 @@ class Worker:
         verdicts.attach_output(result, run.output, cap_reached=len(run.output) >= limits.output_cap)
         if run.leftovers:
             result["detail"] += "\n(Some processes it started could not be stopped.)"
+        result["sandbox"] = self.confinement.to_dict()
+        if self.confinement.missing:
+            result["detail"] = (result["detail"] + "\n" if result["detail"] else "") + (
+                "Sandbox: " + self.confinement.describe() + " (see `studyapp doctor`).")
         return result
 
     def _run_child(self, drill, source: str, file: str, payloads: list, limits: Limits):
@@ -110,13 +131,15 @@ class Worker:
 
         spare = frozenset([self.cuda_worker.pid]) if self.cuda_worker else frozenset()
         if not self.cuda_mode:
-            return sandbox.run_forked(lambda fd: run_and_exit(drill, source, file, payloads, fd),
-                                      limits, lambda: _cancel_requested, spare)
+            return sandbox.run_forked(
+                lambda fd, nonce: run_and_exit(drill, source, file, payloads, fd, nonce), limits,
+                _stop_running_job, self.confinement, extra_read=(drill_folder(drill),), spare=spare)
         buffer = io.BytesIO()
         self.torch.save({"drill": drill.id, "source": source, "filename": file, "payloads": payloads}, buffer)
-        return sandbox.run_spawned(buffer.getvalue(), limits, lambda: _cancel_requested, spare)
+        return sandbox.run_spawned(buffer.getvalue(), limits, _stop_running_job, self.confinement, spare)
 
     def _interpret(self, run, drill, cases, drill_id, file, device, limits: Limits) -> dict:
+        from studyapp.grader.results import FORGED_DETAIL
         from studyapp.grader.sandbox import load_outcome
 
         def error(summary: str, detail: str = "") -> dict:
@@ -130,6 +153,10 @@ class Worker:
                          "or waiting for something that never comes?")
         if run.too_much_data:
             return error("sent back far too much data")
+        if run.tampered is not None:
+            return verdicts.verdict(drill_id, file, device, "fail",
+                                    f"rejected: your code wrote to the grader's result channel ({run.tampered.reason})",
+                                    detail=FORGED_DETAIL)
         if run.outcome is None:
             summary, detail = verdicts.describe_exit(run.exit_code or 0)
             return error(f"your code {summary}", detail)
@@ -140,6 +167,10 @@ class Worker:
         return self._judge_outcome(outcome, drill, cases, device, error, limits)
 
     def _judge_outcome(self, outcome: dict, drill, cases, device, error, limits: Limits) -> dict:
+        from studyapp.grader.results import Rejected, case_results
+
+        if not isinstance(outcome, dict):
+            return error("returned something that is not the grader's outcome")
         stage = outcome.get("stage")
         err = outcome.get("error") or {}
         if stage == "syntax":
@@ -172,7 +203,11 @@ class Worker:
             return error("returned something the grader cannot read back", outcome["message"])
         if stage != "ran":
             return error(f"unexpected child outcome {stage!r}")
-        judged = drill.judge(cases, outcome["results"], device)
+        results = case_results(outcome, len(cases))
+        if isinstance(results, Rejected):
+            return verdicts.verdict(drill.id, "", device, "fail", f"rejected: {results.summary}",
+                                    detail=results.detail)
+        judged = drill.judge(cases, results, device)
         result = verdicts.verdict(drill.id, "", device, judged["status"], judged["summary"],
                                   hint=judged.get("hint", ""), checks=judged.get("checks", []),
                                   detail=judged.get("detail", ""))
@@ -201,6 +236,12 @@ class Worker:
                                           "the CUDA grader stopped unexpectedly")
 
 
+def drill_folder(drill) -> str:
+    """Where the drill's code lives: the child may still import from it lazily once confined."""
+    module = sys.modules.get(type(drill).__module__)
+    return os.path.dirname(getattr(module, "__file__", "") or "")
+
+
 def _forward_cancel(worker: Worker):
     def handler(signum, frame):
         _on_cancel(signum, frame)
@@ -218,12 +259,14 @@ def main(argv: list[str] | None = None) -> int:
     # No PR_SET_PDEATHSIG here: it fires when the *thread* that started us ends (a TUI worker
     # thread), not the client process. When the client goes, stdin reaches EOF and we leave.
     become_subreaper()
+    make_undumpable()  # learner code (same user) cannot reopen our pipes through /proc/<pid>/fd
+    confinement = probe()  # before torch: forking a small process is quick
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
 
     torch.set_num_threads(1)  # before any op: forking a process with live OpenMP threads is unsafe
     torch.set_num_interop_threads(1)
-    worker = Worker(cuda_mode="--cuda" in argv)
+    worker = Worker(cuda_mode="--cuda" in argv, confinement=confinement)
     signal.signal(signal.SIGUSR1, _forward_cancel(worker))
     for line in sys.stdin:
         if not line.strip():
@@ -246,4 +289,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stderr.flush()
+    os._exit(status)  # skip tearing torch down: seconds on a busy machine, and nothing to save

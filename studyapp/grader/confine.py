@@ -1,0 +1,392 @@
+"""The walls around a learner's child: Landlock, namespaces, and a tree that dies with its root.
+
+`probe()` finds out once, in the worker, which protections this kernel and this user allow (and
+`doctor` prints the same probe); the child then applies exactly that `Confinement` and refuses to
+run learner code if any part of it fails, so a verdict never claims a wall that was not there.
+
+The child process (C) is forked from the worker; with a PID namespace it forks once more and the
+learner's code runs in the namespace's first process (L): when L ends, or when C or the worker
+dies (PDEATHSIG), the kernel kills every process left in the namespace.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib.util
+import os
+import signal
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_MODE_FILTER = 2
+ETC_FILES = ("ld.so.cache", "localtime", "passwd", "group", "nsswitch.conf", "hosts", "host.conf",
+             "resolv.conf", "os-release", "mime.types", "gai.conf")
+"""The few files in /etc that Python and libc look at; the rest of /etc stays unreadable."""
+DEVICES_READ = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+CUDA_DEVICE_PREFIXES = ("nvidia", "dri")
+WITHOUT_ENV = "STUDYAPP_GRADER_WITHOUT"
+OPTIONAL_NAMES = ("files", "tcp", "signals", "network namespace", "pid namespace", "no unix sockets")
+"""Comma-separated protections to leave off, as if the kernel lacked them (tests of the fallbacks)."""
+"""Device nodes the CUDA child opens after Landlock is on (read, write and ioctl)."""
+
+
+class Protection(str, Enum):
+    """One wall around the child; the verdict and `doctor` list the ones that are up."""
+
+    FILES = "files"
+    """Landlock: it writes only its scratch folder and reads only Python, torch and system libraries."""
+    TCP = "tcp"
+    """Landlock: no TCP bind or connect."""
+    SCOPE = "signals"
+    """Landlock scope: no signals and no abstract unix sockets outside its own processes."""
+    NETWORK = "network namespace"
+    """A network namespace of its own: no interface but a downed loopback, so no network at all."""
+    UNIX_SOCKETS = "no unix sockets"
+    """seccomp: no AF_UNIX sockets, so no reaching a session bus or docker.sock by path (Landlock < 9 can't)."""
+    PROCESS_TREE = "pid namespace"
+    """A PID namespace: it cannot name outside processes, and all of its processes die with it."""
+    OTHER_USER = "runs as nobody"
+    """A root worker runs learner code as `nobody`."""
+    NO_PROC_FDS = "worker not dumpable"
+    """The worker's /proc entries (its fds, its memory) belong to root: its pipes cannot be reopened."""
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What the child gets on this machine, and why each missing wall is missing."""
+
+    active: tuple[Protection, ...] = ()
+    missing: dict[Protection, str] = field(default_factory=dict)
+    landlock_abi: int = 0
+    new_user_namespace: bool = False
+    """Namespaces are made inside a new user namespace (the worker is not root)."""
+
+    def has(self, protection: Protection) -> bool:
+        return protection in self.active
+
+    def to_dict(self) -> dict:
+        """The plain form a verdict carries (JSON)."""
+        return {"active": [p.value for p in self.active],
+                "missing": {p.value: reason for p, reason in self.missing.items()},
+                "landlock_abi": self.landlock_abi, "new_user_namespace": self.new_user_namespace}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Confinement:
+        """Back from `to_dict` (the CUDA child gets its confinement through the environment)."""
+        return cls(tuple(Protection(p) for p in data["active"]),
+                   {Protection(p): why for p, why in data["missing"].items()},
+                   int(data["landlock_abi"]), bool(data.get("new_user_namespace")))
+
+    def describe(self) -> str:
+        """One line for `doctor`."""
+        text = (f"Landlock ABI {self.landlock_abi}; " if self.landlock_abi else "") + (
+            ", ".join(p.value for p in self.active) or "none")
+        if self.missing:
+            text += "; missing: " + "; ".join(f"{p.value} ({why})" for p, why in self.missing.items())
+        return text
+
+
+OPTIONAL = tuple(Protection(name) for name in OPTIONAL_NAMES)
+"""The protections that depend on the kernel (the others are always applied)."""
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def unshare(flags: int) -> None:
+    """unshare(2) (os.unshare is Python >= 3.12 only)."""
+    if _libc().unshare(flags) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+
+
+def make_undumpable() -> None:
+    """The worker's /proc/<pid>/fd and /proc/<pid>/mem become root's: its pipes cannot be reopened."""
+    _libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 when it has none (or landlockpy is missing)."""
+    try:
+        import landlockpy
+    except ImportError:
+        return 0
+    try:
+        return landlockpy.abi_version()
+    except OSError:
+        return 0
+
+
+def _namespace_flags(as_root: bool) -> int:
+    flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC  # IPC: no System V shm or mqueues of the user's
+    return flags if as_root else flags | CLONE_NEWUSER
+
+
+def _try_in_a_fork(action) -> str | None:
+    """Run `action` in a short-lived child; None when it worked, else why it did not."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            action()
+            os._exit(0)
+        except BaseException as exc:  # noqa: BLE001 - the reason goes back to the parent
+            os.write(write_fd, f"{type(exc).__name__}: {exc}".encode()[:300])
+            os._exit(1)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as reader:
+        reason = reader.read().decode("utf-8", "replace")
+    _, status = os.waitpid(pid, 0)
+    return None if status == 0 else (reason or f"exit status {status}")
+
+
+def _enter_namespaces_and_fork() -> None:
+    unshare(_namespace_flags(os.geteuid() == 0))
+    pid = os.fork()  # the first process of a new PID namespace
+    if pid == 0:
+        os._exit(0 if os.getpid() == 1 else 1)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        raise OSError("the first process of the new PID namespace is not pid 1")
+
+
+def _become_nobody() -> None:
+    from studyapp.grader.limits import UNPRIVILEGED_UID
+
+    os.setgroups([])
+    os.setgid(UNPRIVILEGED_UID)
+    os.setuid(UNPRIVILEGED_UID)
+
+
+def probe() -> Confinement:
+    """Which protections this kernel and user allow, tried for real in throw-away children."""
+    active: list[Protection] = []
+    missing: dict[Protection, str] = {}
+    abi = landlock_abi()
+    if abi >= 1:
+        active.append(Protection.FILES)
+    elif importlib.util.find_spec("landlockpy") is None:
+        missing[Protection.FILES] = "the landlockpy package is not installed"
+    else:
+        missing[Protection.FILES] = "no Landlock in this kernel (Linux >= 5.13 with landlock in the LSM list)"
+    if abi >= 4:
+        active.append(Protection.TCP)
+    else:
+        missing[Protection.TCP] = f"Landlock ABI {abi} < 4"
+    if abi >= 6:
+        active.append(Protection.SCOPE)
+    else:
+        missing[Protection.SCOPE] = f"Landlock ABI {abi} < 6: a same-user child could signal the app"
+    why_not = _try_in_a_fork(_enter_namespaces_and_fork)
+    if why_not is None:
+        active += [Protection.NETWORK, Protection.PROCESS_TREE]
+    else:
+        kind = "namespaces" if os.geteuid() == 0 else "unprivileged user namespaces"
+        missing[Protection.NETWORK] = f"{kind} unavailable ({why_not})"
+        missing[Protection.PROCESS_TREE] = f"{kind} unavailable ({why_not}); processes are killed by scanning"
+    why_not = None if _SECCOMP_ARCH.get(os.uname().machine) else f"no seccomp filter for {os.uname().machine}"
+    why_not = why_not or _try_in_a_fork(deny_unix_sockets)
+    if why_not is None:
+        active.append(Protection.UNIX_SOCKETS)
+    else:
+        missing[Protection.UNIX_SOCKETS] = why_not
+    if os.geteuid() == 0:
+        why_not = _try_in_a_fork(_become_nobody)
+        if why_not is None:
+            active.append(Protection.OTHER_USER)
+        else:
+            missing[Protection.OTHER_USER] = f"cannot switch to nobody ({why_not}): learner code runs as root"
+    active.append(Protection.NO_PROC_FDS)
+    for name in (n.strip() for n in os.environ.get(WITHOUT_ENV, "").split(",")):
+        off = next((p for p in OPTIONAL if p.value == name), None)
+        if off in active:
+            active.remove(off)
+            missing[off] = f"turned off by {WITHOUT_ENV}"
+    if Protection.FILES not in active:
+        for needs_landlock in (Protection.TCP, Protection.SCOPE):
+            if needs_landlock in active:
+                active.remove(needs_landlock)
+                missing[needs_landlock] = "needs the Landlock ruleset that is off"
+    if Protection.NETWORK in active and Protection.PROCESS_TREE not in active:
+        active.remove(Protection.NETWORK)  # both come from the same unshare
+        missing[Protection.NETWORK] = "comes with the pid namespace, which is off"
+    elif Protection.PROCESS_TREE in active and Protection.NETWORK not in active:
+        active.remove(Protection.PROCESS_TREE)
+        missing[Protection.PROCESS_TREE] = "comes with the network namespace, which is off"
+    return Confinement(tuple(active), missing, abi, new_user_namespace=os.geteuid() != 0)
+
+
+def enter_namespaces(confinement: Confinement) -> None:
+    """In C: a new network and PID namespace (inside a new user namespace unless root)."""
+    if confinement.has(Protection.PROCESS_TREE):
+        unshare(_namespace_flags(not confinement.new_user_namespace))
+
+
+def fork_learner(confinement: Confinement) -> None:
+    """In C, after `enter_namespaces`: fork L and return in L; C waits for L and mirrors its end.
+
+    Without a PID namespace this returns at once (C is the learner's process).
+    """
+    if not confinement.has(Protection.PROCESS_TREE):
+        return
+    pid = os.fork()
+    if pid == 0:
+        return
+    _mirror_exit(pid)
+
+
+def _mirror_exit(pid: int) -> None:
+    """C's whole life after forking L: wait, then end the way L ended (the worker reads that)."""
+    os.closerange(3, 65536)  # the result pipe must reach EOF when L and its heirs are gone
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            os._exit(72)
+        except InterruptedError:
+            continue
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+"""machine -> (AUDIT_ARCH_*, __NR_socket)."""
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def deny_unix_sockets() -> None:
+    """seccomp: socket(AF_UNIX, ...) fails with EACCES; foreign-ABI syscalls (x32, i386) with ENOSYS.
+
+    Five instructions of classic BPF rather than a libseccomp binding: the one maintained binding
+    for ctypes runs `ldconfig` at import (a quarter second on the worker's start path).
+    """
+    import errno as errnos
+
+    arch, socket_nr = _SECCOMP_ARCH[os.uname().machine]
+    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, deny = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
+    program = [
+        (load, 0, 0, 4),                  # 0: arch
+        (jeq, 0, 7, arch),                # 1: foreign ABI -> 9
+        (load, 0, 0, 0),                  # 2: syscall number
+        (jge, 5, 0, 0x40000000),          # 3: x32 -> 9
+        (jeq, 0, 2, socket_nr),           # 4: not socket() -> 7
+        (load, 0, 0, 16),                 # 5: args[0] (low half): the domain
+        (jeq, 1, 0, 1),                   # 6: AF_UNIX -> 8, else 7
+        (ret, 0, 0, allow),               # 7
+        (ret, 0, 0, deny | errnos.EACCES),  # 8
+        (ret, 0, 0, deny | errnos.ENOSYS),  # 9
+    ]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*op) for op in program])
+    prog = _SockFprog(len(program), filters)
+    libc = _libc()
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"seccomp: {os.strerror(errno)}")
+
+
+def _existing(paths: Iterable[str]) -> list[str]:
+    seen, found = set(), []
+    for path in paths:
+        if not path:
+            continue
+        real = os.path.realpath(path)
+        if real not in seen and os.path.exists(real):
+            seen.add(real)
+            found.append(real)
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def readable_roots() -> list[str]:
+    """What the learner's process may read: Python's install, its site-packages, torch, system libs.
+
+    Never the current folder, the app's own source, the data dir, the vault or $HOME as such
+    (a venv or a user site-packages inside $HOME is granted, the rest of $HOME is not).
+    """
+    import site
+
+    roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt/conda", "/sys"]
+    try:
+        roots += site.getsitepackages()
+    except AttributeError:
+        pass
+    roots.append(site.getusersitepackages() if site.ENABLE_USER_SITE else "")
+    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
+    if torch_file:
+        roots.append(os.path.dirname(os.path.dirname(torch_file)))
+    roots += [os.path.join("/etc", name) for name in ETC_FILES]
+    roots += DEVICES_READ
+    return _existing(roots)
+
+
+def _cuda_devices() -> list[str]:
+    try:
+        names = os.listdir("/dev")
+    except OSError:
+        return []
+    return _existing(f"/dev/{n}" for n in names if n.startswith(CUDA_DEVICE_PREFIXES))
+
+
+def restrict(confinement: Confinement, scratch: str, extra_read: Iterable[str] = (), cuda: bool = False) -> None:
+    """In L, just before learner code: Landlock on files, TCP, signals and abstract sockets, and
+    no unix sockets.
+
+    `extra_read` are folders of trusted code the drills may still import lazily (the kernels).
+    """
+    if confinement.has(Protection.UNIX_SOCKETS):
+        deny_unix_sockets()
+    if not confinement.has(Protection.FILES):
+        return
+    from landlockpy import AccessFS, AccessNet, Ruleset, Scope
+
+    read = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
+    write = (AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.MAKE_REG | AccessFS.MAKE_DIR
+             | AccessFS.REMOVE_FILE | AccessFS.REMOVE_DIR | AccessFS.MAKE_SYM | AccessFS.MAKE_FIFO
+             | AccessFS.MAKE_SOCK | AccessFS.REFER)
+    scope = Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET if confinement.has(Protection.SCOPE) else Scope.NONE
+    net = None if confinement.has(Protection.TCP) else AccessNet.NONE  # None: every right the kernel knows
+    with Ruleset(scoped=scope, handled_net=net) as ruleset:  # handles every fs right this kernel knows
+        def allow(path: str, access: AccessFS) -> None:
+            if not os.path.isdir(path):  # directory-only rights on a file are an error (EINVAL)
+                access &= AccessFS.EXECUTE | AccessFS.WRITE_FILE | AccessFS.READ_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
+            ruleset.allow_path(path, access)
+
+        for root in readable_roots() + _existing(extra_read):  # readable_roots: cached by the worker
+            allow(root, read)
+        allow("/dev/null", AccessFS.WRITE_FILE)
+        allow(f"/proc/{os.getpid()}", AccessFS.READ_FILE | AccessFS.READ_DIR)
+        allow(scratch, read | write)
+        if cuda:
+            for device in _cuda_devices():
+                allow(device, read | AccessFS.WRITE_FILE | AccessFS.IOCTL_DEV)
+            for path in _existing(["/proc/driver/nvidia"]):
+                allow(path, AccessFS.READ_FILE | AccessFS.READ_DIR)
+        # TCP bind and connect are handled (the default) and never granted: no TCP at all
+        ruleset.restrict()
