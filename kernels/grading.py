@@ -462,6 +462,8 @@ class Drill:
             by_error = self.diagnose_errors(book)
             if named[0] in self.mistakes:  # the cases that ran may still name the mistake behind the crash
                 mistake, hint = named[0], f"{hint}\nOn the cases that ran: {named[1]}"
+                if by_error:
+                    hint += f"\nAnd what it raised: {by_error[1]}"
             elif by_error:
                 mistake, hint = by_error[0], f"{by_error[1]}\n{hint}"
             if mistake in self.mistakes:

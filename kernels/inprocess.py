@@ -58,18 +58,24 @@ def grade_in_process_seeds(drill_id: str, source_path, seeds=(0,), device: str =
     The public cases are the same for every seed, so a bank can check twenty seeds for the
     price of one run of them plus twenty runs of the few fresh cases.
     """
+    import torch
+
     from .registry import DRILLS
 
     drill = DRILLS[drill_id]
     entry, failed = _load_entry(drill, Path(source_path))
     if failed:
         return [dict(failed, seed=seed) for seed in seeds]
-    public = drill.make_cases(seeds[0], device)
-    public = [case for case in public if case.public]
-    public_results = _run(drill, entry, public)
-    verdicts = []
-    for seed in seeds:
-        fresh = [case for case in drill.make_cases(seed, device) if not case.public]
-        verdict = drill.judge(public + fresh, public_results + _run(drill, entry, fresh), device)
-        verdicts.append(dict(verdict, seed=seed))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # like the grader's worker: small ops on a busy machine run 10x faster
+    try:
+        public = [case for case in drill.make_cases(seeds[0], device) if case.public]
+        public_results = _run(drill, entry, public)
+        verdicts = []
+        for seed in seeds:
+            fresh = [case for case in drill.make_cases(seed, device) if not case.public]
+            verdict = drill.judge(public + fresh, public_results + _run(drill, entry, fresh), device)
+            verdicts.append(dict(verdict, seed=seed))
+    finally:
+        torch.set_num_threads(threads)
     return verdicts

@@ -29,8 +29,10 @@ def wrap_int8(values: torch.Tensor) -> torch.Tensor:
 
 
 def _pattern_text(allowed: torch.Tensor) -> str:
-    rows = allowed.reshape(-1, allowed.shape[-1])[:6]
-    return " / ".join("".join("1" if v else "0" for v in row.tolist()) for row in rows)
+    """The first rows as 0/1 strings (cut at 40 columns: enough to see a pattern)."""
+    rows = allowed.reshape(-1, allowed.shape[-1])[:6, :40]
+    more = "..." if allowed.shape[-1] > 40 else ""
+    return " / ".join("".join("1" if v else "0" for v in row.tolist()) + more for row in rows)
 
 
 class MaskDrill(Drill):
@@ -69,6 +71,17 @@ class MaskDrill(Drill):
     def candidates(self, case: Case) -> list[tuple[str, torch.Tensor]]:
         return []
 
+    def _truth(self, case: Case) -> tuple[torch.Tensor, torch.Tensor]:
+        """(expected allowed, graded positions), computed once per case (public cases are reused)."""
+        if "truth" not in case.extra:
+            case.extra["truth"] = (self.expected_allowed(case), self.graded(case))
+        return case.extra["truth"]
+
+    def _candidates(self, case: Case) -> list[tuple[str, torch.Tensor]]:
+        if "candidates" not in case.extra:
+            case.extra["candidates"] = self.candidates(case)
+        return case.extra["candidates"]
+
     def check_case(self, case: Case, result: dict, book: CheckBook) -> None:
         if PROBE in case.payload:
             on_device, why = probe_verdict(result)
@@ -97,8 +110,7 @@ class MaskDrill(Drill):
         else:
             odd = tensor[(tensor != 0) & (tensor != 1)].reshape(-1)[0].item()
             book.failed("mask values", case, result, f"{where}: values must be 0/1 or bool, found {odd}")
-        expected = self.expected_allowed(case)
-        graded = self.graded(case)
+        expected, graded = self._truth(case)
         wrong = (allowed != expected) & graded
         if wrong.any():
             index = tuple(int(i) for i in wrong.nonzero()[0])
@@ -131,9 +143,11 @@ class MaskDrill(Drill):
             if limit is not None:
                 return "fixed_size_buffer", (f"Looks like {self.mistakes['fixed_size_buffer']}: it is right up to "
                                              f"size {limit} and returns size {limit} past it. {first.check}: {first.message}")
-            named = [self.match(failure) for failure in judged]
-            if named[0] is not None and all(name == named[0] for name in named):
-                return named[0], f"Looks like {self.mistakes[named[0]]}. {first.check}: {first.message}"
+            fits = set.intersection(*(self.matches(failure) for failure in judged))
+            order = [mistake for mistake, _ in self._candidates(judged[0].case)] + ["missing_query_dim"]
+            named = next((mistake for mistake in order if mistake in fits), None)
+            if named:
+                return named, f"Looks like {self.mistakes[named]}. {first.check}: {first.message}"
         if probed and all(f.check == "device" for f in failures):
             return "hard_coded_device", f"Looks like {self.mistakes['hard_coded_device']}. {probed[0].message}"
         plain = {"return type": "wrong_return_type", "shape": "wrong_shape", "deterministic": "nondeterministic",
@@ -154,16 +168,16 @@ class MaskDrill(Drill):
         limit = limits.pop()
         return limit if all(f.case.size > limit for f in failures) else None
 
-    def match(self, failure: Failure) -> str | None:
+    def matches(self, failure: Failure) -> set[str]:
+        """Every known mistake whose mask is exactly the learner's on this failing case."""
         tensor = failure.result["calls"][0]["tensor"]
         allowed, problem = self.normalize_shape(failure.case, tensor)
         if problem:
-            return self.match_shape(failure.case, tensor)
-        graded = self.graded(failure.case)
-        for mistake, candidate in self.candidates(failure.case):
-            if bool(((allowed == candidate) | ~graded).all()):
-                return mistake
-        return None
+            shaped = self.match_shape(failure.case, tensor)
+            return {shaped} if shaped else set()
+        graded = self._truth(failure.case)[1]
+        return {mistake for mistake, candidate in self._candidates(failure.case)
+                if bool(((allowed == candidate) | ~graded).all())}
 
     def match_shape(self, case: Case, tensor: torch.Tensor) -> str | None:
         return None

@@ -242,18 +242,25 @@ class AttentionDrill(Drill):
             if problem:
                 return None
             matched: dict[str, float] = {}
+            undefined: set[str] = set()  # the mistake leaves this whole case NaN: no evidence either way
             for mistake, cand_out, cand_w in self.candidate_outputs(failure.case, alive):
-                wildcard = mistake not in NAN_IS_THE_SYMPTOM
+                if bool(torch.isnan(cand_out).all()):
+                    undefined.add(mistake)
+                    continue
+                # a NaN/inf the mistake produces is its symptom: it must be where the learner's is
+                wildcard = mistake not in NAN_IS_THE_SYMPTOM or bool(torch.isfinite(cand_out).all())
                 distance = mistake_distance(out["tensor"], cand_out, wildcard)
                 if weights is not None and distance < MISTAKE_MATCH:
                     distance = max(distance, mistake_distance(weights["tensor"], cand_w))
                 if distance < MISTAKE_MATCH:
                     matched[mistake] = min(matched.get(mistake, float("inf")), distance)
-            alive = set(matched) if alive is None else alive & set(matched)
+            fits = set(matched) | (undefined - set(matched))
+            alive = fits if alive is None else alive & fits
             if not alive:
                 return None
-            for mistake in alive:
+            for mistake in alive & set(matched):
                 distances[mistake] = distances.get(mistake, 0.0) + matched[mistake]
+        alive = {mistake for mistake in alive or () if mistake in distances}
         if not alive:
             return None
         mistake = min(alive, key=lambda m: (distances[m], m))

