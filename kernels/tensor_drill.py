@@ -244,11 +244,12 @@ class AttentionDrill(Drill):
             matched: dict[str, float] = {}
             undefined: set[str] = set()  # the mistake leaves this whole case NaN: no evidence either way
             for mistake, cand_out, cand_w in self.candidate_outputs(failure.case, alive):
-                if bool(torch.isnan(cand_out).all()):
+                symptom = mistake in NAN_IS_THE_SYMPTOM and not bool(torch.isfinite(cand_out).all())
+                if not symptom and bool(torch.isnan(cand_out).all()):
                     undefined.add(mistake)
                     continue
                 # a NaN/inf the mistake produces is its symptom: it must be where the learner's is
-                wildcard = mistake not in NAN_IS_THE_SYMPTOM or bool(torch.isfinite(cand_out).all())
+                wildcard = not symptom
                 distance = mistake_distance(out["tensor"], cand_out, wildcard)
                 if weights is not None and distance < MISTAKE_MATCH:
                     distance = max(distance, mistake_distance(weights["tensor"], cand_w))
