@@ -451,7 +451,8 @@ class Drill:
 
     def verdict(self, book: CheckBook) -> dict:
         checks = book.rows()
-        if book.errors:
+        core_raised = any(case.tier == CORE for case, _ in book.errors)
+        if book.errors and (core_raised or not book.core_failures()):  # else the core failures say more
             book.errors.sort(key=lambda item: not item[0].public)
             case, error = book.errors[0]
             where = f"{case.name} ({case.notes})" if case.notes else case.name
