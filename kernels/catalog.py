@@ -56,8 +56,9 @@ Write `scaled_dot_product_attention(Q, K, V, mask=None)`.
 - Graded on fixed cases plus fresh random ones (the seed is in the verdict): n and m up to a
   few hundred, transposed and expanded (non-contiguous) inputs, float32 and float64 strictly;
   float16/bfloat16 must run (a fill like -1e9 overflows float16) and their accuracy is only
-  reported. The grader also calls it with inputs on the `meta` device: create every tensor on
-  the inputs' device and never move them elsewhere.
+  reported. The grader also checks devices without a GPU (it tells your code the inputs live
+  on another device): create every tensor on the inputs' device (`device=Q.device`, `*_like`)
+  and never name a device yourself (`.cpu()`, `device="cuda"`).
 - A query whose keys are all blocked is not graded: zeros there (what
   F.scaled_dot_product_attention returns) are recommended, NaN is reported.
 - `F.scaled_dot_product_attention` is allowed (with a bool mask); so is any other torch op.
@@ -82,8 +83,8 @@ It is used as `scores.masked_fill(mask == 0, float('-inf'))`, so an additive mas
 is not this contract (it is named as such when returned).
 
 n goes from 1 to a few hundred (past 8, 64, 128 and 256: no fixed-size buffer, no int8/uint8
-positions). Build it on the default device: the grader also calls it with `meta` as the default
-device. Any torch op is allowed (`torch.tril` included).
+positions). Build it on the default device: never name one (`device="cpu"`, `.cpu()`), which the
+grader checks. Any torch op is allowed (`torch.tril` included).
 """,
     hints=(
         "Row i is the query, column j the key: allowed means j <= i.",
@@ -106,8 +107,8 @@ broadcasts to `(batch, max_len, max_len)` — typically `(batch, 1, max_len)`; a
 Rows of padding queries are not graded.
 
 Lengths differ per item and go past 128 and 256, `max_len` up to a few hundred (no fixed-size
-buffer, no int8/uint8 positions). Build it on the default device or on `lengths`' device: the
-grader also calls it with `lengths` and the default device on `meta`.
+buffer, no int8/uint8 positions). Build it on the default device or on `lengths`' device,
+never on one you name (`device="cpu"`, `.cpu()`), which the grader checks.
 """,
     hints=(
         "Compare torch.arange(max_len) with the lengths: position < length is a real token.",
@@ -137,8 +138,8 @@ with weights `(batch, heads, n, m)`.
 The grader loads random weights and non-zero biases into your own W_q..W_o, so
 `nn.MultiheadAttention` cannot stand in for them; `F.scaled_dot_product_attention` per head is
 allowed. Cases go up to a few hundred positions, with transposed (non-contiguous) inputs and
-large activations; float16 must run, its accuracy is only reported. The grader also runs the
-module on the `meta` device: create tensors on the inputs' device. A query whose keys are all
+large activations; float16 must run, its accuracy is only reported. Create any tensor on the
+inputs' device, never on one you name (checked without a GPU). A query whose keys are all
 blocked is not graded.
 """,
     hints=(

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from .catalog import DrillInfo
 
@@ -50,11 +51,87 @@ class Case:
 
 
 PROBE = "probe"
-"""Payload key of the device probe: the child moves the inputs to this device (meta) and calls the
-learner once; the output must come back on it. Run without any GPU, it catches hard-coded devices."""
-DEVICE_MISMATCH = ("is not on the expected device", "Expected all tensors to be on the same device",
-                   "found at least two devices")
-"""What PyTorch says when tensors on two devices meet."""
+"""Payload key of the device probe case: the child calls the learner once under `DeviceAudit`."""
+STAND_IN = torch.device("meta")
+"""The device the learner's code is told its inputs live on during the probe."""
+FACTORIES = frozenset(getattr(torch, name) for name in (
+    "ones", "zeros", "full", "empty", "arange", "tensor", "as_tensor", "rand", "randn", "randint", "eye",
+    "linspace", "tril_indices", "triu_indices"))
+
+
+class DeviceAudit(TorchFunctionMode):
+    """Runs learner code on CPU tensors while telling it they live on a stand-in device (meta).
+
+    A device taken from the inputs (`Q.device`, `.device.type`, `*_like`) is the stand-in and is
+    mapped back to the real one; any other device the code names (`device="cpu"`, `.cpu()`,
+    `.to("cuda")`) is recorded as hard-coded, and so, when `default_is_wrong`, is a tensor made
+    on the default device (`torch.ones(n, m)` with no `device=`). A GPU is never needed, and
+    nothing runs on the meta device itself (its kernels import torch._dynamo: seconds).
+    """
+
+    def __init__(self, default_is_wrong: bool):
+        super().__init__()
+        self.default_is_wrong = default_is_wrong
+        self.problems: list[str] = []
+
+    def _device(self, device, where: str):
+        if device is None:
+            return None
+        try:
+            wanted = torch.device(device)
+        except (TypeError, RuntimeError):
+            return device
+        if wanted.type != STAND_IN.type:
+            self.problems.append(f"{where} names the device {str(wanted)!r}")
+        return torch.device("cpu")
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func == _DEVICE_GETTER:
+            return STAND_IN
+        name = getattr(func, "__name__", "?")
+        if func in (torch.Tensor.cpu, torch.Tensor.cuda):
+            self.problems.append(f".{name}() moves a tensor to a fixed device")
+            return args[0]
+        if func is torch.Tensor.to and len(args) > 1 and isinstance(args[1], (str, torch.device, int)):
+            args = (args[0], self._device(args[1], ".to(...)"), *args[2:])
+        if "device" in kwargs:
+            kwargs["device"] = self._device(kwargs["device"], f"{name}(...)")
+        result = func(*args, **kwargs)
+        if (self.default_is_wrong and func in FACTORIES and kwargs.get("device") is None
+                and isinstance(result, torch.Tensor) and result.dim() > 0):
+            self.problems.append(f"torch.{name}(...) without device= makes it on the default device")
+        return result
+
+
+_DEVICE_GETTER = torch.Tensor.device.__get__
+
+
+def probe_result(call, default_is_wrong: bool) -> dict:
+    """Run `call()` (the learner, in the child) under `DeviceAudit`; what it named, or what it raised.
+
+    Errors are returned, not raised: the probe only judges devices, the other cases judge the rest.
+    """
+    audit = DeviceAudit(default_is_wrong)
+    try:
+        with audit:
+            call()
+    except (MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported as inconclusive unless a device was named
+        return {PROBE: {"problems": audit.problems[:3], "error": f"{type(exc).__name__}: {exc}"[:300]}}
+    return {PROBE: {"problems": audit.problems[:3]}}
+
+
+def probe_verdict(result: dict) -> tuple[bool | None, str]:
+    """(True: devices follow the inputs, False: a hard-coded device, None: inconclusive, why)."""
+    outcome = result.get(PROBE) or {}
+    problems = outcome.get("problems") or []
+    if problems:
+        return False, "with its inputs on another device, " + "; ".join(problems)
+    if outcome.get("error"):
+        return None, ""
+    return True, ""
 
 
 def export(value, depth: int = 0):
@@ -98,60 +175,6 @@ def clone_keeping_layout(tensor: torch.Tensor) -> torch.Tensor:
         base = base.narrow(dim, 0, 1)
     copy = base.clone()  # preserve_format keeps a dense permuted layout
     return copy.expand(tensor.shape) if broadcast else copy
-
-
-def to_probe_device(value, device: str):
-    """The payload's tensors moved to the probe device (layouts are not kept: meta has no data)."""
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, dict):
-        return {k: to_probe_device(v, device) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(to_probe_device(v, device) for v in value)
-    return value
-
-
-def probe_result(call) -> dict:
-    """Run `call()` (the learner on probe-device inputs) and describe where its output landed.
-
-    Runs in the child. Errors are returned, not raised: most are the probe's own limits (meta
-    tensors have no values, so `.item()` fails) and only a device mismatch counts against the code.
-    """
-    try:
-        value = call()
-    except (MemoryError, KeyboardInterrupt):
-        raise
-    except Exception as exc:  # noqa: BLE001 - judged by its message in the parent
-        return {PROBE: {"error": {"type": type(exc).__name__, "message": str(exc)[:500]}}}
-    if isinstance(value, (tuple, list)) and value:
-        value = value[0]
-    if isinstance(value, torch.Tensor):
-        return {PROBE: {"device": str(value.device), "shape": list(value.shape)}}
-    return {PROBE: {"returned": type(value).__name__}}
-
-
-COPY_OUT = "Cannot copy out of meta tensor"
-"""What PyTorch says when meta inputs are moved to another device (.cpu(), .to(...), .tolist())."""
-
-
-def probe_verdict(result: dict, copying_out_is_wrong: bool = False) -> tuple[bool | None, str]:
-    """(True: output on the probe device, False: a hard-coded device, None: inconclusive, why).
-
-    `copying_out_is_wrong`: for drills whose inputs are the tensors being computed on, moving
-    them off their device (.cpu(), .to(device), .tolist()) is itself the mistake.
-    """
-    outcome = result.get(PROBE) or {}
-    if "device" in outcome:
-        if outcome["device"] == "meta":
-            return True, ""
-        return False, f"given inputs on the meta device, the output came back on {outcome['device']}"
-    message = (outcome.get("error") or {}).get("message", "")
-    if any(words in message for words in DEVICE_MISMATCH):
-        return False, f"given inputs on the meta device, it raised: {message.splitlines()[0][:200]}"
-    if copying_out_is_wrong and COPY_OUT in message:
-        return False, ("given inputs on the meta device, it copied them off it (.cpu(), .to(device), "
-                       ".tolist()...): keep the computation on the inputs' device")
-    return None, ""
 
 
 def describe_returned(exported: dict) -> str:

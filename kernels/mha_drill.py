@@ -87,8 +87,8 @@ class MhaDrill(AttentionDrill):
         ]]
         probe = build_case(public, "public device probe", batch=2, n=3, m=5, d_model=8, heads=2, dtype=f32,
                            mask="padding")
-        probe.payload[PROBE] = "meta"
-        probe.notes = "module and inputs on the meta device: the output must be created there too"
+        probe.payload[PROBE] = True
+        probe.notes = "inputs on a stand-in device: every tensor must follow them"
         return cases + [probe]
 
     def fresh_cases(self, seed: int, device: str) -> list[Case]:
@@ -134,15 +134,13 @@ class MhaDrill(AttentionDrill):
         return {"calls": calls, "inputs": inputs_after}
 
     def _probe(self, module, payload: dict) -> dict:
-        """Module and inputs on the meta device, called with and without the mask."""
-        device = payload[PROBE]
-        Q, K, V = (payload[key].to(device) for key in ("Q", "K", "V"))
-        mask = payload["mask"].to(device)
+        """The forward under the device audit, with the mask and without."""
+        Q, K, V, mask = clone_tree([payload[key] for key in ("Q", "K", "V", "mask")])
         with torch.no_grad():
-            masked = probe_result(lambda: module.to(device=device)(Q, K, V, mask))
-            if masked[PROBE].get("device") == device:
-                return probe_result(lambda: module(Q, K, V))
-        return masked
+            masked = probe_result(lambda: module(Q, K, V, mask), default_is_wrong=True)
+            if masked[PROBE].get("problems"):
+                return masked
+            return probe_result(lambda: module(Q, K, V), default_is_wrong=True)
 
     def _flat_weights(self, payload, convert):
         out = []

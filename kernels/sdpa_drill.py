@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from .attention import allowed_mask, sdpa_oracle
 from .catalog import SDPA
-from .grading import CORE, EXTRA, PROBE, Case, clone_tree, export, probe_result, shape_text, to_probe_device
+from .grading import CORE, EXTRA, PROBE, Case, clone_tree, export, probe_result, shape_text
 from .mistakes import SDPA_MISTAKES, attention_variant, sdpa_candidates
 from .tensor_drill import AttentionDrill
 
@@ -149,8 +149,8 @@ def public_cases(device: str) -> list[Case]:
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     probe = build_case(gen, "public device probe", leading=(2,), n=5, m=7, d_k=4, d_v=3, dtype=f32,
                        mask="random", mask_shape=(2, 5, 7), device="cpu")
-    probe.payload[PROBE] = "meta"
-    probe.notes = "inputs on the meta device: the output must be created there too"
+    probe.payload[PROBE] = True
+    probe.notes = "inputs on a stand-in device: every tensor must follow them"
     return cases + [probe]
 
 
@@ -193,8 +193,8 @@ class SdpaDrill(AttentionDrill):
     def run_case(self, entry_obj, payload: dict) -> dict:
         """In the child: call the learner twice on fresh copies; export results and inputs."""
         if PROBE in payload:
-            Q, K, V, mask = to_probe_device([payload[k] for k in ("Q", "K", "V", "mask")], payload[PROBE])
-            return probe_result(lambda: entry_obj(Q, K, V, mask))
+            args = clone_tree([payload[k] for k in ("Q", "K", "V", "mask")])
+            return probe_result(lambda: entry_obj(*args), default_is_wrong=True)
         calls, inputs_after = [], []
         for attempt in range(2):
             args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])

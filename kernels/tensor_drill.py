@@ -125,7 +125,7 @@ class AttentionDrill(Drill):
             self._report_masked_rows(out["tensor"], ignore, book, where)
 
     def _check_probe(self, case, result, book):
-        on_device, why = probe_verdict(result, copying_out_is_wrong=True)
+        on_device, why = probe_verdict(result)
         if on_device is False:
             book.failed("device", case, result, f"{case.name}: {why}. Create tensors with device=Q.device "
                         "(or *_like / new_* ops) and never pick a device yourself")

@@ -15,7 +15,7 @@ Write `class MultiHeadAttention(nn.Module)`:
   (batch, num_heads, n, m).
 - F.scaled_dot_product_attention per head is allowed; nn.MultiheadAttention is not (the grader
   loads weights into your W_q..W_o). Inputs may be non-contiguous, up to a few hundred
-  positions; float16 must run. The grader also runs it on the meta device.
+  positions; float16 must run. Create tensors on the inputs' device, never on one you name.
 
 Grade it with: studyapp grade mha <this file>
 """

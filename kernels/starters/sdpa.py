@@ -14,7 +14,7 @@ Write `scaled_dot_product_attention(Q, K, V, mask=None)`.
   the softmax numerically stable.
 - Cases: n and m up to a few hundred, transposed/expanded (non-contiguous) inputs, float32 and
   float64 graded strictly; float16/bfloat16 must run (-1e9 overflows float16), their accuracy
-  is only reported. The grader also calls it on the meta device: make tensors on Q.device.
+  is only reported. Make every tensor on Q.device; never name a device (checked without a GPU).
 - A query with every key blocked is not graded (zeros there, like PyTorch, are recommended).
 - F.scaled_dot_product_attention is allowed (give it a bool mask).
 
