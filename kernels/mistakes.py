@@ -13,7 +13,6 @@ import torch
 
 from .attention import allowed_mask, merge_heads, split_heads
 
-
 SCALES = {
     "sqrt_dk": lambda d_k, d_v, m: 1 / math.sqrt(d_k),
     "none": lambda d_k, d_v, m: 1.0,

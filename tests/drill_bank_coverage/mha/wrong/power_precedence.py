@@ -1,5 +1,4 @@
 """Divides by d_head ** 1/2, which is d_head / 2."""
-import math
 
 import torch
 from torch import nn

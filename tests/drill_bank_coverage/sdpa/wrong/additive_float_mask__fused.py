@@ -1,5 +1,4 @@
 """Hands a float mask straight to F.scaled_dot_product_attention, which adds it."""
-import torch
 import torch.nn.functional as F
 
 
