@@ -28,11 +28,16 @@ def wrap_int8(values: torch.Tensor) -> torch.Tensor:
     return (values + 128) % 256 - 128
 
 
-def _pattern_text(allowed: torch.Tensor) -> str:
-    """The first rows as 0/1 strings (cut at 40 columns: enough to see a pattern)."""
-    rows = allowed.reshape(-1, allowed.shape[-1])[:6, :40]
-    more = "..." if allowed.shape[-1] > 40 else ""
-    return " / ".join("".join("1" if v else "0" for v in row.tolist()) + more for row in rows)
+def _pattern_text(allowed: torch.Tensor, at: tuple[int, ...] = ()) -> str:
+    """A few rows as 0/1 strings around position `at` (at most 6 rows, 40 columns: enough to see
+    a pattern, and the wrong spot is in view even on a 300 x 300 mask)."""
+    rows = allowed.reshape(-1, allowed.shape[-2] if allowed.dim() > 1 else 1, allowed.shape[-1])
+    row, col = (at[-2], at[-1]) if len(at) >= 2 else (0, 0)
+    first_row = max(0, min(row - 2, rows.shape[1] - 6))
+    first_col = max(0, min(col - 20, rows.shape[2] - 40))
+    block = rows[(at[0] if len(at) == 3 else 0), first_row:first_row + 6, first_col:first_col + 40]
+    where = f"rows {first_row}.., columns {first_col}..: " if first_row or first_col else ""
+    return where + " / ".join("".join("1" if v else "0" for v in line.tolist()) for line in block)
 
 
 class MaskDrill(Drill):
@@ -112,7 +117,7 @@ class MaskDrill(Drill):
             want = "allowed" if bool(expected[index]) else "blocked"
             book.failed("allowed positions", case, result,
                         f"{where}: {int(wrong.sum())} wrong position(s); first at {list(index)}: {got}, should be "
-                        f"{want}. Rows: got {_pattern_text(allowed & graded)}, expected {_pattern_text(expected & graded)}")
+                        f"{want}. Got {_pattern_text(allowed & graded, index)}; expected {_pattern_text(expected & graded, index)}")
         else:
             book.passed("allowed positions")
         if second.get("type") == "Tensor" and same_values(second["tensor"], tensor):
@@ -135,8 +140,8 @@ class MaskDrill(Drill):
         if judged:
             limit = self.buffer_limit(judged)
             if limit is not None:
-                return "fixed_size_buffer", (f"Looks like {self.mistakes['fixed_size_buffer']}: it is right up to "
-                                             f"size {limit} and returns size {limit} past it. {first.check}: {first.message}")
+                return "fixed_size_buffer", (f"Looks like {self.mistakes['fixed_size_buffer']}. Every size past "
+                                             f"{limit} gets {limit}. {first.check}: {first.message}")
             fits = set.intersection(*(self.matches(failure) for failure in judged))
             order = [mistake for mistake, _ in self._candidates(judged[0].case)] + ["missing_query_dim"]
             named = next((mistake for mistake in order if mistake in fits), None)
