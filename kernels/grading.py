@@ -67,21 +67,25 @@ class DeviceAudit(TorchFunctionMode):
     `.to("cuda")`) is recorded as hard-coded, and so, when `default_is_wrong`, is a tensor made
     on the default device (`torch.ones(n, m)` with no `device=`). A GPU is never needed, and
     nothing runs on the meta device itself (its kernels import torch._dynamo: seconds).
+
+    `host_reads_are_fine`: for builders whose output goes on the default device, moving an
+    argument to the host (`lengths.cpu().tolist()`) is a way to read it, not a device mistake.
     """
 
-    def __init__(self, default_is_wrong: bool):
+    def __init__(self, default_is_wrong: bool, host_reads_are_fine: bool = False):
         super().__init__()
         self.default_is_wrong = default_is_wrong
+        self.host_reads_are_fine = host_reads_are_fine
         self.problems: list[str] = []
 
-    def _device(self, device, where: str):
+    def _device(self, device, where: str, moving: bool = False):
         if device is None:
             return None
         try:
             wanted = torch.device(device)
         except (TypeError, RuntimeError):
             return device
-        if wanted.type != STAND_IN.type:
+        if wanted.type != STAND_IN.type and not (moving and self.host_reads_are_fine and wanted.type == "cpu"):
             self.problems.append(f"{where} names the device {str(wanted)!r}")
         return torch.device("cpu")
 
@@ -91,12 +95,14 @@ class DeviceAudit(TorchFunctionMode):
             return STAND_IN
         name = getattr(func, "__name__", "?")
         if func in (torch.Tensor.cpu, torch.Tensor.cuda):
-            self.problems.append(f".{name}() moves a tensor to a fixed device")
+            if not (func is torch.Tensor.cpu and self.host_reads_are_fine):
+                self.problems.append(f".{name}() moves a tensor to a fixed device")
             return args[0]
-        if func is torch.Tensor.to and len(args) > 1 and isinstance(args[1], (str, torch.device, int)):
-            args = (args[0], self._device(args[1], ".to(...)"), *args[2:])
+        moving = func is torch.Tensor.to
+        if moving and len(args) > 1 and isinstance(args[1], (str, torch.device, int)):
+            args = (args[0], self._device(args[1], ".to(...)", moving), *args[2:])
         if "device" in kwargs:
-            kwargs["device"] = self._device(kwargs["device"], f"{name}(...)")
+            kwargs["device"] = self._device(kwargs["device"], f"{name}(...)", moving)
         result = func(*args, **kwargs)
         if (self.default_is_wrong and func in FACTORIES and kwargs.get("device") is None
                 and isinstance(result, torch.Tensor) and result.dim() > 0):
@@ -107,12 +113,12 @@ class DeviceAudit(TorchFunctionMode):
 _DEVICE_GETTER = torch.Tensor.device.__get__
 
 
-def probe_result(call, default_is_wrong: bool) -> dict:
+def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False) -> dict:
     """Run `call()` (the learner, in the child) under `DeviceAudit`; what it named, or what it raised.
 
     Errors are returned, not raised: the probe only judges devices, the other cases judge the rest.
     """
-    audit = DeviceAudit(default_is_wrong)
+    audit = DeviceAudit(default_is_wrong, host_reads_are_fine)
     try:
         with audit:
             call()

@@ -189,3 +189,25 @@ def test_non_contiguous_inputs_reach_the_learner_as_views():
     assert copy_t.stride() == transposed.stride() and torch.equal(copy_t, transposed)
     assert copy_e.stride() == expanded.stride() and torch.equal(copy_e, expanded)
     assert copy_t.data_ptr() != transposed.data_ptr() and copy_e.data_ptr() != expanded.data_ptr()
+
+
+@pytest.mark.parametrize("code, named", [
+    ("torch.zeros(q.shape, device=q.device) + q", False),
+    ("torch.full_like(q, 1.0) + q.new_ones(q.shape)", False),
+    ("torch.arange(3, device=q.device.type).float() + q", False),
+    ("q.to(q.device) * torch.tensor(2.0)", False),
+    ("q.to(torch.float64)", False),
+    ("torch.zeros(q.shape, device='cpu') + q", True),
+    ("q.cpu()", True),
+    ("q.to('cuda')", True),
+    ("torch.ones(3, 3) + q", True),
+])
+def test_the_device_audit_names_hard_coded_devices_only(code, named):
+    """Run on CPU without a GPU: a device taken from the inputs passes, a named one does not."""
+    from studyapp_kernels.grading import PROBE, probe_result, probe_verdict
+
+    q = torch.randn(3, 3)
+    result = probe_result(lambda: eval(code, {"torch": torch, "q": q}), default_is_wrong=True)
+    on_device, why = probe_verdict(result)
+    assert on_device is (not named), (code, result)
+    assert bool(why) == named and not result[PROBE].get("error")
