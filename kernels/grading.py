@@ -10,6 +10,7 @@ itself lives in `studyapp/grader/` (worker, sandbox, child).
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 
 import torch
@@ -65,7 +66,8 @@ class DeviceAudit(TorchFunctionMode):
     A device taken from the inputs (`Q.device`, `.device.type`, `*_like`) is the stand-in and is
     mapped back to the real one; any other device the code names (`device="cpu"`, `.cpu()`,
     `.to("cuda")`) is recorded as hard-coded, and so, when `default_is_wrong`, is a tensor made
-    on the default device (`torch.ones(n, m)` with no `device=`). A GPU is never needed, and
+    on the default device (`torch.ones(n, m)` with no `device=`) that meets the inputs or is
+    returned without being moved to theirs (`.to(Q.device)`). A GPU is never needed, and
     nothing runs on the meta device itself (its kernels import torch._dynamo: seconds).
 
     `host_reads_are_fine`: for builders whose output goes on the default device, moving an
@@ -77,6 +79,7 @@ class DeviceAudit(TorchFunctionMode):
         self.default_is_wrong = default_is_wrong
         self.host_reads_are_fine = host_reads_are_fine
         self.problems: list[str] = []
+        self._default: dict[int, weakref.ref] = {}
 
     def _device(self, device, where: str, moving: bool = False):
         if device is None:
@@ -99,15 +102,42 @@ class DeviceAudit(TorchFunctionMode):
                 self.problems.append(f".{name}() moves a tensor to a fixed device")
             return args[0]
         moving = func is torch.Tensor.to
+        moved = False
         if moving and len(args) > 1 and isinstance(args[1], (str, torch.device, int)):
             args = (args[0], self._device(args[1], ".to(...)", moving), *args[2:])
+            moved = True
         if "device" in kwargs:
             kwargs["device"] = self._device(kwargs["device"], f"{name}(...)", moving)
+            moved = moving
+        tensors = [t for t in _flat(args) + _flat(list(kwargs.values())) if isinstance(t, torch.Tensor)]
+        on_default = [t for t in tensors if self._on_default(t)]
+        if on_default and not moved and len(on_default) < len(tensors):
+            self.problems.append(f"a tensor made without device= meets the inputs in {name}(...)")
         result = func(*args, **kwargs)
-        if (self.default_is_wrong and func in FACTORIES and kwargs.get("device") is None
-                and isinstance(result, torch.Tensor) and result.dim() > 0):
-            self.problems.append(f"torch.{name}(...) without device= makes it on the default device")
+        if moved and isinstance(result, torch.Tensor):
+            self._default.pop(id(result), None)  # .to() of a CPU tensor to CPU returns the tensor itself
+        made_here = func in FACTORIES and kwargs.get("device") is None
+        if self.default_is_wrong and isinstance(result, torch.Tensor) and result.dim() > 0 and not moved and (
+                made_here or (on_default and len(on_default) == len(tensors))):
+            self._default[id(result)] = weakref.ref(result)  # still on the default device
         return result
+
+    def _on_default(self, tensor: torch.Tensor) -> bool:
+        """Made on the default device (by a factory without device=, or from such tensors only)."""
+        ref = self._default.get(id(tensor))
+        return ref is not None and ref() is tensor and tensor.dim() > 0  # 0-dim: a scalar, fine anywhere
+
+    def returned(self, value) -> None:
+        """A result still on the default device is a mistake too (`return torch.zeros(...)`)."""
+        if isinstance(value, torch.Tensor) and self._on_default(value):
+            self.problems.append("the result is made without device=")
+
+
+def _flat(values) -> list:
+    out = []
+    for value in values:
+        out.extend(value if isinstance(value, (list, tuple)) else [value])
+    return out
 
 
 _DEVICE_GETTER = torch.Tensor.device.__get__
@@ -121,7 +151,8 @@ def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False
     audit = DeviceAudit(default_is_wrong, host_reads_are_fine)
     try:
         with audit:
-            call()
+            value = call()
+        audit.returned(value[0] if isinstance(value, (tuple, list)) and value else value)
     except (MemoryError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - reported as inconclusive unless a device was named

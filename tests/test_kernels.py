@@ -201,6 +201,10 @@ def test_non_contiguous_inputs_reach_the_learner_as_views():
     ("q.cpu()", True),
     ("q.to('cuda')", True),
     ("torch.ones(3, 3) + q", True),
+    ("torch.ones(3, 3, dtype=torch.bool).tril().to(q.device) & (q > 0)", False),
+    ("q.masked_fill(torch.ones(3, 3, dtype=torch.bool).tril(), 0.0)", True),
+    ("torch.where(q > 0, q, torch.tensor(float('-inf')))", False),
+    ("torch.zeros(3)", True),
 ])
 def test_the_device_audit_names_hard_coded_devices_only(code, named):
     """Run on CPU without a GPU: a device taken from the inputs passes, a named one does not."""
