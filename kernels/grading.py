@@ -51,6 +51,11 @@ class Case:
     """The largest sequence length in the case (n, m, max_len), for 'works only up to size X'."""
 
 
+ONE_CALL = "one_call"
+"""Payload key of a big case: called once, inputs not sent back (the small cases check determinism
+and mutation; a big case is there for its size, and sending it back twice costs each file)."""
+BIG = 64
+"""Cases longer than this are ONE_CALL cases."""
 PROBE = "probe"
 """Payload key of the device probe case: the child calls the learner once under `DeviceAudit`."""
 STAND_IN = torch.device("meta")

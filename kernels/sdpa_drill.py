@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from .attention import allowed_mask, sdpa_oracle
 from .catalog import SDPA
-from .grading import CORE, EXTRA, PROBE, Case, clone_tree, export, probe_result, shape_text
+from .grading import BIG, CORE, EXTRA, ONE_CALL, PROBE, Case, clone_tree, export, probe_result, shape_text
 from .mistakes import SDPA_MISTAKES, attention_variant, sdpa_candidates
 from .tensor_drill import AttentionDrill
 
@@ -101,6 +101,8 @@ def build_case(gen, name, *, leading=(), n=3, m=4, d_k=4, d_v=6, dtype=torch.flo
              + (", transposed and expanded views" if layout == "strided" else ""))
     check = {torch.float32: "values float32", torch.float64: "values float64",
              torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}[dtype]
+    if max(n, m) > BIG:
+        payload[ONE_CALL] = True
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
 
@@ -196,11 +198,11 @@ class SdpaDrill(AttentionDrill):
             args = clone_tree([payload[k] for k in ("Q", "K", "V", "mask")])
             return probe_result(lambda: entry_obj(*args), default_is_wrong=True)
         calls, inputs_after = [], []
-        for attempt in range(2):
+        for attempt in range(1 if payload.get(ONE_CALL) else 2):
             args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
             value = entry_obj(*args) if args[3] is not None else entry_obj(*args[:3])
             calls.append(export(value))
-            if attempt == 0:
+            if attempt == 0 and not payload.get(ONE_CALL):
                 inputs_after = [export(arg) for arg in args]
         return {"calls": calls, "inputs": inputs_after}
 

@@ -88,7 +88,7 @@ class AttentionDrill(Drill):
         core = case.tier == CORE
         name = (lambda check: check) if core else (lambda check: case.value_check)
         where = f"{case.name} ({case.notes})"
-        first, second = result["calls"]
+        first, second = (result["calls"] * 2)[:2]  # a one-call case compares its call with itself
         out, weights, problem = unpack_output(first, allow_weights=True)
         if problem:
             book.failed(name("return type"), case, result, f"{where}: {problem}")
@@ -114,8 +114,9 @@ class AttentionDrill(Drill):
         elif core:
             book.passed("device")
         if core:
-            self._check_inputs(case, result, book, where)
-            self._check_determinism(first, second, case, result, book, where)
+            if len(result["calls"]) > 1:
+                self._check_inputs(case, result, book, where)
+                self._check_determinism(first, second, case, result, book, where)
         self._check_values(case, result, book, out["tensor"], expected, ignore, where)
         if weights is not None:
             self._check_weights(case, result, book, weights, expected_w, ignore, where)
