@@ -8,8 +8,8 @@ from __future__ import annotations
 import torch
 
 from .catalog import CAUSAL_MASK, PADDING_MASK
-from .grading import (CORE, PROBE, Case, CheckBook, Drill, Failure, clone_tree, export, probe_result,
-                      probe_verdict, same_values, shape_text)
+from .device_probe import PROBE, probe_result, probe_verdict
+from .grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, same_values, shape_text
 
 CHECK_ORDER = [("return type", CORE), ("shape", CORE), ("mask values", CORE),
                ("allowed positions", CORE), ("deterministic", CORE), ("device", CORE)]

@@ -7,7 +7,8 @@ import torch.nn.functional as F
 
 from .attention import allowed_mask, merge_heads, mha_forward, split_heads
 from .catalog import MHA
-from .grading import BIG, CORE, EXTRA, ONE_CALL, PROBE, Case, clone_tree, export, probe_result, shape_text
+from .device_probe import PROBE, probe_result
+from .grading import BIG, CORE, EXTRA, ONE_CALL, Case, clone_tree, export, shape_text
 from .mistakes import MHA_MISTAKES, mha_candidates
 from .tensor_drill import AttentionDrill
 

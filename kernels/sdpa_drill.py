@@ -9,7 +9,8 @@ import torch.nn.functional as F
 
 from .attention import allowed_mask, sdpa_oracle
 from .catalog import SDPA
-from .grading import BIG, CORE, EXTRA, ONE_CALL, PROBE, Case, clone_tree, export, probe_result, shape_text
+from .device_probe import PROBE, probe_result
+from .grading import BIG, CORE, EXTRA, ONE_CALL, Case, clone_tree, export, shape_text
 from .mistakes import SDPA_MISTAKES, attention_variant, sdpa_candidates
 from .tensor_drill import AttentionDrill
 

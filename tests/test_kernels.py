@@ -208,7 +208,7 @@ def test_non_contiguous_inputs_reach_the_learner_as_views():
 ])
 def test_the_device_audit_names_hard_coded_devices_only(code, named):
     """Run on CPU without a GPU: a device taken from the inputs passes, a named one does not."""
-    from studyapp_kernels.grading import PROBE, probe_result, probe_verdict
+    from studyapp_kernels.device_probe import PROBE, probe_result, probe_verdict
 
     q = torch.randn(3, 3)
     result = probe_result(lambda: eval(code, {"torch": torch, "q": q}), default_is_wrong=True)
