@@ -17,6 +17,7 @@ _LAZY = {
     "Case": ".grading",
     "export": ".grading",
     "grade_in_process": ".inprocess",
+    "grade_in_process_seeds": ".inprocess",
 }
 
 __all__ = ["CATALOG", "DrillInfo", *_LAZY]

@@ -45,10 +45,23 @@ Write `scaled_dot_product_attention(Q, K, V, mask=None)`.
 - `Q` is `(*, n, d_k)`, `K` is `(*, m, d_k)`, `V` is `(*, m, d_v)`, with zero to two leading
   dims; `n` may differ from `m` and `d_k` from `d_v`.
 - `mask` (optional) is bool, int or float 0/1 and broadcasts to `(*, n, m)`:
-  1/True = the query may attend to that key, 0/False = blocked.
+  1/True = the query may attend to that key, 0/False = blocked. A float mask here is 0/1,
+  NOT PyTorch's additive float mask (F.scaled_dot_product_attention ADDS a float `attn_mask`
+  to the scores): turn it into bool first (`mask != 0`). Broadcasting aligns from the right,
+  so with 4-D inputs a 3-D mask is `(heads, n, m)`.
 - Return `softmax(Q K^T / sqrt(d_k)) V` of shape `(*, n, d_v)`, in the inputs' dtype and on
   their device, or the tuple `(output, attention_weights)` (weights `(*, n, m)`, graded too).
-- Don't modify the inputs. Scores can reach +-100: keep the softmax numerically stable.
+- Don't modify the inputs. Scores reach +-100 in some cases and sit near -2e4 in another: keep
+  the softmax numerically stable (subtract each row's max).
+- Graded on fixed cases plus fresh random ones (the seed is in the verdict): n and m up to a
+  few hundred, transposed and expanded (non-contiguous) inputs, float32 and float64 strictly;
+  float16/bfloat16 must run (a fill like -1e9 overflows float16) and their accuracy is only
+  reported. The grader also checks devices without a GPU (it tells your code the inputs live
+  on another device): create every tensor on the inputs' device (`device=Q.device`, `*_like`)
+  and never name a device yourself (`.cpu()`, `device="cuda"`).
+- A query whose keys are all blocked is not graded: zeros there (what
+  F.scaled_dot_product_attention returns) are recommended, NaN is reported.
+- `F.scaled_dot_product_attention` is allowed (with a bool mask); so is any other torch op.
 """,
     hints=(
         "Scale the scores by 1/sqrt(d_k), where d_k is Q's last dim.",
@@ -66,7 +79,12 @@ CAUSAL_MASK = DrillInfo(
     statement="""\
 Write `causal_mask(n)`: an `(n, n)` tensor (bool, or int/float 0/1) that is True/1 where key
 `j <= i` (query `i` may see itself and the past) and False/0 where `j > i`.
-It is used as `scores.masked_fill(mask == 0, float('-inf'))`.
+It is used as `scores.masked_fill(mask == 0, float('-inf'))`, so an additive mask (0 / -inf)
+is not this contract (it is named as such when returned).
+
+n goes from 1 to a few hundred (past 8, 64, 128 and 256: no fixed-size buffer, no int8/uint8
+positions). Build it on the default device: never name one (`device="cpu"`, `.cpu()`), which the
+grader checks. Any torch op is allowed (`torch.tril` included).
 """,
     hints=(
         "Row i is the query, column j the key: allowed means j <= i.",
@@ -87,6 +105,10 @@ broadcasts to `(batch, max_len, max_len)` — typically `(batch, 1, max_len)`; a
 `(batch, 1, 1, max_len)` result is accepted too — that is True where the key position is
 < that sequence's length and False for padding keys (positions >= length).
 Rows of padding queries are not graded.
+
+Lengths differ per item and go past 128 and 256, `max_len` up to a few hundred (no fixed-size
+buffer, no int8/uint8 positions). Build it on the default device or on `lengths`' device,
+never on one you name (`device="cpu"`, `.cpu()`), which the grader checks.
 """,
     hints=(
         "Compare torch.arange(max_len) with the lengths: position < length is a real token.",
@@ -104,13 +126,21 @@ MHA = DrillInfo(
 Write `class MultiHeadAttention(torch.nn.Module)` with `__init__(self, d_model, num_heads)`
 and attributes `W_q`, `W_k`, `W_v`, `W_o`, each `nn.Linear(d_model, d_model)` with bias.
 
-`forward(self, Q, K, V, mask=None)` takes `(batch, seq, d_model)` inputs (K and V may be
-longer or shorter than Q) and an optional 0/1 mask broadcastable to `(batch, 1, n, m)`
-(1/True = may attend). Project, split into heads of size `d_model // num_heads`, run scaled
-dot-product attention per head, merge the heads and apply `W_o`. Return the output
-`(batch, n, d_model)` or `(output, weights)` with weights `(batch, heads, n, m)`.
+`forward(self, Q, K, V, mask=None)` takes the inputs BEFORE projection, each
+`(batch, seq, d_model)` (the same `x` three times for self-attention; K and V may be longer or
+shorter than Q), and an optional bool/int/float 0/1 mask broadcastable to `(batch, 1, n, m)`
+(1/True = may attend; a float mask is 0/1 here, not PyTorch's additive one). Project with
+W_q/W_k/W_v, split into heads of size `d_model // num_heads` (head h = features
+h*d_head:(h+1)*d_head), run scaled dot-product attention per head, merge the heads back in
+the same order and apply `W_o`. Return the output `(batch, n, d_model)` or `(output, weights)`
+with weights `(batch, heads, n, m)`.
 
-The grader loads random weights and non-zero biases into your own W_q..W_o.
+The grader loads random weights and non-zero biases into your own W_q..W_o, so
+`nn.MultiheadAttention` cannot stand in for them; `F.scaled_dot_product_attention` per head is
+allowed. Cases go up to a few hundred positions, with transposed (non-contiguous) inputs and
+large activations; float16 must run, its accuracy is only reported. Create any tensor on the
+inputs' device, never on one you name (checked without a GPU). A query whose keys are all
+blocked is not graded.
 """,
     hints=(
         "Split heads with .view(batch, seq, heads, d_head).transpose(1, 2).",

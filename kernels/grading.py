@@ -9,6 +9,7 @@ itself lives in `studyapp/grader/` (worker, sandbox, child).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -35,14 +36,24 @@ class Case:
     name: str
     payload: dict
     tier: str = CORE
-    """EXTRA cases (float16/bfloat16) are reported but never decide pass/fail."""
+    """EXTRA cases (float16/bfloat16): their accuracy is reported but never decides pass/fail;
+    raising on them still fails, since the dtype is part of the contract."""
     value_check: str = "values"
     """Name of the check this case's values feed, e.g. "values float32"."""
     notes: str = ""
     """The case's shapes and mask in words, quoted in messages."""
     extra: dict = field(default_factory=dict)
+    public: bool = True
+    """Public cases are the same on every run and decide the diagnosis; fresh ones come from the seed."""
+    size: int = 0
+    """The largest sequence length in the case (n, m, max_len), for 'works only up to size X'."""
 
 
+ONE_CALL = "one_call"
+"""Payload key of a big case: called once, inputs not sent back (the small cases check determinism
+and mutation; a big case is there for its size, and sending it back twice costs each file)."""
+BIG = 64
+"""Cases longer than this are ONE_CALL cases."""
 def export(value, depth: int = 0):
     """Turn whatever learner code returned into plain data that `torch.load(weights_only=True)` accepts."""
     if isinstance(value, torch.Tensor):
@@ -63,14 +74,27 @@ def export(value, depth: int = 0):
 
 
 def clone_tree(value):
-    """Deep copy of the tensors in a payload, so the learner gets inputs it may (wrongly) mutate."""
+    """Deep copy of the tensors in a payload, so the learner gets inputs it may (wrongly) mutate.
+
+    Layouts survive the copy: a transposed input stays transposed and an expanded one stays an
+    expanded view (stride 0), so code that needs contiguous inputs meets the inputs it must handle.
+    """
     if isinstance(value, torch.Tensor):
-        return value.clone()
+        return clone_keeping_layout(value)
     if isinstance(value, dict):
         return {k: clone_tree(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(clone_tree(v) for v in value)
     return value
+
+
+def clone_keeping_layout(tensor: torch.Tensor) -> torch.Tensor:
+    broadcast = [d for d in range(tensor.dim()) if tensor.stride(d) == 0 and tensor.shape[d] > 1]
+    base = tensor
+    for dim in broadcast:
+        base = base.narrow(dim, 0, 1)
+    copy = base.clone()  # preserve_format keeps a dense permuted layout
+    return copy.expand(tensor.shape) if broadcast else copy
 
 
 def describe_returned(exported: dict) -> str:
@@ -189,8 +213,9 @@ class Failure:
 class CheckBook:
     """Aggregates per-case outcomes into a few readable checks (one row per check kind)."""
 
-    def __init__(self, order: list[tuple[str, str]]):
+    def __init__(self, order: list[tuple[str, str]], cases: list[Case] = ()):
         self.order = order
+        self.cases = list(cases)
         self.tiers = dict(order)
         self.status: dict[str, str] = {}
         self.messages: dict[str, str] = {}
@@ -220,14 +245,21 @@ class CheckBook:
             self.status[name], self.messages[name] = status, message
 
     def error(self, case: Case, error: dict) -> None:
-        if case.tier == CORE:
-            self.errors.append((case, error))
-        else:
+        """Raising fails on every tier: a float16 case may be loose on accuracy, not on running."""
+        self.errors.append((case, error))
+        if case.tier != CORE:
             text = f"{case.name}: raised {error.get('type')}: {error.get('message', '')}"
             self.failed(case.value_check, case, {"error": error}, text)
 
     def core_failures(self) -> list[Failure]:
-        return [f for f in self.failures if self.tiers.get(f.check) == CORE]
+        """Core failures, public cases first (they are the same on every run, so diagnoses are too)."""
+        core = [f for f in self.failures if self.tiers.get(f.check) == CORE]
+        return sorted(core, key=lambda f: not f.case.public)
+
+    def passing_cases(self) -> list[Case]:
+        """Cases that neither failed a check nor raised."""
+        bad = {id(f.case) for f in self.failures} | {id(case) for case, _ in self.errors}
+        return [case for case in self.cases if id(case) not in bad]
 
     def rows(self) -> list[dict]:
         rows = []
@@ -243,6 +275,29 @@ class CheckBook:
                 message = "not exercised"
             rows.append({"name": name, "tier": tier, "status": status, "message": message})
         return rows
+
+
+VIEW_ERROR = "view size is not compatible with input tensor's size and stride"
+SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
+
+
+def buffer_limit(book: CheckBook, errors: list[tuple[Case, dict]]) -> int | None:
+    """The size L when every error is a size mismatch against L, on a case longer than L, and no
+    case of size <= L went wrong: the signature of a fixed-size buffer sliced to the inputs."""
+    limits = set()
+    for case, error in errors:
+        found = SIZE_MISMATCH.search(str(error.get("message", "")))
+        if not found:
+            return None
+        limit = min(int(found.group(1)), int(found.group(2)))
+        if not limit < case.size:
+            return None
+        limits.add(limit)
+    if len(limits) != 1:
+        return None
+    limit = limits.pop()
+    wrong = [f.case for f in book.failures] + [case for case, _ in book.errors]
+    return limit if all(case.size > limit for case in wrong) else None
 
 
 class Drill:
@@ -281,8 +336,21 @@ class Drill:
     def hints(self) -> list[str]:
         return list(self.info.hints)
 
-    def make_cases(self, seed: int, device: str) -> list[Case]:
+    def public_cases(self, device: str) -> list[Case]:
+        """The fixed cases: the same on every run, sized past any fixed buffer or block."""
         raise NotImplementedError
+
+    def fresh_cases(self, seed: int, device: str) -> list[Case]:
+        """Random cases drawn from `seed`, added on top of the public ones (never instead)."""
+        raise NotImplementedError
+
+    def make_cases(self, seed: int, device: str) -> list[Case]:
+        """Public cases (built once per device and kept: their oracle and known-mistake outputs
+        are computed once per worker), then the seed's fresh ones."""
+        cache = self.__dict__.setdefault("_public", {})
+        if device not in cache:
+            cache[device] = self.public_cases(device)
+        return cache[device] + self.fresh_cases(seed, device)
 
     def run_case(self, entry_obj, payload: dict) -> dict:
         raise NotImplementedError
@@ -301,7 +369,7 @@ class Drill:
         `results[k]` is case k's result: the grader has already checked that every case produced
         exactly one; `strict` makes a mismatch a grader error here, never a silently shorter pass.
         """
-        book = CheckBook(self.check_order)
+        book = CheckBook(self.check_order, cases)
         for case, result in zip(cases, results, strict=True):
             if not isinstance(result, dict) or "error" in result:
                 error = result.get("error") if isinstance(result, dict) else None
@@ -310,18 +378,44 @@ class Drill:
                 self.check_case(case, result, book)
         return self.verdict(book)
 
+    def diagnose_errors(self, book: CheckBook) -> tuple[str, str] | None:
+        """(mistake id, hint) when what the code raised names the mistake, else None."""
+        public = [(case, error) for case, error in book.errors if case.public] or book.errors
+        messages = [str(error.get("message", "")) for _, error in public]
+        if "view_on_noncontiguous" in self.mistakes and any(VIEW_ERROR in m for m in messages):
+            return "view_on_noncontiguous", ("`.view` needs a contiguous tensor, and inputs (or a transposed "
+                                             "intermediate) may not be: use `.reshape`, or `.contiguous()` first.")
+        if "fill_overflows_float16" in self.mistakes and any(
+                "without overflow" in m and ("Half" in m or "BFloat16" in m) for m in messages):
+            return "fill_overflows_float16", ("A fill value like -1e9 or float32's minimum does not fit in "
+                                              "float16 (largest ~65504): fill with float('-inf') or "
+                                              "torch.finfo(scores.dtype).min.")
+        limit = buffer_limit(book, public)
+        if limit is not None and "fixed_size_buffer" in self.mistakes:
+            return "fixed_size_buffer", (f"It works up to size {limit} and raises past it: a buffer or table "
+                                         f"of {limit} made once and sliced? Build it from the inputs' sizes.")
+        return None
+
     def verdict(self, book: CheckBook) -> dict:
         checks = book.rows()
-        if book.errors:
+        core_raised = any(case.tier == CORE for case, _ in book.errors)
+        if book.errors and (core_raised or not book.core_failures()):  # else the core failures say more
+            book.errors.sort(key=lambda item: not item[0].public)
             case, error = book.errors[0]
             where = f"{case.name} ({case.notes})" if case.notes else case.name
             summary = f"raised {error.get('type')} on {where}: {error.get('message', '')}".strip()
             mistake, hint = "raises", (error.get("traceback") or summary)[-1500:]
             failures = book.core_failures()
-            if failures:  # the cases that ran may still name the mistake behind the crash
-                named, named_hint = self.diagnose(failures)
-                if named in self.mistakes:
-                    mistake, hint = named, f"{hint}\nOn the cases that ran: {named_hint}"
+            named = self.diagnose(failures) if failures else (None, "")
+            by_error = self.diagnose_errors(book)
+            if named[0] in self.mistakes:  # the cases that ran may still name the mistake behind the crash
+                mistake, hint = named[0], f"{hint}\nOn the cases that ran: {named[1]}"
+                if by_error:
+                    hint += f"\nAnd what it raised: {by_error[1]}"
+            elif by_error:
+                mistake, hint = by_error[0], f"{by_error[1]}\n{hint}"
+            if mistake in self.mistakes:
+                summary += f" (looks like: {self.mistakes[mistake]})"
             return {"status": "error", "summary": summary[:300], "mistake": mistake,
                     "hint": hint, "checks": checks}
         failures = book.core_failures()

@@ -7,7 +7,8 @@ import torch.nn.functional as F
 
 from .attention import allowed_mask, merge_heads, mha_forward, split_heads
 from .catalog import MHA
-from .grading import CORE, EXTRA, Case, clone_tree, export, shape_text
+from .device_probe import PROBE, probe_result
+from .grading import BIG, CORE, EXTRA, ONE_CALL, Case, clone_tree, export, shape_text
 from .mistakes import MHA_MISTAKES, mha_candidates
 from .tensor_drill import AttentionDrill
 
@@ -16,19 +17,27 @@ LAYERS = ("W_q", "W_k", "W_v", "W_o")
 
 
 def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.float32,
-               mask=None, mask_kind="bool", tier=CORE, device="cpu") -> Case:
-    """One mha case; `mask` is None, "causal" (n, m), "padding" (batch, 1, 1, m) or "combined"."""
+               mask=None, mask_kind="bool", tier=CORE, device="cpu", lengths=None, scale=1.0,
+               mask_rank=2, layout="contiguous", public=True) -> Case:
+    """One mha case; `mask` is None, "causal" (n, m), "padding" (batch, 1, 1, m) or "combined".
+
+    `scale` multiplies the inputs (large activations, large scores); `mask_rank=3` gives a causal
+    mask as (1, n, m); `layout="strided"` hands over inputs stored transposed (non-contiguous).
+    """
     def randn(*shape):
         return torch.randn(*shape, generator=gen, dtype=torch.float64)
 
     weights = {layer: (randn(d_model, d_model) / d_model ** 0.5, 0.5 * randn(d_model)) for layer in LAYERS}
-    Q, K, V = randn(batch, n, d_model), randn(batch, m, d_model), randn(batch, m, d_model)
+    Q, K, V = (scale * randn(batch, seq, d_model) for seq in (n, m, m))
     allowed = None
     if mask == "causal":
         allowed = torch.ones(n, m, dtype=torch.bool).tril()
+        if mask_rank == 3:
+            allowed = allowed.unsqueeze(0)
     elif mask in ("padding", "combined"):
-        lengths = torch.randint(1, m + 1, (batch,), generator=gen)
-        lengths[0] = max(1, m - 1)
+        drawn = torch.randint(1, m + 1, (batch,), generator=gen)
+        drawn[0] = max(1, m - 1)
+        lengths = drawn if lengths is None else torch.tensor(lengths)
         allowed = (torch.arange(m)[None, :] < lengths[:, None]).reshape(batch, 1, 1, m)
         if mask == "combined":
             allowed = allowed & torch.ones(n, m, dtype=torch.bool).tril()
@@ -38,19 +47,25 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
         mask_tensor = {"bool": allowed, "int": allowed.long(), "float": allowed.float()}[mask_kind].to(device)
     payload = {"d_model": d_model, "num_heads": heads, "Q": cast(Q), "K": cast(K), "V": cast(V),
                "mask": mask_tensor, "weights": {k: (cast(w), cast(b)) for k, (w, b) in weights.items()}}
+    if layout == "strided":
+        for key in ("Q", "K", "V"):
+            payload[key] = payload[key].transpose(-2, -1).contiguous().transpose(-2, -1)
     mask_text = "no mask" if allowed is None else f"{mask_kind} {mask} mask {shape_text(mask_tensor.shape)}"
     notes = (f"Q {shape_text(Q.shape)}, K/V {shape_text(K.shape)}, d_model={d_model}, heads={heads}, "
-             f"{str(dtype).replace('torch.', '')}, {mask_text}")
+             f"{str(dtype).replace('torch.', '')}, {mask_text}" + (f", inputs x{scale:g}" if scale != 1 else "")
+             + (", transposed views" if layout == "strided" else ""))
     check = {torch.float32: "values float32", torch.float64: "values float64",
              torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}[dtype]
-    return Case(name, payload, tier=tier, value_check=check, notes=notes)
+    if max(n, m) > BIG:
+        payload[ONE_CALL] = True
+    return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
 
 class MhaDrill(AttentionDrill):
     info = MHA
     mistakes = MHA_MISTAKES
 
-    def make_cases(self, seed: int, device: str) -> list[Case]:
+    def public_cases(self, device: str) -> list[Case]:
         public = torch.Generator().manual_seed(PUBLIC_SEED)
         f32, f64 = torch.float32, torch.float64
         cases = [build_case(public, f"public {name}", device=device, **kw) for name, kw in [
@@ -65,42 +80,70 @@ class MhaDrill(AttentionDrill):
             ("one head, one query", dict(batch=1, n=1, m=3, d_model=4, heads=1, dtype=f64)),
             ("float16", dict(batch=2, n=3, m=4, d_model=8, heads=2, dtype=torch.float16, mask="causal",
                              tier=EXTRA)),
+            ("long cross-attention, per-item padding", dict(batch=3, n=130, m=260, d_model=24, heads=3,
+                                                            dtype=f32, mask="padding", mask_kind="int",
+                                                            lengths=[260, 131, 7])),
+            ("long causal self-attention, 3-D mask, transposed views",
+             dict(batch=2, n=150, m=150, d_model=16, heads=4, dtype=f64, mask="causal", mask_rank=3,
+                  layout="strided")),
+            ("large activations", dict(batch=2, n=6, m=9, d_model=8, heads=2, dtype=f32, scale=7.0)),
         ]]
+        probe = build_case(public, "public device probe", batch=2, n=3, m=5, d_model=8, heads=2, dtype=f32,
+                           mask="padding")
+        probe.payload[PROBE] = True
+        probe.notes = "inputs on a stand-in device: every tensor must follow them"
+        return cases + [probe]
+
+    def fresh_cases(self, seed: int, device: str) -> list[Case]:
+        f32, f64 = torch.float32, torch.float64
+        cases = []
         fresh = torch.Generator().manual_seed(seed)
         for i in range(2):
             pick = lambda k: int(torch.randint(0, k, (1,), generator=fresh))  # noqa: E731
             heads = 1 + pick(4)
             cases.append(build_case(
-                fresh, f"seed {seed} #{i + 1}", device=device, batch=1 + pick(3), n=1 + pick(5),
-                m=1 + pick(5), d_model=heads * (1 + pick(4)), heads=heads,
+                fresh, f"seed {seed} #{i + 1}", device=device, batch=1 + pick(3), n=1 + pick(24),
+                m=1 + pick(24), d_model=heads * (1 + pick(4)), heads=heads,
                 dtype=[f32, f64][pick(2)], mask=[None, "padding"][pick(2)],
-                mask_kind=["bool", "int", "float"][pick(3)]))
+                mask_kind=["bool", "int", "float"][pick(3)], public=False))
         return cases
 
     def run_case(self, entry_obj, payload: dict) -> dict:
         """In the child: build the learner's module, load our weights and biases, call it twice."""
         module = entry_obj(payload["d_model"], payload["num_heads"])
+        if PROBE in payload:
+            return self._probe(module, payload)
         Q = payload["Q"]
         module.to(device=Q.device, dtype=Q.dtype)
         with torch.no_grad():
             for layer, (weight, bias) in payload["weights"].items():
                 linear = getattr(module, layer, None)
                 if linear is None or getattr(linear, "weight", None) is None:
-                    raise AttributeError(f"MultiHeadAttention has no {layer} = nn.Linear(d_model, d_model)")
+                    raise AttributeError(f"MultiHeadAttention has no {layer} = nn.Linear(d_model, d_model) (the grader "
+                                         "loads its weights into W_q..W_o, so nn.MultiheadAttention cannot stand in)")
                 if getattr(linear, "bias", None) is None:
                     raise AttributeError(f"{layer} has no bias: the contract needs nn.Linear(d_model, d_model) with bias")
                 linear.weight.copy_(weight)
                 linear.bias.copy_(bias)
         module.eval()
         calls, inputs_after = [], []
-        for attempt in range(2):
+        for attempt in range(1 if payload.get(ONE_CALL) else 2):
             args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
             with torch.no_grad():
                 value = module(*args) if args[3] is not None else module(*args[:3])
             calls.append(export(value))
-            if attempt == 0:
+            if attempt == 0 and not payload.get(ONE_CALL):
                 inputs_after = [export(arg) for arg in args]
         return {"calls": calls, "inputs": inputs_after}
+
+    def _probe(self, module, payload: dict) -> dict:
+        """The forward under the device audit, with the mask and without."""
+        Q, K, V, mask = clone_tree([payload[key] for key in ("Q", "K", "V", "mask")])
+        with torch.no_grad():
+            masked = probe_result(lambda: module(Q, K, V, mask), default_is_wrong=True)
+            if masked[PROBE].get("problems"):
+                return masked
+            return probe_result(lambda: module(Q, K, V), default_is_wrong=True)
 
     def _flat_weights(self, payload, convert):
         out = []

@@ -13,13 +13,38 @@ import torch
 
 from .attention import allowed_mask, merge_heads, split_heads
 
+SCALES = {
+    "sqrt_dk": lambda d_k, d_v, m: 1 / math.sqrt(d_k),
+    "none": lambda d_k, d_v, m: 1.0,
+    "dk": lambda d_k, d_v, m: 1 / d_k,
+    "sqrt_dv": lambda d_k, d_v, m: 1 / math.sqrt(d_v),
+    "sqrt_m": lambda d_k, d_v, m: 1 / math.sqrt(m),
+    "over_dk_over_2": lambda d_k, d_v, m: 1 / d_k / 2,  # scores / d_k ** 1/2
+    "over_half_dk": lambda d_k, d_v, m: 2 / d_k,  # scale = d_k ** 1/2; scores / scale
+}
+BLOCKS = (8, 16, 32, 64, 128)
+"""Block sizes that block-wise attention is written with; a mistake shows past one block."""
+
+
+def softmax_variant(scores: torch.Tensor, how: str, dim: int = -1) -> torch.Tensor:
+    """Softmax done right ("stable") or in one of the ways that underflow or overflow."""
+    if how == "stable":
+        return torch.softmax(scores, dim=dim)
+    if how == "no_max":
+        exps = torch.exp(scores)
+    elif how == "global_max":
+        exps = torch.exp(scores - scores.max())
+    else:  # "naive_logsumexp": exp(scores - log(sum(exp(scores)))), whose sum overflows
+        return torch.exp(scores - torch.log(torch.exp(scores).sum(dim=dim, keepdim=True)))
+    return exps / exps.sum(dim=dim, keepdim=True)
+
 
 def attention_variant(Q, K, V, mask=None, *, scale: str = "sqrt_dk", softmax_dim: int = -1,
-                      mask_mode: str = "fill", unstable: bool = False, dtype=torch.float64):
-    """(output, weights) of SDPA with one knob turned the wrong way."""
+                      mask_mode: str = "fill", softmax: str = "stable", dtype=torch.float64):
+    """(output, weights) of SDPA with one knob turned the wrong way; None where the mistake
+    cannot happen on these inputs (e.g. an additive reading of a bool mask)."""
     q, k, v = (t.to(dtype) for t in (Q, K, V))
-    factor = {"sqrt_dk": 1 / math.sqrt(q.shape[-1]), "none": 1.0, "dk": 1 / q.shape[-1],
-              "sqrt_dv": 1 / math.sqrt(v.shape[-1])}[scale]
+    factor = SCALES[scale](q.shape[-1], v.shape[-1], k.shape[-2])
     scores = (q @ k.transpose(-2, -1)) * factor
     allowed = None if mask is None else allowed_mask(mask, scores.device)
     if allowed is not None:
@@ -31,80 +56,192 @@ def attention_variant(Q, K, V, mask=None, *, scale: str = "sqrt_dk", softmax_dim
             scores = scores.masked_fill(~allowed, -1e4)
         elif mask_mode == "multiply":
             scores = scores * allowed
-    if unstable:
-        exps = torch.exp(scores)
-        weights = exps / exps.sum(dim=softmax_dim, keepdim=True)
-    else:
-        weights = torch.softmax(scores, dim=softmax_dim)
+        elif mask_mode == "additive":  # a 0/1 mask added as if it were 0/-inf
+            if mask.dtype == torch.bool:
+                return None
+            scores = scores + mask.to(dtype)
+        elif mask_mode == "rank3_as_batch":
+            if allowed.dim() != 3 or scores.dim() != 4:
+                return None
+            try:
+                scores = scores.masked_fill(~allowed.unsqueeze(1), float("-inf"))
+            except RuntimeError:
+                return None
+    weights = softmax_variant(scores, softmax, softmax_dim)
     if allowed is not None and mask_mode == "after_softmax":
         weights = weights * allowed
     return weights @ v, weights
+
+
+def remapped_mask_attention(Q, K, V, mask, block: int, axis: str):
+    """Block-wise attention whose mask slice never moves with the block: every block of queries
+    (axis "queries") or keys ("keys") reads the first block's mask rows or columns."""
+    allowed = allowed_mask(mask)
+    n, m = Q.shape[-2], K.shape[-2]
+    if axis == "queries":
+        if allowed.shape[-2] != n or n <= block:
+            return None
+        wrong = allowed.index_select(-2, torch.arange(n) % block)
+    else:
+        if m <= block:
+            return None
+        lead = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
+        full = allowed.expand(*lead, n, m)
+        wrong = full.index_select(-1, torch.arange(m) % block)
+    return attention_variant(Q, K, V, wrong)
+
+
+def unrescaled_attention(Q, K, V, mask, block: int, keep_running_max: bool):
+    """Block-wise (online) softmax that forgets to rescale what it summed under an older max."""
+    q, k, v = (t.to(torch.float64) for t in (Q, K, V))
+    n, m = q.shape[-2], k.shape[-2]
+    if m <= block:
+        return None
+    lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    allowed = None if mask is None else allowed_mask(mask).expand(*lead, n, m)
+    best = torch.full((*lead, n, 1), float("-inf"), dtype=torch.float64)
+    total = torch.zeros((*lead, n, 1), dtype=torch.float64)
+    acc = torch.zeros((*lead, n, v.shape[-1]), dtype=torch.float64)
+    for start in range(0, m, block):
+        s = q @ k[..., start:start + block, :].transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if allowed is not None:
+            s = s.masked_fill(~allowed[..., start:start + block], float("-inf"))
+        block_max = s.amax(dim=-1, keepdim=True)
+        best = torch.maximum(best, block_max) if keep_running_max else block_max
+        p = torch.exp(s - torch.nan_to_num(best, neginf=0.0))
+        total = total + p.sum(dim=-1, keepdim=True)
+        acc = acc + p @ v[..., start:start + block, :]
+    return acc / total, attention_variant(Q, K, V, mask)[1]
 
 
 SDPA_MISTAKES = {
     "no_scaling": "no scaling: the scores are not divided by sqrt(d_k)",
     "scale_by_d_k": "scaling by d_k instead of sqrt(d_k)",
     "scale_by_sqrt_d_v": "scaling by sqrt(d_v) (V's last dim) instead of sqrt(d_k)",
+    "scale_by_sqrt_m": "scaling by sqrt(m), the number of keys, instead of sqrt(d_k), the key dim",
+    "power_precedence": "`d_k ** 1/2` is (d_k ** 1) / 2, not a square root: write d_k ** 0.5 or math.sqrt(d_k)",
     "softmax_wrong_dim": "softmax over the wrong dim (queries, dim=-2) instead of the keys (dim=-1)",
     "inverted_mask": "inverted mask: blocking where the mask is 1/True instead of 0/False",
     "mask_ignored": "the mask is ignored",
     "mask_after_softmax": "the mask is applied after the softmax (weights no longer sum to 1)",
     "mask_leak": "attention leaks through the mask (a finite fill like -1e4, or scores multiplied by the mask)",
-    "unstable_softmax": "unstable softmax: exp() of raw scores overflows to inf/NaN on large scores (subtract the row max)",
+    "additive_float_mask": "the float 0/1 mask is ADDED to the scores (PyTorch's convention for float "
+                           "attn_mask); here 0 means blocked: use mask == 0 (or mask.bool()) to block",
+    "mask_rank3_as_batch": "a 3-D mask is treated as (batch, n, m) with a heads dim added, but with 4-D "
+                           "scores it broadcasts as (heads, n, m)",
+    "unstable_softmax": "unstable softmax: exp() without subtracting each row's own max overflows or "
+                        "underflows to inf/NaN on large scores",
+    "online_softmax_no_rescale": "block-wise softmax without rescaling: what was summed under an older max "
+                                 "must be multiplied by exp(old_max - new_max)",
+    "chunk_mask_offset": "chunked attention that does not move the mask with the chunk: every chunk "
+                         "reads the first chunk's mask rows/columns",
     "transposed_output": "transposed output: (*, d_v, n) instead of (*, n, d_v)",
+    "transposed_weights": "the attention weights are returned transposed: (*, m, n) instead of (*, n, m)",
     "returns_weights": "missing the multiplication by V: the attention weights are returned as the output",
+    "fill_overflows_float16": "a fill value like -1e9 overflows float16 in masked_fill",
+    "view_on_noncontiguous": "`.view` on a tensor that is not contiguous (a transposed or expanded input, "
+                             "or a transposed intermediate)",
+    "fixed_size_buffer": "a fixed-size buffer sliced to the inputs: right up to its size, wrong past it",
+    "hard_coded_device": "tensors created on a fixed device instead of the inputs' device",
 }
 
 
 def sdpa_candidates(Q, K, V, mask, case_dtype):
-    """[(mistake id, output, weights)] for every known SDPA mistake on these inputs."""
+    """[(mistake id, thunk)] for every known SDPA mistake; a thunk returns (output, weights) or None."""
     out = []
+    d_k, d_v, m = Q.shape[-1], V.shape[-1], K.shape[-2]
+
+    def variant(**kwargs):
+        return lambda: attention_variant(Q, K, V, mask, **kwargs)
+
     for mistake, kwargs in [
         ("no_scaling", {"scale": "none"}),
         ("scale_by_d_k", {"scale": "dk"}),
         ("scale_by_sqrt_d_v", {"scale": "sqrt_dv"}),
+        ("scale_by_sqrt_m", {"scale": "sqrt_m"}),
+        ("power_precedence", {"scale": "over_dk_over_2"}),
+        ("power_precedence", {"scale": "over_half_dk"}),
         ("softmax_wrong_dim", {"softmax_dim": -2}),
         ("inverted_mask", {"mask_mode": "inverted"}),
         ("mask_ignored", {"mask_mode": "ignore"}),
         ("mask_after_softmax", {"mask_mode": "after_softmax"}),
         ("mask_leak", {"mask_mode": "small_fill"}),
         ("mask_leak", {"mask_mode": "multiply"}),
-        ("unstable_softmax", {"unstable": True, "dtype": case_dtype}),
+        ("additive_float_mask", {"mask_mode": "additive"}),
+        ("mask_rank3_as_batch", {"mask_mode": "rank3_as_batch"}),
+        ("unstable_softmax", {"softmax": "no_max", "dtype": case_dtype}),
+        ("unstable_softmax", {"softmax": "global_max", "dtype": case_dtype}),
+        ("unstable_softmax", {"softmax": "naive_logsumexp", "dtype": case_dtype}),
     ]:
         if mask is None and kwargs.get("mask_mode"):
             continue
-        if Q.shape[-1] == V.shape[-1] and kwargs.get("scale") == "sqrt_dv":
+        if kwargs.get("scale") == "sqrt_dv" and d_k == d_v or kwargs.get("scale") == "sqrt_m" and d_k == m:
             continue
-        output, weights = attention_variant(Q, K, V, mask, **kwargs)
-        out.append((mistake, output, weights))
-    right, weights = attention_variant(Q, K, V, mask)
-    out.append(("transposed_output", right.transpose(-2, -1), weights))
-    out.append(("returns_weights", weights, weights))
+        out.append((mistake, variant(**kwargs)))
+
+    def transposed(kind):
+        def thunk():
+            right, weights = attention_variant(Q, K, V, mask)
+            if kind == "output":
+                return right.transpose(-2, -1), weights
+            if kind == "weights":
+                return right, weights.transpose(-2, -1)
+            return weights, weights
+        return thunk
+
+    out += [("transposed_output", transposed("output")), ("transposed_weights", transposed("weights")),
+            ("returns_weights", transposed("returns_weights"))]
+    for block in BLOCKS:
+        out.append(("online_softmax_no_rescale", lambda b=block: unrescaled_attention(Q, K, V, mask, b, True)))
+        out.append(("online_softmax_no_rescale", lambda b=block: unrescaled_attention(Q, K, V, mask, b, False)))
+        if mask is not None:
+            out.append(("chunk_mask_offset", lambda b=block: remapped_mask_attention(Q, K, V, mask, b, "queries")))
+            out.append(("chunk_mask_offset", lambda b=block: remapped_mask_attention(Q, K, V, mask, b, "keys")))
     return out
 
 
 MHA_MISTAKES = {
     "split_without_transpose": "heads split without transposing: .view(batch, heads, seq, d_head) mixes positions across heads",
+    "heads_not_transposed": "heads split with .view(batch, seq, heads, d_head) but never transposed to (batch, heads, seq, d_head): "
+                            "attention runs across heads instead of across positions",
+    "split_interleaved": "d_model split in the wrong order, as (d_head, heads): head h gets features h, h+H, ... "
+                         "instead of the contiguous block h*d_head:(h+1)*d_head",
     "merge_without_transpose": "heads merged without transposing back: .view(batch, seq, d_model) on (batch, heads, seq, d_head)",
+    "merge_interleaved": "heads merged in the wrong order, as (d_head, heads): transpose to (batch, seq, heads, d_head) "
+                         "before flattening",
     "no_output_projection": "missing the output projection W_o",
     "missing_biases": "the Linear biases are not applied (using .weight only)",
+    "inputs_already_projected": "Q, K, V are taken as already projected: they are the inputs BEFORE projection, "
+                                "apply W_q, W_k, W_v first",
     "scale_by_d_model": "scaling by sqrt(d_model) instead of sqrt(d_head)",
+    "power_precedence": "`d_head ** 1/2` is (d_head ** 1) / 2, not a square root: write d_head ** 0.5",
     "mask_not_broadcast_over_heads": "the mask is not broadcast over heads (its batch dim lands on the heads dim)",
     "no_scaling": "no scaling: the scores are not divided by sqrt(d_head)",
     "mask_ignored": "the mask is ignored",
     "inverted_mask": "inverted mask: blocking where the mask is 1/True instead of 0/False",
+    "additive_float_mask": "the float 0/1 mask is ADDED to the scores (PyTorch's convention for float "
+                           "attn_mask); here 0 means blocked: use mask == 0 (or mask.bool()) to block",
     "softmax_wrong_dim": "softmax over the wrong dim (queries) instead of the keys",
+    "unstable_softmax": "unstable softmax: exp() without subtracting each row's max overflows to inf/NaN on large scores",
+    "transposed_weights": "the attention weights are returned transposed: (batch, heads, m, n) instead of (batch, heads, n, m)",
+    "fill_overflows_float16": "a fill value like -1e9 overflows float16 in masked_fill",
+    "view_on_noncontiguous": "`.view` on a tensor that is not contiguous (after .transpose, call .contiguous() or use .reshape)",
+    "hard_coded_device": "tensors created on a fixed device instead of the inputs' device",
 }
 
 
 def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transpose",
                 out_proj: bool = True, biases: str = "all", scale: str = "d_head",
-                mask_mode: str = "fill", softmax_dim: int = -1):
-    """(output, weights) of multi-head attention with one step done wrong, in float64."""
-    weights = {name: (w.to(torch.float64).cpu(), b.to(torch.float64).cpu())
-               for name, (w, b) in payload["weights"].items()}
+                mask_mode: str = "fill", softmax_dim: int = -1, softmax: str = "stable",
+                project_inputs: bool = True, dtype=torch.float64):
+    """(output, weights) of multi-head attention with one step done wrong (float64 unless the
+    mistake is about precision); None where the mistake cannot happen on this case."""
+    weights = {name: (w.to(dtype).cpu(), b.to(dtype).cpu()) for name, (w, b) in payload["weights"].items()}
     heads = payload["num_heads"]
-    Q, K, V = (payload[name].to(torch.float64).cpu() for name in ("Q", "K", "V"))
+    Q, K, V = (payload[name].to(dtype).cpu() for name in ("Q", "K", "V"))
+    batch, n, d_model = Q.shape
+    m, d_head = K.shape[1], d_model // heads
+    mask = payload.get("mask")
 
     def linear(x, name, is_output=False):
         w, b = weights[name]
@@ -114,57 +251,83 @@ def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transp
     def split_(x):
         if split == "transpose":
             return split_heads(x, heads)
-        batch, seq, d_model = x.shape
-        return x.reshape(batch, heads, seq, d_model // heads)
+        if split == "interleaved":
+            return x.reshape(x.shape[0], x.shape[1], d_head, heads).permute(0, 3, 1, 2)
+        if split == "across_heads":
+            return x.reshape(x.shape[0], x.shape[1], heads, d_head)
+        return x.reshape(x.shape[0], heads, x.shape[1], d_head)
 
-    q, k, v = split_(linear(Q, "W_q")), split_(linear(K, "W_k")), split_(linear(V, "W_v"))
-    d_model = Q.shape[-1]
-    factor = {"d_head": 1 / math.sqrt(q.shape[-1]), "d_model": 1 / math.sqrt(d_model), "none": 1.0}[scale]
+    if split == "across_heads" and (mask is not None or n != m):
+        return None
+    project = linear if project_inputs else (lambda x, name: x)
+    q, k, v = split_(project(Q, "W_q")), split_(project(K, "W_k")), split_(project(V, "W_v"))
+    factor = {"d_head": 1 / math.sqrt(d_head), "d_model": 1 / math.sqrt(d_model), "none": 1.0,
+              "over_d_head_over_2": 1 / d_head / 2, "over_half_d_head": 2 / d_head}[scale]
     scores = (q @ k.transpose(-2, -1)) * factor
-    mask = payload.get("mask")
     if mask is not None and mask_mode != "ignore":
         allowed = allowed_mask(mask).cpu()
-        if mask_mode == "inverted":
-            allowed = ~allowed
-        if mask_mode == "heads_as_batch":
-            batch, n, m = scores.shape[0], scores.shape[-2], scores.shape[-1]
-            per_batch = allowed.expand(batch, 1, n, m).reshape(batch, n, m)
-            if per_batch.shape[0] != heads:
+        if mask_mode == "additive":
+            if mask.dtype == torch.bool:
                 return None
-            allowed = per_batch.unsqueeze(0)
-        scores = scores.masked_fill(~allowed, float("-inf"))
-    attn = torch.softmax(scores, dim=softmax_dim)
+            scores = scores + mask.cpu().to(dtype)
+        else:
+            if mask_mode == "inverted":
+                allowed = ~allowed
+            if mask_mode == "heads_as_batch":
+                per_batch = allowed.expand(batch, 1, n, m).reshape(batch, n, m)
+                if per_batch.shape[0] != heads:
+                    return None
+                allowed = per_batch.unsqueeze(0)
+            scores = scores.masked_fill(~allowed, float("-inf"))
+    attn = softmax_variant(scores, softmax, softmax_dim)
     attended = attn @ v
-    if merge == "transpose":
+    if split == "across_heads":
+        merged = attended.reshape(batch, n, d_model)
+    elif merge == "transpose":
         merged = merge_heads(attended)
+    elif merge == "interleaved":
+        merged = attended.permute(0, 2, 3, 1).reshape(batch, n, d_model)
     else:
-        batch, _, n, _ = attended.shape
         merged = attended.reshape(batch, n, d_model)
     output = linear(merged, "W_o", is_output=True) if out_proj else merged
     return output, attn
 
 
 def mha_candidates(payload: dict):
-    """[(mistake id, output, weights)] for every known MHA mistake on this case."""
+    """[(mistake id, thunk)] for every known MHA mistake on this case."""
     out = []
+    case_dtype = payload["Q"].dtype
     for mistake, kwargs in [
         ("split_without_transpose", {"split": "reshape"}),
-        ("merge_without_transpose", {"merge": "reshape"}),
         ("split_without_transpose", {"split": "reshape", "merge": "reshape"}),
+        ("heads_not_transposed", {"split": "across_heads"}),
+        ("split_interleaved", {"split": "interleaved"}),
+        ("split_interleaved", {"split": "interleaved", "merge": "interleaved"}),
+        ("merge_without_transpose", {"merge": "reshape"}),
+        ("merge_interleaved", {"merge": "interleaved"}),
         ("no_output_projection", {"out_proj": False}),
         ("missing_biases", {"biases": "none"}),
         ("missing_biases", {"biases": "no_qkv"}),
         ("missing_biases", {"biases": "no_out"}),
+        ("inputs_already_projected", {"project_inputs": False}),
         ("scale_by_d_model", {"scale": "d_model"}),
+        ("power_precedence", {"scale": "over_d_head_over_2"}),
+        ("power_precedence", {"scale": "over_half_d_head"}),
         ("no_scaling", {"scale": "none"}),
         ("mask_not_broadcast_over_heads", {"mask_mode": "heads_as_batch"}),
         ("mask_ignored", {"mask_mode": "ignore"}),
         ("inverted_mask", {"mask_mode": "inverted"}),
+        ("additive_float_mask", {"mask_mode": "additive"}),
         ("softmax_wrong_dim", {"softmax_dim": -2}),
+        ("unstable_softmax", {"softmax": "no_max", "dtype": case_dtype}),
     ]:
         if payload.get("mask") is None and "mask_mode" in kwargs:
             continue
-        result = mha_variant(payload, **kwargs)
-        if result is not None:
-            out.append((mistake, *result))
+        out.append((mistake, lambda kw=kwargs: mha_variant(payload, **kw)))
+
+    def transposed_weights():
+        output, attn = mha_variant(payload)
+        return output, attn.transpose(-2, -1)
+
+    out.append(("transposed_weights", transposed_weights))
     return out

@@ -14,7 +14,17 @@ from studyapp.grader.client import GraderClient  # noqa: E402
 from studyapp.kernels_loader import load_kernels  # noqa: E402
 
 BANK = Path(__file__).parent / "drill_bank"
-BANK_FILES = sorted(p for p in BANK.glob("*/*/*.py") if p.parent.name in ("right", "wrong"))
+COVERAGE_BANK = Path(__file__).parent / "drill_bank_coverage"
+BANK_FILES = sorted(p for p in BANK.glob("*/*/*.py") if p.parent.name in ("right", "wrong")) + [
+    # what the sandbox must carry over intact: the meta-device probe, non-contiguous inputs,
+    # errors named by their message, float16 cases
+    COVERAGE_BANK / path for path in (
+        "sdpa/wrong/hard_coded_device.py", "sdpa/wrong/view_on_noncontiguous.py",
+        "sdpa/wrong/fill_overflows_float16.py", "sdpa/wrong/chunk_mask_offset.py",
+        "sdpa/right/query_chunks_baddbmm.py", "causal_mask/wrong/hard_coded_device.py",
+        "causal_mask/wrong/fixed_size_buffer__8.py", "padding_mask/wrong/hard_coded_device.py",
+        "padding_mask/wrong/position_overflow__uint8.py", "mha/wrong/hard_coded_device.py",
+        "mha/wrong/heads_not_transposed.py", "mha/right/loop_over_heads.py")]
 SEED = 12345
 
 
@@ -38,16 +48,17 @@ def test_every_starter_fails_in_the_sandbox(grader, drill_id):
     assert "NotImplementedError" in verdict["summary"]
 
 
-@pytest.mark.parametrize("path", BANK_FILES, ids=lambda p: "/".join(p.parts[-3:]))
+@pytest.mark.parametrize("path", BANK_FILES, ids=lambda p: "/".join(p.parts[-4:]))
 def test_bank_file_gets_the_in_process_verdict(grader, path):
     drill_id, kind = path.parts[-3], path.parts[-2]
     sandboxed = grader.grade(drill_id, path, device="cpu", seed=SEED)
     trusted = load_kernels().grade_in_process(drill_id, path, seed=SEED, device="cpu")
-    assert sandboxed["status"] == ("pass" if kind == "right" else trusted["status"])
+    assert sandboxed["status"] == ("pass" if kind == "right" else trusted["status"]), (sandboxed, trusted)
     assert (sandboxed["status"] == "pass") == (kind == "right"), sandboxed
     assert sandboxed["summary"] == trusted["summary"]
     assert _without_tracebacks(sandboxed["hint"]) == _without_tracebacks(trusted["hint"])
     assert [c["status"] for c in sandboxed["checks"]] == [c["status"] for c in trusted["checks"]]
+    assert sandboxed["seed"] == trusted["seed"] == SEED
 
 
 @pytest.mark.parametrize("source, status, words", [
@@ -73,3 +84,32 @@ def test_a_module_with_the_wrong_constructor_gets_a_wrong_signature_verdict(grad
     verdict = grader.grade("mha", path, device="cpu")
     assert verdict["status"] == "error"
     assert verdict["summary"].startswith("wrong signature: MultiHeadAttention(d_model)"), verdict
+
+
+def test_grade_seed_reproduces_a_verdict_from_the_cli(tmp_path):
+    """Every verdict carries the seed of its fresh cases; `grade --seed N` gives the same verdict."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    wrong = COVERAGE_BANK / "sdpa" / "wrong" / "scale_by_sqrt_m.py"
+
+    def grade(*extra: str) -> list[dict]:
+        done = subprocess.run([sys.executable, "-m", "studyapp", "--data-dir", str(tmp_path), "grade", "sdpa",
+                               str(wrong), str(wrong), "--device", "cpu", "--json", *extra],
+                              capture_output=True, text=True, env=env, cwd=root, timeout=120)
+        assert done.returncode == 1, done.stderr
+        return json.loads(done.stdout)
+
+    first = grade()
+    seeds = [verdict["seed"] for verdict in first]
+    again = grade("--seed", str(seeds[1]))
+    assert [v["seed"] for v in again] == [seeds[1], seeds[1]]
+    for key in ("status", "summary", "hint", "checks"):
+        assert again[0][key] == first[1][key]
+    bad = subprocess.run([sys.executable, "-m", "studyapp", "--data-dir", str(tmp_path), "grade", "sdpa",
+                          str(wrong), "--seed", "many"], capture_output=True, text=True, env=env, cwd=root)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--seed" in bad.stderr

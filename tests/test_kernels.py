@@ -118,3 +118,100 @@ def test_unravel_matches_torch():
         for flat in range(torch.Size(shape).numel()):
             expected = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape))
             assert _unravel(flat, shape) == expected
+
+
+def _public(drill_id):
+    return [c for c in kernels.DRILLS[drill_id].make_cases(0, "cpu") if c.public and "probe" not in c.payload]
+
+
+def test_sdpa_public_cases_reach_past_every_fixed_buffer_and_layout():
+    """Issue 16: sizes past 8/32/64/128/256, n != m both ways, per-item lengths, views, mask forms."""
+    cases = _public("sdpa")
+    sizes = [(c.payload["Q"].shape[-2], c.payload["K"].shape[-2]) for c in cases]
+    assert any(n > 256 for n, _ in sizes) and any(m > 256 for _, m in sizes)
+    assert any(n > 128 and m > n for n, m in sizes) and any(n > 128 and m < n for n, m in sizes)
+    assert any(n > 64 and m > 64 and c.payload["mask"] is None for (n, m), c in zip(sizes, cases))
+    assert any(not c.payload[name].is_contiguous() for c in cases for name in ("Q", "K", "V"))
+    assert any(0 in c.payload["K"].stride() for c in cases)  # an expanded (broadcast) input
+    masks = [c.payload["mask"] for c in cases if c.payload["mask"] is not None]
+    assert {m.dtype for m in masks} >= {torch.bool, torch.int64, torch.int32, torch.uint8, torch.float32,
+                                        torch.float64}
+    assert {m.dim() for m in masks} >= {2, 3, 4}
+    padded = [c for c in cases if c.payload["mask"] is not None and c.payload["mask"].shape[-2] == 1
+              and c.size > 256]
+    lengths = {int(length) for c in padded for length in (c.payload["mask"] != 0).sum(-1).reshape(-1)}
+    assert len(lengths) >= 3 and max(lengths) > 256
+
+
+def test_sdpa_statement_says_the_score_range_its_cases_reach():
+    cases = _public("sdpa")
+    lowest = min(float((c.payload["Q"].double() @ c.payload["K"].double().mT).min()
+                       / c.payload["Q"].shape[-1] ** 0.5) for c in cases)
+    assert lowest < -1e4 and "-2e4" in kernels.CATALOG["sdpa"].statement
+
+
+@pytest.mark.parametrize("drill_id, words", [
+    ("sdpa", ["NOT PyTorch's additive float mask", "not graded", "F.scaled_dot_product_attention` is allowed",
+              "never name a device yourself", "(heads, n, m)"]),
+    ("mha", ["BEFORE projection", "not PyTorch's additive one", "nn.MultiheadAttention` cannot stand in",
+             "`F.scaled_dot_product_attention` per head is", "not graded", "never on one you name"]),
+    ("causal_mask", ["additive mask", "never name one", "past 8, 64, 128 and 256"]),
+    ("padding_mask", ["past 128 and 256", "never on one you name", "not graded"]),
+])
+def test_statements_say_what_they_grade(drill_id, words):
+    statement = " ".join(kernels.CATALOG[drill_id].statement.split())
+    for phrase in words:
+        assert " ".join(phrase.split()) in statement, phrase
+
+
+@pytest.mark.parametrize("drill_id", DRILL_IDS)
+def test_every_drill_probes_the_device_without_a_gpu(drill_id):
+    """The reference passes the meta-device probe (the check is 'device', and it is exercised)."""
+    cases = kernels.DRILLS[drill_id].make_cases(0, "cpu")
+    assert sum("probe" in c.payload for c in cases) == 1
+    verdict = kernels.grade_in_process(drill_id, BANK / drill_id / "right" / REFERENCES[drill_id])
+    assert {c["name"]: c for c in verdict["checks"]}["device"]["status"] == "pass"
+
+
+@pytest.mark.parametrize("drill_id", DRILL_IDS)
+def test_public_cases_go_past_256(drill_id):
+    sizes = [c.size for c in _public(drill_id)]
+    assert max(sizes) > 256 and any(128 < size < 256 for size in sizes) and min(sizes) <= 8
+
+
+def test_non_contiguous_inputs_reach_the_learner_as_views():
+    """clone_tree keeps a transposed input transposed and an expanded one expanded."""
+    from studyapp_kernels.grading import clone_tree
+
+    base = torch.randn(3, 4)
+    transposed, expanded = base.t(), base[:1].expand(5, 4)
+    copy_t, copy_e = clone_tree([transposed, expanded])
+    assert copy_t.stride() == transposed.stride() and torch.equal(copy_t, transposed)
+    assert copy_e.stride() == expanded.stride() and torch.equal(copy_e, expanded)
+    assert copy_t.data_ptr() != transposed.data_ptr() and copy_e.data_ptr() != expanded.data_ptr()
+
+
+@pytest.mark.parametrize("code, named", [
+    ("torch.zeros(q.shape, device=q.device) + q", False),
+    ("torch.full_like(q, 1.0) + q.new_ones(q.shape)", False),
+    ("torch.arange(3, device=q.device.type).float() + q", False),
+    ("q.to(q.device) * torch.tensor(2.0)", False),
+    ("q.to(torch.float64)", False),
+    ("torch.zeros(q.shape, device='cpu') + q", True),
+    ("q.cpu()", True),
+    ("q.to('cuda')", True),
+    ("torch.ones(3, 3) + q", True),
+    ("torch.ones(3, 3, dtype=torch.bool).tril().to(q.device) & (q > 0)", False),
+    ("q.masked_fill(torch.ones(3, 3, dtype=torch.bool).tril(), 0.0)", True),
+    ("torch.where(q > 0, q, torch.tensor(float('-inf')))", False),
+    ("torch.zeros(3)", True),
+])
+def test_the_device_audit_names_hard_coded_devices_only(code, named):
+    """Run on CPU without a GPU: a device taken from the inputs passes, a named one does not."""
+    from studyapp_kernels.device_probe import PROBE, probe_result, probe_verdict
+
+    q = torch.randn(3, 3)
+    result = probe_result(lambda: eval(code, {"torch": torch, "q": q}), default_is_wrong=True)
+    on_device, why = probe_verdict(result)
+    assert on_device is (not named), (code, result)
+    assert bool(why) == named and not result[PROBE].get("error")

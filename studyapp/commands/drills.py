@@ -47,6 +47,19 @@ def _grading_options(p: argparse.ArgumentParser) -> None:
                    help="where your code runs: auto uses CUDA when available (default: auto)")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="seconds each file may run (default: grader_timeout in config.toml, 10)")
+    p.add_argument("--seed", type=_seed, metavar="N",
+                   help="seed of the fresh random cases (default: a new one each run; every verdict "
+                        "shows its seed, so `--seed N` reproduces it)")
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= value < 1 << 63:
+        raise argparse.ArgumentTypeError(f"out of range (0 to 2**63 - 1): {text}")
+    return value
 
 
 def _catalog() -> dict:
@@ -146,7 +159,7 @@ def grade_files(args, ctx) -> int:
     with _client(args, ctx) as client:
         client.start()  # torch imports in the worker while we get on
         for file in args.files:
-            verdict = client.grade(args.drill, file, device=args.device)
+            verdict = client.grade(args.drill, file, device=args.device, seed=args.seed)
             record_attempt(ctx, verdict)
             results.append(verdict)
             if not args.json:
@@ -172,7 +185,7 @@ def watch_drill(args, ctx) -> int:
         try:
             first = True
             while True:
-                verdict = client.grade(info.id, path, device=args.device)
+                verdict = client.grade(info.id, path, device=args.device, seed=args.seed)
                 record_attempt(ctx, verdict)
                 if not first:
                     _clear_terminal()
@@ -198,7 +211,8 @@ def _clear_terminal() -> None:
 def format_verdict(verdict: dict) -> str:
     """A verdict for people: status line, summary, checks table, hint, detail, output."""
     label = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}.get(verdict["status"], verdict["status"].upper())
-    lines = [f"{label}  {verdict['file']}  ({verdict['drill']}, {verdict['device']}, {verdict['seconds']:.2f} s)",
+    seed = f", seed {verdict['seed']}" if verdict.get("seed") is not None else ""
+    lines = [f"{label}  {verdict['file']}  ({verdict['drill']}, {verdict['device']}, {verdict['seconds']:.2f} s{seed})",
              f"  {verdict['summary']}"]
     checks = verdict.get("checks") or []
     if checks:

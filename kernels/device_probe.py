@@ -1,0 +1,132 @@
+"""The device probe: is every tensor the learner makes on the inputs' device? Checked on CPU.
+
+One case per drill runs the learner's code under `DeviceAudit`, which tells the code its inputs
+live on a stand-in device and records any other device it names. Running on real meta tensors
+would say the same, but meta kernels import torch._dynamo on first use (seconds in every child).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+PROBE = "probe"
+"""Payload key of the device probe case: the child calls the learner once under `DeviceAudit`."""
+STAND_IN = torch.device("meta")
+"""The device the learner's code is told its inputs live on during the probe."""
+FACTORIES = frozenset(getattr(torch, name) for name in (
+    "ones", "zeros", "full", "empty", "arange", "tensor", "as_tensor", "rand", "randn", "randint", "eye",
+    "linspace", "tril_indices", "triu_indices"))
+
+
+class DeviceAudit(TorchFunctionMode):
+    """Runs learner code on CPU tensors while telling it they live on a stand-in device (meta).
+
+    A device taken from the inputs (`Q.device`, `.device.type`, `*_like`) is the stand-in and is
+    mapped back to the real one; any other device the code names (`device="cpu"`, `.cpu()`,
+    `.to("cuda")`) is recorded as hard-coded, and so, when `default_is_wrong`, is a tensor made
+    on the default device (`torch.ones(n, m)` with no `device=`) that meets the inputs or is
+    returned without being moved to theirs (`.to(Q.device)`). A GPU is never needed, and
+    nothing runs on the meta device itself (its kernels import torch._dynamo: seconds).
+
+    `host_reads_are_fine`: for builders whose output goes on the default device, moving an
+    argument to the host (`lengths.cpu().tolist()`) is a way to read it, not a device mistake.
+    """
+
+    def __init__(self, default_is_wrong: bool, host_reads_are_fine: bool = False):
+        super().__init__()
+        self.default_is_wrong = default_is_wrong
+        self.host_reads_are_fine = host_reads_are_fine
+        self.problems: list[str] = []
+        self._default: dict[int, weakref.ref] = {}
+
+    def _device(self, device, where: str, moving: bool = False):
+        if device is None:
+            return None
+        try:
+            wanted = torch.device(device)
+        except (TypeError, RuntimeError):
+            return device
+        if wanted.type != STAND_IN.type and not (moving and self.host_reads_are_fine and wanted.type == "cpu"):
+            self.problems.append(f"{where} names the device {str(wanted)!r}")
+        return torch.device("cpu")
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func == _DEVICE_GETTER:
+            return STAND_IN
+        name = getattr(func, "__name__", "?")
+        if func in (torch.Tensor.cpu, torch.Tensor.cuda):
+            if not (func is torch.Tensor.cpu and self.host_reads_are_fine):
+                self.problems.append(f".{name}() moves a tensor to a fixed device")
+            return args[0]
+        moving = func is torch.Tensor.to
+        moved = False
+        if moving and len(args) > 1 and isinstance(args[1], (str, torch.device, int)):
+            args = (args[0], self._device(args[1], ".to(...)", moving), *args[2:])
+            moved = True
+        if "device" in kwargs:
+            kwargs["device"] = self._device(kwargs["device"], f"{name}(...)", moving)
+            moved = moving
+        tensors = [t for t in _flat(args) + _flat(list(kwargs.values())) if isinstance(t, torch.Tensor)]
+        on_default = [t for t in tensors if self._on_default(t)]
+        if on_default and not moved and len(on_default) < len(tensors):
+            self.problems.append(f"a tensor made without device= meets the inputs in {name}(...)")
+        result = func(*args, **kwargs)
+        if moved and isinstance(result, torch.Tensor):
+            self._default.pop(id(result), None)  # .to() of a CPU tensor to CPU returns the tensor itself
+        made_here = func in FACTORIES and kwargs.get("device") is None
+        if self.default_is_wrong and isinstance(result, torch.Tensor) and result.dim() > 0 and not moved and (
+                made_here or (on_default and len(on_default) == len(tensors))):
+            self._default[id(result)] = weakref.ref(result)  # still on the default device
+        return result
+
+    def _on_default(self, tensor: torch.Tensor) -> bool:
+        """Made on the default device (by a factory without device=, or from such tensors only)."""
+        ref = self._default.get(id(tensor))
+        return ref is not None and ref() is tensor and tensor.dim() > 0  # 0-dim: a scalar, fine anywhere
+
+    def returned(self, value) -> None:
+        """A result still on the default device is a mistake too (`return torch.zeros(...)`)."""
+        if isinstance(value, torch.Tensor) and self._on_default(value):
+            self.problems.append("the result is made without device=")
+
+
+def _flat(values) -> list:
+    out = []
+    for value in values:
+        out.extend(value if isinstance(value, (list, tuple)) else [value])
+    return out
+
+
+_DEVICE_GETTER = torch.Tensor.device.__get__
+
+
+def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False) -> dict:
+    """Run `call()` (the learner, in the child) under `DeviceAudit`; what it named, or what it raised.
+
+    Errors are returned, not raised: the probe only judges devices, the other cases judge the rest.
+    """
+    audit = DeviceAudit(default_is_wrong, host_reads_are_fine)
+    try:
+        with audit:
+            value = call()
+        audit.returned(value[0] if isinstance(value, (tuple, list)) and value else value)
+    except (MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported as inconclusive unless a device was named
+        return {PROBE: {"problems": audit.problems[:3], "error": f"{type(exc).__name__}: {exc}"[:300]}}
+    return {PROBE: {"problems": audit.problems[:3]}}
+
+
+def probe_verdict(result: dict) -> tuple[bool | None, str]:
+    """(True: devices follow the inputs, False: a hard-coded device, None: inconclusive, why)."""
+    outcome = result.get(PROBE) or {}
+    problems = outcome.get("problems") or []
+    if problems:
+        return False, "with its inputs on another device, " + "; ".join(problems)
+    if outcome.get("error"):
+        return None, ""
+    return True, ""
