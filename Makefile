@@ -11,7 +11,7 @@ TORCH_INDEX ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.studyapp-installed
 
-.PHONY: run test bench clean
+.PHONY: run test check bench clean
 
 # The first install takes minutes (torch is large): each step is announced and pip shows its
 # downloads, so it is never silent. Later runs skip straight to the app.
@@ -28,7 +28,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/studyapp $(ARGS)
 
-test: $(STAMP)
+# The promises of the house style that a tool can keep: lint and the import contracts
+# (the domain never imports Textual; the UI process never imports torch), then the suite.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+test: check
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:

@@ -58,7 +58,7 @@ def note_text(rng: random.Random, index: int, body_lines: int = 30) -> str:
         "mastery_level: 0.0", "tags:", f"- 主题{index % 40}", "related_outlines: []", "---",
         f"# 第 {index} 个问题: 注意力为什么要缩放?", "", "## 面试标准答案", PROSE, "", "## 详细技术解析",
     ]
-    for i in range(body_lines // 6):
+    for _ in range(body_lines // 6):
         parts.append(PROSE)
         parts.append(CODE)
     return "\n".join(parts) + "\n"

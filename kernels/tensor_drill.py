@@ -7,9 +7,22 @@ import torch
 
 from .attention import fully_masked_rows
 from .device_probe import PROBE, probe_verdict
-from .grading import (CORE, DEFAULT_TOLERANCE, EXTRA, MISTAKE_MATCH, Case, CheckBook, Drill, Failure,
-                      compare_values, format_index, mistake_distance, same_values, shape_text,
-                      unpack_output)
+from .grading import (
+    CORE,
+    DEFAULT_TOLERANCE,
+    EXTRA,
+    MISTAKE_MATCH,
+    Case,
+    CheckBook,
+    Drill,
+    Failure,
+    compare_values,
+    format_index,
+    mistake_distance,
+    same_values,
+    shape_text,
+    unpack_output,
+)
 
 CHECK_ORDER = [
     ("return type", CORE), ("shape", CORE), ("dtype", CORE), ("device", CORE),

@@ -29,8 +29,8 @@ from studyapp.views import (
     StatsData,
     TodayCounts,
     TodaySummary,
-    Undone,
     UndoKind,
+    Undone,
 )
 
 if TYPE_CHECKING:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from datetime import timezone
-from pathlib import Path
 
 import pytest
 

@@ -13,8 +13,8 @@ import sys
 import time
 
 import pytest
-
 from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client
+
 from studyapp.grader.processes import descendants
 from studyapp.grader.worker import KERNELS_ENV
 

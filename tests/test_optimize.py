@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import subprocess
 import sys
-from pathlib import Path
-import random
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from fsrs import Card, Rating, ReviewLog, Scheduler

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
-from studyapp.vault import Vault
 from vault_fixtures import USERS_NOTE, write
+
+from studyapp.vault import Vault
 
 OLD_NS = 1_700_000_000_000_000_000  # files older than the racy-mtime window
 

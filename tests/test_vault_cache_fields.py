@@ -7,10 +7,10 @@ import os
 
 from hypothesis import given
 from hypothesis import strategies as st
+from vault_fixtures import USERS_NOTE, write
 
 from studyapp.vault import Vault
 from studyapp.vault.cache import decode_list, encode_list
-from vault_fixtures import USERS_NOTE, write
 
 OLD_NS = 1_700_000_000_000_000_000
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from vault_fixtures import USERS_NOTE, write
 
 from studyapp.vault import NoteWriteError, Vault, WriteConflict, content_hash
-from vault_fixtures import USERS_NOTE, write
 
 REVIEW = {"last_reviewed": date(2026, 11, 22), "next_review": date(2026, 11, 25), "review_count": 1}
 

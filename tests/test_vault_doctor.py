@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from studyapp.cli import main
 from vault_fixtures import USERS_NOTE, write
+
+from studyapp.cli import main
 
 
 def test_doctor_lists_problems_and_fails(tmp_path, capsys, monkeypatch):

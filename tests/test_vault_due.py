@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
+
 from studyapp.cli import main
 from studyapp.textwidth import display_width, fit
-from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
 
 
 def make_vault(tmp_path):

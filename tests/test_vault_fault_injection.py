@@ -10,9 +10,9 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
+from vault_fixtures import USERS_NOTE, write
 
 from studyapp.vault import Vault
-from vault_fixtures import USERS_NOTE, write
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and SIGKILL")
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
+
 from studyapp.cli import main
 from studyapp.vault import Vault
-from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
 
 BLOCK = ("---\ncreated: '2026-03-10'\nlast_reviewed: null\nnext_review: '2026-03-10'\nreview_count: 0\n"
          "difficulty: medium\nmastery_level: 0.0\ntags:\n- 位置编码\n- 位置编码/rope.md\nrelated_outlines: []\n---\n")

@@ -6,9 +6,9 @@ import os
 from datetime import date
 
 import pytest
+from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
 
 from studyapp.vault import Vault
-from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
 
 
 def load(tmp_path):

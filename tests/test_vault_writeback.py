@@ -7,10 +7,10 @@ import stat
 from datetime import date
 
 import pytest
+from vault_fixtures import USERS_NOTE, write
 
 from studyapp.errors import UserError
 from studyapp.vault import Vault, content_hash
-from vault_fixtures import USERS_NOTE, write
 
 REVIEW = {
     "last_reviewed": date(2026, 11, 22),

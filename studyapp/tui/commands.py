@@ -6,7 +6,6 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-
 APP_WIDE = ("start_review", "switch_mode", "quit", "command_palette")
 """Actions `StudyCommandsProvider` (or Textual's own commands) offers everywhere: a screen
 binding to one of them would list the command twice."""

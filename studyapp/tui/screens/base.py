@@ -6,7 +6,6 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-
 MODE_KEYS = {"today": "t", "drills": "d", "notes": "n", "stats": "S"}
 """The app's keys for its four screens (`StudyApp.BINDINGS`)."""
 

@@ -14,11 +14,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Footer, Header, LoadingIndicator, Markdown, Static, TextArea
 
-from studyapp.views import DrillDetail
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.screens.confirm import Confirm
+from studyapp.views import DrillDetail
 
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
 STATUS_LINE = {"pass": "[b green]PASS[/]", "fail": "[b red]FAIL[/]", "error": "[b red]ERROR[/]"}

@@ -10,9 +10,9 @@ from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
 
-from studyapp.views import NoteRow, Problem
 from studyapp.tui.messages import NotesListed, NotesSearched
 from studyapp.tui.screens.base import StudyScreen, footer_hides
+from studyapp.views import NoteRow, Problem
 
 ALL = ("all", "")
 MAX_ROWS = 500

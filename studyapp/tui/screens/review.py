@@ -12,12 +12,11 @@ from textual.markup import escape
 from textual.reactive import reactive
 from textual.widgets import Button, Footer, Header, Static
 
-from studyapp.tui.widgets.answer import Answer
-
-from studyapp.views import RATING_LABELS, Card, NoteChangedOutside, RatingOption, UndoKind
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import ReviewCardReady
 from studyapp.tui.screens.base import StudyScreen, footer_hides
+from studyapp.tui.widgets.answer import Answer
+from studyapp.views import RATING_LABELS, Card, NoteChangedOutside, RatingOption, UndoKind
 
 
 class ReviewScreen(StudyScreen):

@@ -9,11 +9,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
-from studyapp.views import StatsData
 from studyapp.tui.messages import StatsComputed
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.bars import MasteryBars
 from studyapp.tui.widgets.heatmap import Heatmap
+from studyapp.views import StatsData
 
 
 def _box(widget_id: str, title: str, *children, classes: str = "box") -> Vertical:
