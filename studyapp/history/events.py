@@ -1,0 +1,71 @@
+"""One event of the review log: what happened to which note, when, on which device."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+
+class EventKind(str, Enum):
+    """What an event records."""
+
+    REVIEW = "review"
+    UNDO = "undo"
+    """Reverts the review named by `data["review"]` (an event id)."""
+    SUSPEND = "suspend"
+    UNSUSPEND = "unsuspend"
+    DRILL = "drill"
+    """A graded drill submission."""
+    PARAMS = "params"
+    """FSRS parameters fitted to the log (`studyapp optimize`)."""
+    MOVE = "move"
+    """The note at `note` is now at `data["to"]` (a rename seen by one device)."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of a device's log.
+
+    `note` is the note's stable identity: its vault-relative path when the event happened;
+    later renames are events of their own (MOVE), so every device follows them."""
+
+    id: str
+    kind: EventKind
+    at: datetime
+    device: str
+    note: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind.value, "at": event_time_text(self.at),
+                "device": self.device, "note": self.note, **self.data}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Event:
+        """Raises KeyError, TypeError or ValueError for a line that is not an event."""
+        data = {k: v for k, v in raw.items() if k not in _HEAD}
+        at = datetime.fromisoformat(raw["at"])
+        if at.tzinfo is None:
+            raise ValueError("event time without an offset")
+        note = raw.get("note")
+        if not isinstance(raw["id"], str) or not isinstance(raw["device"], str) or (
+                note is not None and not isinstance(note, str)):
+            raise TypeError("malformed event")
+        return cls(raw["id"], EventKind(raw["kind"]), at, raw["device"], note, data)
+
+
+_HEAD = frozenset({"id", "kind", "at", "device", "note"})
+
+
+def event_time_text(moment: datetime) -> str:
+    """UTC with microseconds always written, so every log line has the same shape."""
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def new_event(kind: EventKind, at: datetime, device: str, note: str | None = None,
+              **data: Any) -> Event:
+    """A fresh event with a unique id (random, so two devices never collide)."""
+    return Event(uuid.uuid4().hex, kind, at, device, note, data)
