@@ -89,6 +89,11 @@ class ReviewService:
         with self.writer_lock.attempt() as held:
             return catch_up(self, force) if held else SyncResult()
 
+    def log_changed(self) -> bool:
+        """Whether some device's log file differs from what the cache holds (one `stat` per
+        file): a front end polls this, or watches the folder, and calls `sync` when true."""
+        return self.history_log.sizes() != self.store.log_sizes()
+
     def _log(self, kind, path: str | None, at: datetime, **data):
         from studyapp.history.events import new_event
         from studyapp.history.sync import record

@@ -20,8 +20,11 @@ def history_notices(ctx) -> list[str]:
     from studyapp.errors import user_message
     from studyapp.history_guard import check_history
 
+    from studyapp.history.sync import first_use_notice
+
     try:
-        return check_history(ctx.paths, record=True).notices()
+        return [*filter(None, [first_use_notice(ctx)]),
+                *check_history(ctx.paths, record=True).notices()]
     except OSError as exc:  # the check is advice: it never stops the command
         return [f"could not check the review history: {user_message(exc)}"]
 

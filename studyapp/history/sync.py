@@ -220,7 +220,7 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
                 "due": row["due_after"],
                 "values_before": json.loads(row["file_values_before"] or "{}")}
         if row["note_key"] not in seen and row["state_before"] is not None:
-            data["seed"] = row["card_before"] or _card_before(row, at)
+            data["seed"] = row["card_before"] or _card_before(row, at, data["values_before"])
         seen.add(row["note_key"])
         event = new_event(EventKind.REVIEW, at, device, path, **data)
         if row["event_id"] is not None:
@@ -252,31 +252,44 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
     return len(rows)
 
 
-def _card_before(row, at: datetime) -> str:
+def _card_before(row, at: datetime, values_before: dict) -> str:
+    """The legacy card a first review started from (seeded from the note's old keys, as
+    `schedule.legacy_card` does), rebuilt from the review row's "before" columns."""
     from datetime import timedelta
 
+    try:
+        reps = int(float(values_before.get("review_count") or 0))
+    except (TypeError, ValueError):
+        reps = 0
     last = (None if row["elapsed_days"] is None
-            else (at - timedelta(days=row["elapsed_days"])).isoformat())
+            else at - timedelta(days=row["elapsed_days"]))
     return CardRow(0, row["state_before"], None, row["stability_before"],
-                   row["difficulty_before"], datetime.fromisoformat(row["due_before"]),
-                   None if last is None else datetime.fromisoformat(last)).to_json()
+                   row["difficulty_before"], datetime.fromisoformat(row["due_before"]), last,
+                   reps=reps, legacy=True).to_json()
 
 
 def move_log(ctx, place: str) -> tuple[Path, Path, int]:
-    """Move every device's log file to `place` ("vault" or "data-dir") and set the setting:
-    (from, to, files moved). A file already there keeps its lines; missing ones are appended."""
+    """Move this device's log file to `place` ("vault" or "data-dir") and set the setting:
+    (from, to, files moved). Lines already there are kept, missing ones appended. Other
+    devices' files are copied where absent and never changed or removed: each belongs to
+    its own device (removing one from the vault would remove it from that device too)."""
+    import shutil
+
     from studyapp.history.eventlog import data_dir_log
 
     source = log_dir(ctx.paths, ctx.settings)
     target = vault_log(ctx.paths) if place == "vault" else data_dir_log(ctx.paths)
+    own = f"{device_id(ctx.paths)}.jsonl"
     moved = 0
     if source != target and source.is_dir():
         target.mkdir(parents=True, exist_ok=True)
         for entry in sorted(source.glob("*.jsonl")):
-            _merge_file(entry, target / entry.name)
-            moved += 1
-        for entry in sorted(source.glob("*.jsonl")):
-            entry.unlink()
+            if entry.name == own:
+                _merge_file(entry, target / entry.name)
+                entry.unlink()
+                moved += 1
+            elif not (target / entry.name).exists():
+                shutil.copy2(entry, target / entry.name)
     return source, target, moved
 
 
