@@ -152,7 +152,7 @@ class ReviewService:
         is_new = stored is None and before.stability is None
         duration_ms = None if duration_seconds is None else int(round(duration_seconds * 1000))
         from studyapp.history.events import EventKind, new_event
-        from studyapp.history.replay import review_for_event
+        from studyapp.history.replay import card_fields, review_for_event, scheduler_fingerprint
 
         event = new_event(
             EventKind.REVIEW, now, self.history_log.device, path, rating=int(rating),
@@ -160,6 +160,8 @@ class ReviewService:
             values_before=_json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}),
             **({} if stored else {"seed": before.to_json()}))
         after = review_for_event(self.scheduler, before, rating, now, duration_ms, event.id)
+        event.data.update(before=card_fields(before), after=card_fields(after),
+                          sched=scheduler_fingerprint(self.scheduler))
         value = schedule.mastery(after, now, self.scheduler, note.pairing().drills,
                                 self.store.drill_status())
         today = now.astimezone().date()
@@ -223,6 +225,9 @@ class ReviewService:
         path = note_row.path
         if note_row.deleted:
             raise UserError(f"cannot undo: the reviewed note {path} is no longer in the vault")
+        if last["file_values_before"] is None:  # replayed, beyond `replay.UNDO_REACH`
+            raise UserError(f"cannot undo the review of {path} on {last['reviewed_at'][:10]}: "
+                            "it is older than what undo reaches")
         note = self.vault.read_note(path)
         old_bytes = self.store.undo_bytes(last["id"])
         old_values = _values_from_json(last["file_values_before"])

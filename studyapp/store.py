@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -658,7 +659,7 @@ class Store:
                 self.conn.executemany(
                     f"INSERT INTO reviews({', '.join(names)}) VALUES"
                     f" ({', '.join('?' for _ in names)})",
-                    [tuple(r[n] for n in names) for r in reviews])
+                    map(itemgetter(*names), reviews))
             if kept:
                 self.conn.executemany(
                     "INSERT INTO undo_bytes(review_id, content) SELECT id, ? FROM reviews"

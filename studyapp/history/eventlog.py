@@ -103,17 +103,29 @@ class EventLog:
                 continue
             complete = raw.rfind(b"\n") + 1  # past the last newline: torn, or still arriving
             contents.sizes[device] = len(raw)
-            for line in raw[:complete].splitlines():
-                if not line.strip():
-                    continue
+            lines = [line for line in raw[:complete].split(b"\n") if line.strip()]
+            try:  # one parse of the whole file as an array: much faster than line by line
+                parsed = json.loads(b"[" + b",".join(lines) + b"]")
+            except ValueError:
+                parsed = None
+            if parsed is None or len(parsed) != len(lines):  # some line is not JSON
+                parsed = [_loads_or_none(line) for line in lines]
+            for item in parsed:
                 try:
-                    contents.events.append(Event.from_json(json.loads(line)))
+                    contents.events.append(Event.from_json(item))
                 except (ValueError, KeyError, TypeError, AttributeError):
                     contents.skipped += 1
         return contents
 
     def has_events(self) -> bool:
         return any(size > 0 for size in self.sizes().values())
+
+
+def _loads_or_none(line: bytes):
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
 def _last_byte(path: Path, size: int) -> bytes:

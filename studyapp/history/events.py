@@ -54,9 +54,10 @@ class Event:
         if not isinstance(raw["id"], str) or not isinstance(raw["device"], str) or (
                 note is not None and not isinstance(note, str)):
             raise TypeError("malformed event")
-        return cls(raw["id"], EventKind(raw["kind"]), at, raw["device"], note, data)
+        return cls(raw["id"], _KINDS[raw["kind"]], at, raw["device"], note, data)
 
 
+_KINDS = {kind.value: kind for kind in EventKind}
 _HEAD = frozenset({"id", "kind", "at", "device", "note"})
 
 
