@@ -125,6 +125,13 @@ MIGRATIONS: tuple[str, ...] = (
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
+_REVIEW_INDEXES = (
+    "CREATE INDEX reviews_note ON reviews(note_key, reviewed_at)",
+    "CREATE INDEX reviews_time ON reviews(reviewed_at)",
+    "CREATE UNIQUE INDEX reviews_event ON reviews(event_id) WHERE event_id IS NOT NULL",
+)
+"""The review log's indexes as the migrations create them (`replace_replayed` rebuilds them)."""
+
 UNDO_DEPTH = 50
 """How many recent reviews keep the note's old bytes for an exact undo."""
 
@@ -654,12 +661,18 @@ class Store:
                 [(c.note_key, c.state, c.step, c.stability, c.difficulty, utc_text(c.due),
                   utc_text(c.last_review) if c.last_review else None, int(c.suspended),
                   c.reps, c.lapses, int(c.legacy)) for c in cards])
+            # a bulk load, then the indexes built once, is several times faster than keeping
+            # three indexes up to date row by row
+            for index in _REVIEW_INDEXES:
+                self.conn.execute(f"DROP INDEX IF EXISTS {index.split(' ON ')[0].split()[-1]}")
             if reviews:
                 names = list(reviews[0])
                 self.conn.executemany(
                     f"INSERT INTO reviews({', '.join(names)}) VALUES"
                     f" ({', '.join('?' for _ in names)})",
                     map(itemgetter(*names), reviews))
+            for index in _REVIEW_INDEXES:
+                self.conn.execute(index)
             if kept:
                 self.conn.executemany(
                     "INSERT INTO undo_bytes(review_id, content) SELECT id, ? FROM reviews"
