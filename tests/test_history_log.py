@@ -129,3 +129,44 @@ def test_a_database_from_before_the_log_is_written_into_it_once(tmp_path, capsys
     remove_database(data)
     cli(capsys, vault, data, "due", now="2026-11-22T09:00")
     assert card_states(data) == cards
+
+
+def test_a_recorded_result_is_taken_only_where_fsrs_would_give_it_again():
+    """Replaying with every review's recorded result gives what running FSRS on every review
+    gives, fuzz included; and a recorded result made from another card is not taken."""
+    import random
+
+    from fsrs import Rating
+
+    from studyapp.history.replay import card_fields, review_for_event, scheduler_fingerprint
+    from studyapp.schedule import build_scheduler, new_card
+
+    rng = random.Random(3)
+    scheduler = build_scheduler(Settings())  # fuzz on
+    cards, events = {}, []
+    at = T0
+    for _ in range(400):
+        at += timedelta(hours=rng.randrange(1, 200))
+        note = f"n{rng.randrange(12)}.md"
+        event = new_event(EventKind.REVIEW, at, rng.choice(["one", "two"]), note,
+                          rating=rng.choice([1, 2, 3, 3, 3, 4]), fuzz=True,
+                          values_before={"review_count": 0})
+        before = cards.get(note) or new_card(0, at)
+        after = review_for_event(scheduler, before, Rating(event.data["rating"]), at, None,
+                                 event.id)
+        event.data.update(before=card_fields(before), after=card_fields(after),
+                          sched=scheduler_fingerprint(scheduler))
+        cards[note] = after
+        events.append(event)
+    stale = events[200]  # as if made on a device that had not seen the previous review
+    stale.data["before"] = [*stale.data["before"][:2], 99.0, *stale.data["before"][3:]]
+    stale.data["after"] = [*stale.data["after"][:2], 123.0, *stale.data["after"][3:]]
+
+    taken = replay(events, Settings())
+    for event in events:
+        for key in ("before", "after", "sched"):
+            event.data.pop(key)
+    computed = replay(events, Settings())
+    assert taken.reviews == computed.reviews
+    assert [n.card for n in taken.notes] == [n.card for n in computed.notes]
+    assert all(r["stability_after"] != 123.0 for r in taken.reviews)
