@@ -30,8 +30,11 @@ def history_notices(ctx) -> list[str]:
 
 
 def warn_about_history(ctx) -> None:
+    from studyapp.history.sync import FIRST_USE_NOTICE_START
+
     for line in history_notices(ctx):
-        print(f"studyapp: warning: {line}", file=sys.stderr)
+        kind = "note" if line.startswith(FIRST_USE_NOTICE_START) else "warning"
+        print(f"studyapp: {kind}: {line}", file=sys.stderr)
 
 
 def remember_history(ctx) -> None:
