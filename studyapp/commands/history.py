@@ -39,6 +39,16 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="replay the whole log even if no file changed")
     p.set_defaults(handler=sync)
 
+    p = sub.add_parser("import-history", parents=[common],
+                       help="take review state from another tool (Obsidian Spaced Repetition)",
+                       description="Read Obsidian Spaced Repetition's sr-due/sr-interval/sr-ease "
+                       "front matter and <!--SR:...--> comments and start each note's FSRS card "
+                       "from them (notes studyapp already schedules are left alone). The notes' "
+                       "files are not changed; running it again adds nothing.")
+    p.add_argument("source", choices=("osr",), help="osr: Obsidian Spaced Repetition")
+    p.add_argument("--dry-run", action="store_true", help="say what would be imported")
+    p.set_defaults(handler=import_history)
+
     p = sub.add_parser("history-log", parents=[common],
                        help="keep the review log in the vault or in the data dir",
                        description="Move every device's log file to PLACE and remember the "
@@ -194,4 +204,42 @@ def history_log(args, ctx) -> int:
         print(f"the review log is already kept in {target}")
     else:
         print(f"moved {_count(moved, 'log file')} from {source} to {target}")
+    return 0
+
+
+def import_history(args, ctx) -> int:
+    from studyapp.history.events import Event, EventKind
+    from studyapp.history.osr import card_from, import_event_id, import_time, schedule_of
+    from studyapp.reviews import ReviewService
+
+    with ReviewService(ctx) as service:
+        snapshot = service.load()
+        keys = {row.path: row.key for row in service.store.live_notes()}
+        cards = service.store.cards()
+        logged = {event.id for event in service.history_log.read().events}
+        planned, already, scheduled = [], 0, 0
+        for note in snapshot.notes:
+            found = schedule_of(note)
+            if found is None:
+                continue
+            event_id = import_event_id(note.path, found)
+            if event_id in logged:
+                already += 1
+                continue
+            if keys.get(note.path) in cards:
+                scheduled += 1
+                continue
+            card = card_from(found, ctx.settings.desired_retention)
+            planned.append((note.path, found, Event(
+                event_id, EventKind.IMPORT, import_time(card), service.history_log.device,
+                note.path, {"seed": card.to_json(), "source": "osr"})))
+        verb = "would import" if args.dry_run else "imported"
+        for path, found, _ in planned:
+            print(f"{path}: due {found.due}, interval {found.interval_days}d, "
+                  f"ease {found.ease:g}")
+        if planned and not args.dry_run:
+            service.history_log.append(*(event for _, _, event in planned))
+            service.sync()
+    print(f"{verb} {_count(len(planned), 'note')}; {already} already imported; "
+          f"{scheduled} already scheduled by studyapp (left alone)")
     return 0

@@ -21,6 +21,9 @@ class EventKind(str, Enum):
     """A graded drill submission."""
     PARAMS = "params"
     """FSRS parameters fitted to the log (`studyapp optimize`)."""
+    IMPORT = "import"
+    """The card a note starts from, taken from another tool (`data["seed"]`); ignored when
+    the note already has a card by then."""
     MOVE = "move"
     """The note at `note` is now at `data["to"]` (a rename seen by one device)."""
 

@@ -159,6 +159,13 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
             history = result.notes[note_of(event.note)]
             card = history.card or _seed(data, event.at)
             history.card = replace(card, suspended=kind is EventKind.SUSPEND)
+        elif kind is EventKind.IMPORT and event.note is not None:
+            history = result.notes[note_of(event.note)]
+            if history.card is None and isinstance(data.get("seed"), str):
+                try:
+                    history.card = _seed(data, event.at)
+                except (KeyError, TypeError, ValueError):
+                    result.malformed += 1
         elif kind is EventKind.DRILL:
             result.attempts.append({
                 "drill_id": data.get("drill"), "verdict": data.get("verdict"),
