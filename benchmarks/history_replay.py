@@ -28,19 +28,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from studyapp.config import Settings  # noqa: E402
-from studyapp.context import build_context  # noqa: E402
-from studyapp.history.eventlog import EventLog, vault_log  # noqa: E402
-from studyapp.history.events import EventKind, new_event  # noqa: E402
-from studyapp.history.replay import (  # noqa: E402
+from fsrs import Rating
+
+from studyapp.config import Settings
+from studyapp.context import build_context
+from studyapp.history.eventlog import EventLog, vault_log
+from studyapp.history.events import EventKind, new_event
+from studyapp.history.replay import (
     card_fields,
     replay,
     review_for_event,
     scheduler_fingerprint,
 )
-from studyapp.schedule import build_scheduler, new_card  # noqa: E402
-from studyapp.store import CardRow  # noqa: E402
-from fsrs import Rating  # noqa: E402
+from studyapp.schedule import build_scheduler, new_card
+from studyapp.store import CardRow
 
 NOTE = """---
 last_reviewed: null

@@ -6,7 +6,6 @@ import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-
 HISTORY_LOG_PLACES = ("vault", "data-dir")
 
 

@@ -152,7 +152,11 @@ class ReviewService:
         is_new = stored is None and before.stability is None
         duration_ms = None if duration_seconds is None else int(round(duration_seconds * 1000))
         from studyapp.history.events import EventKind, new_event
-        from studyapp.history.replay import card_fields, review_for_event, scheduler_fingerprint
+        from studyapp.history.replay import (
+            card_fields,
+            review_for_event,
+            scheduler_fingerprint,
+        )
 
         event = new_event(
             EventKind.REVIEW, now, self.history_log.device, path, rating=int(rating),

@@ -4,7 +4,6 @@ the user's files stay as they were, and importing twice adds nothing."""
 from __future__ import annotations
 
 import fsrs_rs_python
-
 from history_helpers import card_states, cli
 
 FRONT_250 = """---

@@ -7,7 +7,14 @@ import json
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
-from history_helpers import card_states, cli, make_vault, owned_keys, remove_database, review_log
+from history_helpers import (
+    card_states,
+    cli,
+    make_vault,
+    owned_keys,
+    remove_database,
+    review_log,
+)
 
 from studyapp.config import Settings
 from studyapp.history.eventlog import EventLog
@@ -138,7 +145,11 @@ def test_a_recorded_result_is_taken_only_where_fsrs_would_give_it_again():
 
     from fsrs import Rating
 
-    from studyapp.history.replay import card_fields, review_for_event, scheduler_fingerprint
+    from studyapp.history.replay import (
+        card_fields,
+        review_for_event,
+        scheduler_fingerprint,
+    )
     from studyapp.schedule import build_scheduler, new_card
 
     rng = random.Random(3)
@@ -170,3 +181,17 @@ def test_a_recorded_result_is_taken_only_where_fsrs_would_give_it_again():
     assert taken.reviews == computed.reviews
     assert [n.card for n in taken.notes] == [n.card for n in computed.notes]
     assert all(r["stability_after"] != 123.0 for r in taken.reviews)
+
+
+def test_the_history_package_imports_neither_textual_nor_torch():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; import studyapp.history.sync, studyapp.history.replay, "
+            "studyapp.history.osr, studyapp.commands.history; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'torch')))")
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, check=True).stdout
+    assert out.strip() == "[]"

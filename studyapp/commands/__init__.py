@@ -18,9 +18,8 @@ def open_app(ctx) -> int:
 def history_notices(ctx) -> list[str]:
     """Check the review history as a command opens (see `history_guard`): what to tell."""
     from studyapp.errors import user_message
-    from studyapp.history_guard import check_history
-
     from studyapp.history.sync import first_use_notice
+    from studyapp.history_guard import check_history
 
     try:
         return [*filter(None, [first_use_notice(ctx)]),

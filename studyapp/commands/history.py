@@ -209,7 +209,12 @@ def history_log(args, ctx) -> int:
 
 def import_history(args, ctx) -> int:
     from studyapp.history.events import Event, EventKind
-    from studyapp.history.osr import card_from, import_event_id, import_time, schedule_of
+    from studyapp.history.osr import (
+        card_from,
+        import_event_id,
+        import_time,
+        schedule_of,
+    )
     from studyapp.reviews import ReviewService
 
     with ReviewService(ctx) as service:

@@ -22,9 +22,8 @@ import hashlib
 import json
 import random
 import threading
-from dataclasses import replace
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 

@@ -32,7 +32,12 @@ def device_id(paths) -> str:
 
     Where the marker cannot be written (markers are advice, never a reason to fail), an id
     derived from the host and the data dir's place stands in: stable from run to run."""
-    from studyapp.markers import DataDirMarker, read_data_dir_marker, this_host, write_marker
+    from studyapp.markers import (
+        DataDirMarker,
+        read_data_dir_marker,
+        this_host,
+        write_marker,
+    )
 
     marker = read_data_dir_marker(paths.data_dir_marker)
     if marker is None:
