@@ -6,6 +6,8 @@ import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+HISTORY_LOG_PLACES = ("vault", "data-dir")
+
 
 class ConfigError(ValueError):
     """The config file exists but cannot be used; the message says where and why."""
@@ -35,6 +37,9 @@ class Settings:
     """Memory a submission may allocate, in MiB, beyond what the grader itself already uses."""
     theme: str = "textual-dark"
     """Textual theme of the TUI."""
+    history_log: str = "vault"
+    """Where this device's review log lives: "vault" (`<vault>/.studyapp/log`, synced with the
+    notes) or "data-dir" (`<data dir>/log`, kept on this machine)."""
 
 
 def load_settings(config_file: Path) -> Settings:
@@ -66,6 +71,9 @@ def load_settings(config_file: Path) -> Settings:
                 f"{config_file}: {key} must be {expected.__name__}, got {value!r}"
             )
         setattr(settings, key, value)
+    if settings.history_log not in HISTORY_LOG_PLACES:
+        raise ConfigError(f"{config_file}: history_log must be one of "
+                          f"{', '.join(HISTORY_LOG_PLACES)}, got {settings.history_log!r}")
     return settings
 
 

@@ -10,6 +10,9 @@ with what `<data dir>/data-dir.json` remembers and with the owner the vault's
   notes; no automatic backup is taken meanwhile, so the good ones are not rotated away;
 - a second data dir on the vault: the vault names another data dir as the one that records its
   reviews (undo in one could revert a review made in the other);
+- with a review log (`studyapp.history`), the database is a cache: a missing, empty or
+  replaced one is rebuilt from the log, not lost, and several data dirs (devices) on one vault
+  is the supported case, each appending to its own log file.
 - a database that cannot be used (damaged, newer, read-only): the command itself reports it.
 
 While healthy, it takes the automatic backups (`backups.take_backup_if_due`).
@@ -63,6 +66,8 @@ class Ownership(Enum):
     OTHER = "other"
     UNKNOWN = "unknown"
     """This data dir has no identity yet (its marker could not be written)."""
+    SHARED = "shared"
+    """Other data dirs (devices) record the vault's reviews too, each in its own log file."""
 
 
 @dataclass
@@ -114,6 +119,8 @@ def doctor_lines(report: HistoryReport) -> list[str]:
         Ownership.OURS: "this data dir records the vault's reviews",
         Ownership.UNCLAIMED: "not recorded yet (claimed with the first review)",
         Ownership.UNKNOWN: "unknown (this data dir has no id yet)",
+        Ownership.SHARED: ("shared: each device records its reviews in its own log file "
+                           "(the database is rebuilt from them)"),
     }.get(report.ownership)
     if owner is None and report.owner is not None:
         owner = other_owner_line(paths, report.owner)
@@ -182,8 +189,9 @@ def check_history(paths: Paths, *, record: bool, backup: bool = True,
     stored = read_data_dir_marker(paths.data_dir_marker)
     marker = DataDirMarker.new() if stored is None else _copy(stored)
     state, summary, problem = _inspect(paths)
+    logged = history_is_logged(paths)
     if state is not DatabaseState.UNUSABLE:
-        _compare(marker, state, summary, now)
+        _compare(marker, state, summary, now, rebuildable=logged)
         if marker.lost is not None:
             state = DatabaseState.LOST
     has_id = stored is not None
@@ -191,6 +199,8 @@ def check_history(paths: Paths, *, record: bool, backup: bool = True,
         has_id = write_marker(paths.data_dir_marker, marker) or has_id
     vault_marker = read_vault_marker(paths.vault_marker)
     ownership, owner = _ownership(marker, vault_marker, has_id)
+    if ownership is Ownership.OTHER and _vault_log_has_events(paths):
+        ownership = Ownership.SHARED
     has_history = summary is not None and summary.oldest_note is not None
     moved = (ownership is Ownership.OURS and owner is not None
              and owner.data_dir != str(paths.data_dir))
@@ -259,16 +269,36 @@ def _inspect(paths: Paths) -> tuple[DatabaseState, DatabaseSummary | None, Store
     return DatabaseState.OK, summary, None
 
 
+def history_is_logged(paths: Paths) -> bool:
+    """Whether a review log (in the vault or in the data dir) holds events for this data dir
+    to rebuild its database from."""
+    from studyapp.history.eventlog import EventLog, data_dir_log, vault_log
+
+    return any(EventLog(folder, "").has_events()
+               for folder in (vault_log(paths), data_dir_log(paths)))
+
+
+def _vault_log_has_events(paths: Paths) -> bool:
+    """Devices share the vault's reviews through its log folder (a log kept in each data dir
+    shares nothing: two data dirs on one vault then disagree, as before the log)."""
+    from studyapp.history.eventlog import EventLog, vault_log
+
+    return EventLog(vault_log(paths), "").has_events()
+
+
 def _compare(marker: DataDirMarker, state: DatabaseState, summary: DatabaseSummary | None,
-             now: datetime) -> None:
-    """Update `marker` for the database found: remember it, or note (or end) a loss."""
+             now: datetime, rebuildable: bool = False) -> None:
+    """Update `marker` for the database found: remember it, or note (or end) a loss (none
+    when the database is `rebuildable` from the log: it is a cache)."""
     known = marker.known
     holds_known = summary is not None and known is not None and summary.holds(known)
-    if marker.lost is not None:
+    if marker.lost is not None:  # a loss noticed before a new log began stays until dealt with
         if holds_known:
             marker.lost = None  # the old database is back (copied in by hand)
         else:
             return
+    elif rebuildable and not holds_known:
+        marker.known = known = None  # remembered afresh once the database is rebuilt
     elif known is not None and not holds_known:
         reason = (LossReason.MISSING if summary is None
                   else LossReason.EMPTY if summary.oldest_note is None else LossReason.REPLACED)

@@ -5,7 +5,8 @@ A review (and an undo) is written in three steps, holding the vault's write lock
 result):
   1. a journal row saying what is about to happen, and which process is doing it, is committed;
   2. the note file is rewritten atomically (the vault's byte-exact write-back);
-  3. the review rows are written and the journal row removed, in one transaction.
+  3. the review is appended to this device's log (`studyapp.history`), then the review rows
+     are written and the journal row removed, in one transaction.
 A crash between 2 and 3 leaves a journal row; `repair_pending` (run whenever a service opens)
 finishes the database half when the file holds what was written, and drops the row when the
 file was never written. It touches only rows whose writing process is gone.
@@ -65,7 +66,12 @@ class ReviewService:
         self.store = store or Store.open(ctx.paths)
         self.scheduler = schedule.scheduler_for(ctx, self.store)
         self.writer_lock = WriterLock(ctx.paths.writer_lock_file)
-        self.repaired = repair_pending(self.store, self.vault, self.writer_lock)
+        from studyapp.history.sync import event_log
+
+        self.history_log = event_log(ctx)
+        self.repaired = repair_pending(self.store, self.vault, self.writer_lock,
+                                       self.history_log)
+        self.synced = self.sync(wait=False)
 
     def close(self) -> None:
         self.store.close()
@@ -76,12 +82,42 @@ class ReviewService:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def sync(self, wait: bool = True, force: bool = False):
+        """Bring the cache and the notes up to every device's log (`history.sync.catch_up`);
+        call it when the log folder changed. Without `wait`, skipped while another process
+        writes (it syncs itself)."""
+        from studyapp.history.sync import SyncResult, catch_up
+
+        if wait:
+            with self.writer_lock.hold():
+                return catch_up(self, force)
+        with self.writer_lock.attempt() as held:
+            return catch_up(self, force) if held else SyncResult()
+
+    def log_changed(self) -> bool:
+        """Whether some device's log file differs from what the cache holds (one `stat` per
+        file): a front end polls this, or watches the folder, and calls `sync` when true."""
+        return self.history_log.sizes() != self.store.log_sizes()
+
+    def _log(self, kind, path: str | None, at: datetime, **data):
+        from studyapp.history.events import new_event
+        from studyapp.history.sync import record
+
+        event = new_event(kind, at, self.history_log.device, path, **data)
+        record(self.store, self.history_log, event)
+        return event
+
     # -- reading --------------------------------------------------------------------------
 
     def load(self):
         """Load the vault and carry note identities across renames; returns the snapshot."""
+        from studyapp.history.events import EventKind
+
         snap = self.vault.load()
-        reconcile_identity(self.store, snap.notes, [p.path for p in snap.problems], self.ctx.now())
+        moves = reconcile_identity(self.store, snap.notes, [p.path for p in snap.problems],
+                                   self.ctx.now())
+        for old, new in moves.items():  # other devices follow the rename through the log
+            self._log(EventKind.MOVE, old, self.ctx.now(), to=new)
         return snap
 
     def note_cards(self, notes) -> list[NoteCard]:
@@ -125,7 +161,21 @@ class ReviewService:
         is_new = scheduled is None and before.stability is None
         refuse_earlier_than(now, path, before.last_review, note.last_reviewed)
         duration_ms = None if duration_seconds is None else int(round(duration_seconds * 1000))
-        after = schedule.review(self.scheduler, before, rating, now, duration_ms)
+        from studyapp.history.events import EventKind, new_event
+        from studyapp.history.replay import (
+            card_fields,
+            review_for_event,
+            scheduler_fingerprint,
+        )
+
+        event = new_event(
+            EventKind.REVIEW, now, self.history_log.device, path, rating=int(rating),
+            duration_ms=duration_ms, title=note.title, fuzz=self.scheduler.enable_fuzzing,
+            values_before=_json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}),
+            **({} if scheduled else {"seed": before.to_json()}))
+        after = review_for_event(self.scheduler, before, rating, now, duration_ms, event.id)
+        event.data.update(before=card_fields(before), after=card_fields(after),
+                          sched=scheduler_fingerprint(self.scheduler))
         value = schedule.mastery(after, now, self.scheduler, schedule.declared_drills(note),
                                  self.store.drill_status())
         today = now.astimezone().date()
@@ -157,7 +207,8 @@ class ReviewService:
             "hash_before": note.content_hash,
         }
         payload = {"review": review_row, "card_after": after.to_json(), "title": note.title,
-                   "file_values": _json_values(file_values), "owner": current_process().as_text()}
+                   "file_values": _json_values(file_values), "owner": current_process().as_text(),
+                   "event": event.to_json()}
         entry = self.store.add_journal("review", path, note.content_hash, None, payload, now)
         try:
             written = self.vault.rewrite_review_keys(note, file_values)
@@ -166,7 +217,7 @@ class ReviewService:
             raise
         payload["review"]["hash_before"] = content_hash(written.replaced)
         review_id = _finish_review(self.store, entry, payload, written.note.content_hash,
-                                   written.replaced, now)
+                                   written.replaced, now, self.history_log)
         return ReviewResult(path, schedule.rating_name(rating), review_id, after.due,
                             _state_name(after.state), after.due - now, value)
 
@@ -188,12 +239,21 @@ class ReviewService:
         path = note_row.path
         if note_row.deleted:
             raise UserError(f"cannot undo: the reviewed note {path} is no longer in the vault")
+        if last["file_values_before"] is None:  # replayed, beyond `replay.UNDO_REACH`
+            raise UserError(f"cannot undo the review of {path} on {last['reviewed_at'][:10]}: "
+                            "it is older than what undo reaches")
         note = self.vault.read_note(path)
         old_bytes = self.store.undo_bytes(last["id"])
         old_values = _values_from_json(last["file_values_before"])
         exact = old_bytes is not None and note.content_hash == last["hash_after"]
+        from studyapp.history.events import EventKind, new_event
+
+        event = None if last["event_id"] is None else new_event(
+            EventKind.UNDO, self.ctx.now(), self.history_log.device, path,
+            review=last["event_id"])
         payload = {"review_id": last["id"], "file_values": _json_values(old_values),
-                   "owner": current_process().as_text()}
+                   "owner": current_process().as_text(),
+                   "event": None if event is None else event.to_json()}
         entry = self.store.add_journal("undo", path, note.content_hash, None, payload,
                                        self.ctx.now())
         try:
@@ -209,7 +269,7 @@ class ReviewService:
         except BaseException:
             self.store.clear_journal(entry)
             raise
-        _finish_undo(self.store, entry, last["id"], new_hash)
+        _finish_undo(self.store, entry, last["id"], new_hash, payload["event"], self.history_log)
         return {"path": path, "rating": schedule.rating_name(last["rating"]),
                 "reviewed_at": last["reviewed_at"], "exact": exact}
 
@@ -222,14 +282,21 @@ class ReviewService:
 
     def _record_drill_result(self, verdict: dict, notes) -> list[str]:
         drill_id = verdict["drill"]
+        from studyapp.history.events import EventKind
+
         before = self.store.drill_status().get(drill_id)
         status = verdict.get("status")
         seconds = verdict.get("seconds")
-        self.store.record_drill_attempt(
-            drill_id, status if status in ("pass", "fail") else "error",
-            summary=verdict.get("summary", ""), file_path=str(verdict.get("file", "")),
-            duration_ms=int(seconds * 1000) if isinstance(seconds, (int, float)) else None,
-            attempted_at=self.ctx.now())
+        outcome = status if status in ("pass", "fail") else "error"
+        duration_ms = int(seconds * 1000) if isinstance(seconds, (int, float)) else None
+        with self.store.transaction():
+            event = self._log(EventKind.DRILL, None, self.ctx.now(), drill=drill_id,
+                              verdict=outcome, summary=verdict.get("summary", ""),
+                              duration_ms=duration_ms, file=str(verdict.get("file", "")))
+            self.store.record_drill_attempt(
+                drill_id, outcome, summary=verdict.get("summary", ""),
+                file_path=str(verdict.get("file", "")), duration_ms=duration_ms,
+                attempted_at=self.ctx.now(), event_id=event.id)
         if self.store.drill_status().get(drill_id) == before:
             return []
         return self.refresh_mastery(drill_id, notes=notes)
@@ -268,8 +335,11 @@ class ReviewService:
         has scheduled loses the card row the suspension stored, so it is new (or migrated from
         its metadata) again, within the daily new limit.
         """
+        from studyapp.history.events import EventKind
+
         note = self.vault.read_note(path)
         now = self.ctx.now()
+        kind = EventKind.SUSPEND if suspended else EventKind.UNSUSPEND
         with self.writer_lock.hold(), self.store.transaction():
             key = self._ensure_note(note, now)
             card = self.store.card(key)
@@ -277,11 +347,13 @@ class ReviewService:
                 if not suspended:
                     return False
                 card = derive_card(note, key, self.scheduler, now)[0]
+                self._log(kind, path, now, seed=card.to_json())
                 card.suspended = True
                 self.store.put_card(card)
                 return True
             if card.suspended == suspended:
                 return False
+            self._log(kind, path, now)
             if not suspended and not self.store.has_reviews(key):
                 self.store.delete_card(key)
             else:
@@ -311,11 +383,15 @@ def refuse_earlier_than(now: datetime, path: str, last_review: datetime | None,
 
 
 def _finish_review(store: Store, entry: int, payload: dict, hash_after: str,
-                   old_bytes: bytes | None, now: datetime) -> int:
-    """The database half of a review whose file write has happened."""
+                   old_bytes: bytes | None, now: datetime, events_log=None) -> int:
+    """The log and database halves of a review whose file write has happened."""
     review = dict(payload["review"])
     path = review["path"]
+    event = payload.get("event")
     with store.transaction():
+        if event is not None and events_log is not None:
+            _append_logged(store, events_log, event)
+            review["event_id"] = event["id"]
         row = store.note_by_path(path)
         if row is None:
             key = store.add_note(path, hash_after, payload.get("title"), now)
@@ -331,9 +407,12 @@ def _finish_review(store: Store, entry: int, payload: dict, hash_after: str,
     return review_id
 
 
-def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str) -> None:
-    """The database half of an undo whose file write has happened."""
+def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str,
+                 event: dict | None = None, events_log=None) -> None:
+    """The log and database halves of an undo whose file write has happened."""
     with store.transaction():
+        if event is not None and events_log is not None:
+            _append_logged(store, events_log, event)
         last = store.conn.execute("SELECT * FROM reviews WHERE id = ?", (review_id,)).fetchone()
         if last is not None:
             key = last["note_key"]
@@ -342,6 +421,7 @@ def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str) -> Non
                 store.delete_card(key)
             else:
                 card = CardRow.from_json(last["card_before"])
+                card.note_key = key  # a replayed card_before names no database key
                 if current is not None:
                     card.suspended = current.suspended  # suspension is not part of the review
                 store.put_card(card)
@@ -350,18 +430,26 @@ def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str) -> Non
         store.clear_journal(entry)
 
 
-def repair_pending(store: Store, vault, lock: WriterLock | None = None) -> list[str]:
+def _append_logged(store: Store, events_log, event: dict) -> None:
+    from studyapp.history.events import Event
+    from studyapp.history.sync import record
+
+    record(store, events_log, Event.from_json(event))
+
+
+def repair_pending(store: Store, vault, lock: WriterLock | None = None,
+                   events_log=None) -> list[str]:
     """Finish or drop file writes a crash interrupted; returns one line per repair.
 
     Only rows whose writing process is gone are touched, and only while holding the write
     lock (when it is taken, its holder is mid-write: its rows are left to it)."""
     if lock is None:
-        return _repair(store, vault)
+        return _repair(store, vault, events_log)
     with lock.attempt() as held:
-        return _repair(store, vault) if held else []
+        return _repair(store, vault, events_log) if held else []
 
 
-def _repair(store: Store, vault) -> list[str]:
+def _repair(store: Store, vault, events_log=None) -> list[str]:
     import logging  # rarely needed: kept off the start-up path
     done = []
     for entry in store.journal():
@@ -377,9 +465,10 @@ def _repair(store: Store, vault) -> list[str]:
         if note is not None and note.content_hash != entry.hash_before and written:
             if entry.kind == "review":
                 _finish_review(store, entry.id, entry.payload, note.content_hash, None,
-                               datetime.now(timezone.utc))
+                               datetime.now(timezone.utc), events_log)
             else:
-                _finish_undo(store, entry.id, entry.payload["review_id"], note.content_hash)
+                _finish_undo(store, entry.id, entry.payload["review_id"], note.content_hash,
+                             entry.payload.get("event"), events_log)
             done.append(f"{entry.path}: finished an interrupted {entry.kind}")
         else:
             store.clear_journal(entry.id)

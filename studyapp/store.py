@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -110,8 +111,26 @@ MIGRATIONS: tuple[str, ...] = (
         created_at TEXT NOT NULL
     );
     """,
+    # 2 -> 3: the per-device event log is the truth (`studyapp.history`): rows replayed from it
+    # carry their event's id, and how much of each device's log file the cache holds.
+    """
+    ALTER TABLE reviews ADD COLUMN event_id TEXT;
+    CREATE UNIQUE INDEX reviews_event ON reviews(event_id) WHERE event_id IS NOT NULL;
+    ALTER TABLE drill_attempts ADD COLUMN event_id TEXT;
+    CREATE TABLE log_files (
+        device TEXT PRIMARY KEY,
+        size INTEGER NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+
+_REVIEW_INDEXES = (
+    "CREATE INDEX reviews_note ON reviews(note_key, reviewed_at)",
+    "CREATE INDEX reviews_time ON reviews(reviewed_at)",
+    "CREATE UNIQUE INDEX reviews_event ON reviews(event_id) WHERE event_id IS NOT NULL",
+)
+"""The review log's indexes as the migrations create them (`replace_replayed` rebuilds them)."""
 
 UNDO_DEPTH = 50
 """How many recent reviews keep the note's old bytes for an exact undo."""
@@ -539,6 +558,7 @@ class Store:
         duration_ms: int | None = None,
         file_path: str | None = None,
         attempted_at: datetime | None = None,
+        event_id: str | None = None,
     ) -> int:
         """Log one graded submission of drill `drill_id` and return the attempt's id.
 
@@ -552,9 +572,9 @@ class Store:
         with self.transaction():
             return self.conn.execute(
                 "INSERT INTO drill_attempts(note_key, topic, drill_id, verdict, summary,"
-                " attempted_at, duration_ms, file_path) VALUES (?,?,?,?,?,?,?,?)",
+                " attempted_at, duration_ms, file_path, event_id) VALUES (?,?,?,?,?,?,?,?,?)",
                 (note_key, topic, drill_id, verdict, summary, utc_text(when), duration_ms,
-                 None if file_path is None else str(file_path)),
+                 None if file_path is None else str(file_path), event_id),
             ).lastrowid
 
     def drill_status(self) -> dict[str, str]:
@@ -596,6 +616,85 @@ class Store:
         row = self.conn.execute(
             "SELECT parameters FROM params ORDER BY id DESC LIMIT 1").fetchone()
         return None if row is None else json.loads(row[0])
+
+    # -- the event log's cache bookkeeping (see `studyapp.history`) ---------------------------
+
+    def log_sizes(self) -> dict[str, int]:
+        """Bytes of each device's log file that the cache holds."""
+        return {row[0]: row[1] for row in self.conn.execute("SELECT device, size FROM log_files")}
+
+    def set_log_size(self, device: str, size: int) -> None:
+        with self.transaction():
+            self.conn.execute("INSERT OR REPLACE INTO log_files(device, size) VALUES (?, ?)",
+                              (device, size))
+
+    def unlogged_reviews(self, logged: set[str] | None = None) -> list[sqlite3.Row]:
+        """Reviews the event log lacks, in order: recorded before it existed (no event id),
+        and, given the ids the log holds, any other."""
+        rows = self.conn.execute(
+            "SELECT r.*, n.title FROM reviews r JOIN notes n ON n.key = r.note_key"
+            + ("" if logged is not None else " WHERE r.event_id IS NULL")
+            + " ORDER BY r.id").fetchall()
+        if logged is None:
+            return rows
+        return [row for row in rows if row["event_id"] is None or row["event_id"] not in logged]
+
+    def replace_replayed(self, cards: list[CardRow], reviews: list[dict[str, Any]],
+                         attempts: list[dict[str, Any]], params: list[dict[str, Any]],
+                         log_sizes: dict[str, int]) -> None:
+        """Swap the replayed history in for the cached one, as one transaction.
+
+        Undo bytes and note hashes (what an exact undo needs) follow their review by event id
+        (review ids are renumbered in time order)."""
+        with self.transaction():
+            kept = {row[0]: bytes(row[1]) for row in self.conn.execute(
+                "SELECT r.event_id, u.content FROM undo_bytes u JOIN reviews r"
+                " ON r.id = u.review_id WHERE r.event_id IS NOT NULL")}
+            hashes = {row[0]: (row[1], row[2]) for row in self.conn.execute(
+                "SELECT event_id, hash_before, hash_after FROM reviews"
+                " WHERE event_id IS NOT NULL AND hash_after IS NOT NULL")}
+            for review in reviews:
+                known = hashes.get(review["event_id"])
+                if known is not None:
+                    review["hash_before"], review["hash_after"] = known
+            for table in ("undo_bytes", "reviews", "cards", "drill_attempts", "params",
+                          "log_files"):
+                self.conn.execute(f"DELETE FROM {table}")
+            self.conn.executemany(
+                "INSERT INTO cards(note_key, state, step, stability, difficulty, due,"
+                " last_review, suspended, reps, lapses, legacy) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(c.note_key, c.state, c.step, c.stability, c.difficulty, utc_text(c.due),
+                  utc_text(c.last_review) if c.last_review else None, int(c.suspended),
+                  c.reps, c.lapses, int(c.legacy)) for c in cards])
+            # a bulk load, then the indexes built once, is several times faster than keeping
+            # three indexes up to date row by row
+            for index in _REVIEW_INDEXES:
+                self.conn.execute(f"DROP INDEX IF EXISTS {index.split(' ON ')[0].split()[-1]}")
+            if reviews:
+                names = list(reviews[0])
+                self.conn.executemany(
+                    f"INSERT INTO reviews({', '.join(names)}) VALUES"
+                    f" ({', '.join('?' for _ in names)})",
+                    map(itemgetter(*names), reviews))
+            for index in _REVIEW_INDEXES:
+                self.conn.execute(index)
+            if kept:
+                self.conn.executemany(
+                    "INSERT INTO undo_bytes(review_id, content) SELECT id, ? FROM reviews"
+                    " WHERE event_id = ?", [(content, event) for event, content in kept.items()])
+            self.conn.executemany(
+                "INSERT INTO drill_attempts(note_key, topic, drill_id, verdict, summary,"
+                " attempted_at, duration_ms, file_path, event_id) VALUES (?,?,?,?,?,?,?,?,?)",
+                [(None, None, a["drill_id"], a["verdict"], a.get("summary", ""),
+                  a["attempted_at"], a.get("duration_ms"), a.get("file_path"), a["event_id"])
+                 for a in attempts])
+            self.conn.executemany(
+                "INSERT INTO params(fitted_at, parameters, log_loss_before, log_loss_after,"
+                " review_count) VALUES (?,?,?,?,?)",
+                [(p["fitted_at"], json.dumps(p["parameters"]), p.get("log_loss_before"),
+                  p.get("log_loss_after"), p.get("review_count")) for p in params])
+            self.conn.executemany("INSERT INTO log_files(device, size) VALUES (?, ?)",
+                                  list(log_sizes.items()))
 
     # -- the write journal ---------------------------------------------------------------------
 

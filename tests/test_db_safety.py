@@ -347,8 +347,16 @@ def reviewed_twice(capsys, vault: Path, data: Path) -> None:
 
 
 def remove_database(data: Path) -> None:
+    """Lose the database and the review log with it: with the log still there, the database
+    is a cache rebuilt from it (tests/test_history*.py), and nothing is lost."""
     for name in ("studyapp.sqlite3", "studyapp.sqlite3-wal", "studyapp.sqlite3-shm"):
         (data / name).unlink(missing_ok=True)
+    remove_review_log(data)
+
+
+def remove_review_log(data: Path) -> None:
+    shutil.rmtree(data.parent / "vault" / ".studyapp" / "log", ignore_errors=True)
+    shutil.rmtree(data / "log", ignore_errors=True)
 
 
 @pytest.fixture
@@ -383,7 +391,9 @@ def test_a_lost_database_is_reported_until_the_user_acts(vault, data, capsys, ho
         (data / "studyapp.sqlite3").write_bytes(b"")
     elif how == "replaced":
         other = data.parent / "other"  # same frozen clock: only the database id differs
-        assert cli(capsys, vault, other, "rate", "a.md", "--rating", "good")[0] == 0
+        other_vault = data.parent / "other-vault"  # its own vault: its log is not this one's
+        shutil.copytree(vault, other_vault)
+        assert cli(capsys, other_vault, other, "rate", "a.md", "--rating", "good")[0] == 0
         shutil.copy(other / "studyapp.sqlite3", data / "studyapp.sqlite3")
 
     for _ in range(2):  # told every time, not once
@@ -440,6 +450,7 @@ def test_restore_keeps_the_current_database_as_a_backup_first(
     assert cli(capsys, vault, data, "rate", "a.md", "--rating", "good",
                now="2026-11-25T10:00")[0] == 0
     assert review_rows(data) == 3
+    remove_review_log(data)  # with the log, the log is the history: a restore is for its loss
     assert cli(capsys, vault, data, "backup", "restore")[0] == 0
     assert review_rows(data) == 2
     _, out, _ = cli(capsys, vault, data, "backup", "list")
@@ -544,8 +555,13 @@ def test_rebuild_takes_card_state_from_the_notes_and_ends_the_warning(vault, dat
 
 def test_a_second_data_dir_on_the_same_vault_is_reported(vault, data, capsys, monkeypatch):
     monkeypatch.setattr("studyapp.doctor.torch_report", lambda: "stubbed in tests")
-    reviewed_twice(capsys, vault, data)
+    # With the log kept in each data dir, two data dirs share nothing and are warned; with
+    # the log in the vault (the default) they are two devices (tests/test_history_sync.py).
     second = data.parent / "second"
+    for folder in (data, second):
+        folder.mkdir(exist_ok=True)
+        (folder / "config.toml").write_text('history_log = "data-dir"\n')
+    reviewed_twice(capsys, vault, data)
 
     code, _, err = cli(capsys, vault, second, "due")
     assert code == 0
@@ -675,6 +691,7 @@ def test_a_restore_reaches_a_connection_already_open_as_the_app_keeps_one(
                now="2026-11-25T10:00")[0] == 0
     with Store(data / "studyapp.sqlite3") as open_in_the_app:
         assert open_in_the_app.review_count() == 3
+        remove_review_log(data)
         assert cli(capsys, vault, data, "backup", "restore")[0] == 0
         assert open_in_the_app.review_count() == 2
 
@@ -682,6 +699,7 @@ def test_a_restore_reaches_a_connection_already_open_as_the_app_keeps_one(
 def test_a_deleted_data_dir_is_noticed_through_the_vault(vault, data, capsys):
     reviewed_twice(capsys, vault, data)
     shutil.rmtree(data)
+    remove_review_log(data)
     code, _, err = cli(capsys, vault, data, "due")
     assert code == 0
     found = [w for w in warnings_of(err) if "data dir" in w]

@@ -18,17 +18,22 @@ def open_app(ctx) -> int:
 def history_notices(ctx) -> list[str]:
     """Check the review history as a command opens (see `history_guard`): what to tell."""
     from studyapp.errors import user_message
+    from studyapp.history.sync import first_use_notice
     from studyapp.history_guard import check_history
 
     try:
-        return check_history(ctx.paths, record=True).notices()
+        return [*filter(None, [first_use_notice(ctx)]),
+                *check_history(ctx.paths, record=True).notices()]
     except OSError as exc:  # the check is advice: it never stops the command
         return [f"could not check the review history: {user_message(exc)}"]
 
 
 def warn_about_history(ctx) -> None:
+    from studyapp.history.sync import FIRST_USE_NOTICE_START
+
     for line in history_notices(ctx):
-        print(f"studyapp: warning: {line}", file=sys.stderr)
+        kind = "note" if line.startswith(FIRST_USE_NOTICE_START) else "warning"
+        print(f"studyapp: {kind}: {line}", file=sys.stderr)
 
 
 def remember_history(ctx) -> None:

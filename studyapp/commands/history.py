@@ -1,8 +1,9 @@
-"""History commands: backup list / create / restore, rebuild, claim."""
+"""History commands: backup list / create / restore, rebuild, claim, sync, history-log."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime, timezone
 
 
@@ -28,6 +29,34 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("claim", parents=[common],
                        help="make this data dir the one that records the vault's reviews")
     p.set_defaults(handler=claim, guard_history=False)
+
+    p = sub.add_parser("sync", parents=[common],
+                       help="replay the review log of every device and update the notes",
+                       description="Bring the database (a cache) and the notes' review keys up "
+                       "to every device's review log; it also happens whenever a command opens "
+                       "the database and a log file changed.")
+    p.add_argument("--full", action="store_true",
+                   help="replay the whole log even if no file changed")
+    p.set_defaults(handler=sync)
+
+    p = sub.add_parser("import-history", parents=[common],
+                       help="take review state from another tool (Obsidian Spaced Repetition)",
+                       description="Read Obsidian Spaced Repetition's sr-due/sr-interval/sr-ease "
+                       "front matter and <!--SR:...--> comments and start each note's FSRS card "
+                       "from them (notes studyapp already schedules are left alone). The notes' "
+                       "files are not changed; running it again adds nothing.")
+    p.add_argument("source", choices=("osr",), help="osr: Obsidian Spaced Repetition")
+    p.add_argument("--dry-run", action="store_true", help="say what would be imported")
+    p.set_defaults(handler=import_history)
+
+    p = sub.add_parser("history-log", parents=[common],
+                       help="keep the review log in the vault or in the data dir",
+                       description="Move every device's log file to PLACE and remember the "
+                       "choice (the `history_log` setting): `vault` (default) syncs the history "
+                       "with the notes; `data-dir` keeps it on this machine only.")
+    p.add_argument("place", choices=("vault", "data-dir"), nargs="?",
+                   help="where to keep it (omit to show where it is)")
+    p.set_defaults(handler=history_log)
 
 
 def _now() -> datetime:
@@ -137,4 +166,85 @@ def claim(args, ctx) -> int:
     if owner is None:
         raise UserError(f"could not write {ctx.paths.vault_marker} (is the vault writable?)")
     print(f"{ctx.paths.data_dir} now records the reviews of {ctx.paths.vault_dir}")
+    return 0
+
+
+def sync(args, ctx) -> int:
+    from studyapp.reviews import ReviewService
+
+    with ReviewService(ctx) as service:
+        result = service.sync(force=args.full) if args.full else service.synced
+        if not args.full and not result.replayed:
+            result = service.sync()
+    for line in result.problems:
+        print(f"studyapp: warning: {line}", file=sys.stderr)
+    if result.adopted:
+        print(f"wrote {_count(result.adopted, 'review')} of the database into the review log")
+    if not result.replayed:
+        print(f"up to date with the review log ({service.history_log.folder})")
+        return 0
+    print(f"replayed {_count(result.replayed, 'event')} from {service.history_log.folder}; "
+          f"updated the review keys of {_count(len(result.written), 'note')}")
+    for path in result.written:
+        print(f"  {path}")
+    return 0
+
+
+def history_log(args, ctx) -> int:
+    from studyapp.config_edit import set_setting
+    from studyapp.history.eventlog import log_dir
+    from studyapp.history.sync import move_log
+
+    if args.place is None:
+        print(f"{ctx.settings.history_log}: {log_dir(ctx.paths, ctx.settings)}")
+        return 0
+    source, target, moved = move_log(ctx, args.place)
+    set_setting(ctx.paths.config_file, "history_log", args.place)
+    if source == target:
+        print(f"the review log is already kept in {target}")
+    else:
+        print(f"moved {_count(moved, 'log file')} from {source} to {target}")
+    return 0
+
+
+def import_history(args, ctx) -> int:
+    from studyapp.history.events import Event, EventKind
+    from studyapp.history.osr import (
+        card_from,
+        import_event_id,
+        import_time,
+        schedule_of,
+    )
+    from studyapp.reviews import ReviewService
+
+    with ReviewService(ctx) as service:
+        snapshot = service.load()
+        keys = {row.path: row.key for row in service.store.live_notes()}
+        cards = service.store.cards()
+        logged = {event.id for event in service.history_log.read().events}
+        planned, already, scheduled = [], 0, 0
+        for note in snapshot.notes:
+            found = schedule_of(note)
+            if found is None:
+                continue
+            event_id = import_event_id(note.path, found)
+            if event_id in logged:
+                already += 1
+                continue
+            if keys.get(note.path) in cards:
+                scheduled += 1
+                continue
+            card = card_from(found, ctx.settings.desired_retention)
+            planned.append((note.path, found, Event(
+                event_id, EventKind.IMPORT, import_time(card), service.history_log.device,
+                note.path, {"seed": card.to_json(), "source": "osr"})))
+        verb = "would import" if args.dry_run else "imported"
+        for path, found, _ in planned:
+            print(f"{path}: due {found.due}, interval {found.interval_days}d, "
+                  f"ease {found.ease:g}")
+        if planned and not args.dry_run:
+            service.history_log.append(*(event for _, _, event in planned))
+            service.sync()
+    print(f"{verb} {_count(len(planned), 'note')}; {already} already imported; "
+          f"{scheduled} already scheduled by studyapp (left alone)")
     return 0

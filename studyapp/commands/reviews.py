@@ -127,8 +127,18 @@ def optimize(args, ctx) -> int:
             fit = fit_parameters(logs, current)
         except NotEnoughHistory as exc:
             raise UserError(str(exc)) from None
-        store.save_params(fit.parameters, ctx.now(), fit.log_loss_before, fit.log_loss_after,
-                          fit.review_count)
+        from studyapp.history.events import EventKind, new_event
+        from studyapp.history.sync import event_log, record
+
+        events_log = event_log(ctx)
+        with store.transaction():  # the log carries the parameters to every device
+            record(store, events_log, new_event(
+                EventKind.PARAMS, ctx.now(), events_log.device, None,
+                parameters=[float(p) for p in fit.parameters],
+                log_loss_before=fit.log_loss_before, log_loss_after=fit.log_loss_after,
+                review_count=fit.review_count))
+            store.save_params(fit.parameters, ctx.now(), fit.log_loss_before,
+                              fit.log_loss_after, fit.review_count)
     print(f"log loss on {fit.review_count} reviews: {fit.log_loss_before:.4f} before, "
           f"{fit.log_loss_after:.4f} after")
     print("parameters: " + ", ".join(f"{p:.4f}" for p in fit.parameters))

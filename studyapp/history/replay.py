@@ -1,0 +1,277 @@
+"""Replaying the log: every device's events, deduplicated by id and in time order, through FSRS.
+
+The result is what the database caches (cards, reviews, drill attempts, fitted parameters),
+keyed by note identity rather than by the database's own keys. Two reviews of one note on two
+devices are two reviews in time order, the second starting from the first's card, exactly as
+if one device had done both; a review synced back and forth is one review (same id).
+
+FSRS fuzzes review intervals at random. To make a replay give the very due date the review
+gave when it was recorded, the fuzz of each review is drawn from a generator seeded with the
+event's id (`review_for_event`, used by the live path too).
+
+A review event also records the card it started from and the card FSRS made of it, with a
+fingerprint of the scheduler. Replaying it from that very card under the same scheduler would
+give that very result, so the replay takes it as recorded instead of running FSRS again; it
+runs FSRS only where the chain differs (a review made on another device before the two had
+synced, a review after an undone one, new parameters). That keeps a rebuild fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import fsrs.scheduler as _fsrs_scheduler
+from fsrs import Rating, Scheduler
+
+from studyapp import schedule
+from studyapp.history.events import Event, EventKind
+from studyapp.store import CardRow, utc_text
+
+_fuzz = threading.local()
+_library_random = _fsrs_scheduler.random
+
+
+def _event_random() -> float:
+    """The fuzz draw: from the current event's generator while one is set."""
+    rng = getattr(_fuzz, "rng", None)
+    return rng.random() if rng is not None else _library_random()
+
+
+_fsrs_scheduler.random = _event_random  # fsrs draws its fuzz from this module-level name
+
+
+def review_for_event(scheduler: Scheduler, card: CardRow, rating: Rating, at: datetime,
+                     duration_ms: int | None, event_id: str) -> CardRow:
+    """`schedule.review` with the fuzz drawn from `event_id`: the same on every replay."""
+    _fuzz.rng = random.Random(_seed_of(event_id)) if scheduler.enable_fuzzing else None
+    try:
+        return schedule.review(scheduler, card, rating, at, duration_ms)
+    finally:
+        _fuzz.rng = None
+
+
+def _seed_of(event_id: str) -> int | str:
+    """An integer seed from a hex id (seeding from a string hashes it, which is slower)."""
+    try:
+        return int(event_id, 16)
+    except ValueError:
+        return event_id
+
+
+def scheduler_fingerprint(scheduler: Scheduler) -> str:
+    """What, besides the card and the rating, decides a review's result (fuzz aside)."""
+    text = repr((tuple(scheduler.parameters), scheduler.desired_retention,
+                 tuple(scheduler.learning_steps), tuple(scheduler.relearning_steps),
+                 scheduler.maximum_interval))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def card_fields(card: CardRow) -> list:
+    """The part of a card a review reads and writes, as recorded in a review event."""
+    return [card.state, card.step, card.stability, card.difficulty, utc_text(card.due),
+            utc_text(card.last_review) if card.last_review is not None else None]
+
+
+@dataclass
+class NoteHistory:
+    """What the log says about one note."""
+
+    path: str
+    title: str | None = None
+    card: CardRow | None = None
+    reviews: int = 0
+    """Reviews that stand (undone ones excluded)."""
+    values_before: dict[str, Any] | None = None
+    """The owned keys before the first standing review (or before the first review at all,
+    when every review was undone): the base `review_count` and what an undo restores."""
+    reviewed: bool = False
+    """Some review of this note is in the log (standing or undone)."""
+    live: bool = True
+    """False for an identity left without a path (a move onto a note that had its own)."""
+    fields: list | None = field(default=None, repr=False)
+    """`card_fields(card)` when already known as recorded (saves formatting it again)."""
+
+
+@dataclass
+class Replayed:
+    """The whole history, as the cache holds it (`note_key` of rows: the note's index in
+    `notes`, mapped to database keys by `sync`)."""
+
+    notes: list[NoteHistory] = field(default_factory=list)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    params: list[dict[str, Any]] = field(default_factory=list)
+    events: int = 0
+    """Distinct events replayed."""
+    malformed: int = 0
+    """Review events whose fields could not be used (left out)."""
+
+
+def ordered(events: Iterable[Event]) -> list[Event]:
+    """Distinct events (first copy of each id) in time order; ties broken by id."""
+    unique: dict[str, Event] = {}
+    for event in events:
+        unique.setdefault(event.id, event)
+    return sorted(unique.values(), key=lambda e: (e.at, e.id))
+
+
+def replay(events: Iterable[Event], settings, parameters: list[float] | None = None) -> Replayed:
+    """Replay every event. `parameters`: FSRS parameters in force before the first PARAMS
+    event (None: the defaults)."""
+    timeline = ordered(events)
+    undone = {e.data.get("review") for e in timeline if e.kind is EventKind.UNDO}
+    scheduler = schedule.build_scheduler(settings, parameters)
+    fingerprint = scheduler_fingerprint(scheduler)
+    result = Replayed(events=len(timeline))
+    where: dict[str, int] = {}  # current path -> index in result.notes
+
+    def note_of(path: str) -> int:
+        index = where.get(path)
+        if index is None:
+            index = where[path] = len(result.notes)
+            result.notes.append(NoteHistory(path))
+        return index
+
+    for event in timeline:
+        kind, data = event.kind, event.data
+        if kind is EventKind.REVIEW and event.note is not None:
+            index = note_of(event.note)
+            history = result.notes[index]
+            history.reviewed = True
+            history.title = data.get("title") or history.title
+            if event.id in undone:
+                if history.values_before is None and history.reviews == 0:
+                    history.values_before = data.get("values_before")
+                continue
+            try:
+                _replay_review(event, index, history, scheduler, fingerprint, result)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                result.malformed += 1  # written by hand or by a newer studyapp: left out
+        elif kind in (EventKind.SUSPEND, EventKind.UNSUSPEND) and event.note is not None:
+            history = result.notes[note_of(event.note)]
+            if kind is EventKind.UNSUSPEND and history.reviews == 0:
+                history.card = None  # as live: unsuspending a never-reviewed note restores it as new
+            else:
+                card = history.card or _seed(data, event.at)
+                history.card = replace(card, suspended=kind is EventKind.SUSPEND)
+        elif kind is EventKind.IMPORT and event.note is not None:
+            history = result.notes[note_of(event.note)]
+            if history.card is None and isinstance(data.get("seed"), str):
+                try:
+                    history.card = _seed(data, event.at)
+                except (KeyError, TypeError, ValueError):
+                    result.malformed += 1
+        elif kind is EventKind.DRILL:
+            result.attempts.append({
+                "drill_id": data.get("drill"), "verdict": data.get("verdict"),
+                "summary": data.get("summary", ""), "attempted_at": utc_text(event.at),
+                "duration_ms": data.get("duration_ms"), "file_path": data.get("file"),
+                "event_id": event.id})
+        elif kind is EventKind.PARAMS and isinstance(data.get("parameters"), list):
+            scheduler = schedule.build_scheduler(settings, data["parameters"])
+            fingerprint = scheduler_fingerprint(scheduler)
+            result.params.append({"fitted_at": utc_text(event.at), **data})
+        elif kind is EventKind.MOVE and event.note is not None:
+            target = data.get("to")
+            if isinstance(target, str) and event.note in where and target not in where:
+                index = where.pop(event.note)
+                where[target] = index
+                result.notes[index].path = target
+    for index in set(range(len(result.notes))) - set(where.values()):
+        result.notes[index].live = False
+    _undo_data(result.reviews)
+    return result
+
+
+_RATINGS = {int(r): r for r in Rating}
+
+UNDO_REACH = 1000
+"""How many of the newest replayed reviews keep what an undo restores (the card and the owned
+keys before); formatting it for every review of a long log would double a rebuild's time."""
+
+
+def _undo_data(rows: list[dict[str, Any]]) -> None:
+    cut = max(len(rows) - UNDO_REACH, 0)
+    for row in rows[:cut]:
+        row["card_before"] = row["file_values_before"] = None
+    for row in rows[cut:]:
+        card = row["card_before"]
+        row["card_before"] = None if card is None else card.to_json()
+        row["file_values_before"] = json.dumps(row["file_values_before"])
+
+
+def _seed(data: dict[str, Any], at: datetime) -> CardRow:
+    """The card a note had before its first logged event: as recorded, else a new card."""
+    seed = data.get("seed")
+    if isinstance(seed, str):
+        return CardRow.from_json(seed)
+    return schedule.new_card(0, at)
+
+
+def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Scheduler,
+                   fingerprint: str, result: Replayed) -> None:
+    data = event.data
+    stored = history.card
+    before = stored if stored is not None else _seed(data, event.at)
+    is_new = stored is None and before.stability is None
+    rating = _RATINGS.get(data.get("rating"))
+    if rating is None:  # not a review this studyapp can replay: left out
+        return
+    duration_ms = data.get("duration_ms")
+    recorded = data.get("after")
+    before_fields = history.fields if stored is not None else None
+    if before_fields is None:
+        before_fields = card_fields(before)
+    reused = (isinstance(recorded, list) and len(recorded) == 6
+              and data.get("sched") == fingerprint
+              and data.get("before") == before_fields)
+    if reused:
+        after = CardRow(
+            note_key=before.note_key, state=recorded[0], step=recorded[1],
+            stability=recorded[2], difficulty=recorded[3],
+            due=datetime.fromisoformat(recorded[4]), last_review=event.at,
+            suspended=before.suspended, reps=before.reps + 1,
+            lapses=before.lapses + int(rating == Rating.Again and before.state == 2),
+            legacy=before.legacy)
+    else:
+        scheduler.enable_fuzzing = bool(data.get("fuzz", True))
+        after = review_for_event(scheduler, before, rating, event.at, duration_ms, event.id)
+    if isinstance(data.get("due"), str):  # adopted from an older database: its own due date
+        after.due = datetime.fromisoformat(data["due"])
+        reused = False
+    if history.reviews == 0:
+        history.values_before = data.get("values_before")
+    history.reviews += 1
+    history.card = after
+    history.fields = recorded if reused else None
+    at = event.at
+    result.reviews.append({
+        "note_key": index,
+        "rating": int(rating),
+        "reviewed_at": recorded[5] if reused else utc_text(at),
+        "duration_ms": duration_ms,
+        "state_before": None if is_new else before.state,
+        "state_after": after.state,
+        "stability_before": before.stability,
+        "stability_after": after.stability,
+        "difficulty_before": before.difficulty,
+        "difficulty_after": after.difficulty,
+        "due_before": None if is_new else before_fields[4],
+        "due_after": recorded[4] if reused else utc_text(after.due),
+        "scheduled_days": (after.due - at).total_seconds() / 86400,
+        "elapsed_days": (None if before.last_review is None
+                         else (at - before.last_review).total_seconds() / 86400),
+        "card_before": stored,  # made JSON by `_undo_data`, for the last reviews only
+        "file_values_before": data.get("values_before") or {},
+        "path": event.note,
+        "hash_before": None,
+        "hash_after": None,
+        "event_id": event.id,
+    })

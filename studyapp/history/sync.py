@@ -1,0 +1,323 @@
+"""Keep the database cache and the notes' owned keys up to the log.
+
+`catch_up` runs when a review service opens and whenever the front end sees the log folder
+change: when every device's file is as long as the cache last saw it, it costs one `stat` per
+file; otherwise every event is replayed into the database and each reviewed note whose owned
+keys disagree with the replayed state is rewritten (so a note put back by a sync tool, or a git
+merge resolved either way, is corrected).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+from studyapp import schedule
+from studyapp.errors import UserError
+from studyapp.history.eventlog import EventLog, log_dir, vault_log
+from studyapp.history.events import Event, EventKind, new_event
+from studyapp.history.replay import NoteHistory, Replayed, replay
+from studyapp.store import CardRow, Store
+
+log = logging.getLogger(__name__)
+
+
+def device_id(paths) -> str:
+    """This device's id: the data dir's (`<data dir>/data-dir.json`), made on first use.
+
+    Where the marker cannot be written (markers are advice, never a reason to fail), an id
+    derived from the host and the data dir's place stands in: stable from run to run."""
+    from studyapp.markers import (
+        DataDirMarker,
+        read_data_dir_marker,
+        this_host,
+        write_marker,
+    )
+
+    marker = read_data_dir_marker(paths.data_dir_marker)
+    if marker is None:
+        marker = DataDirMarker.new()
+        if not write_marker(paths.data_dir_marker, marker):
+            return uuid.uuid5(uuid.NAMESPACE_URL, f"{this_host()}:{paths.data_dir}").hex
+    return marker.id
+
+
+def event_log(ctx) -> EventLog:
+    """This device's view of the log folder the settings choose."""
+    return EventLog(log_dir(ctx.paths, ctx.settings), device_id(ctx.paths))
+
+
+FIRST_USE_NOTICE_START = "the review history is kept in the vault"
+
+
+def first_use_notice(ctx) -> str | None:
+    """Said once, when the vault's log folder is first made: where the history now lives."""
+    if ctx.settings.history_log != "vault":
+        return None
+    folder = vault_log(ctx.paths)
+    if folder.exists() or not ctx.paths.vault_dir.is_dir():
+        return None
+    try:
+        folder.mkdir(parents=True)
+    except OSError:
+        return None
+    return (f"{FIRST_USE_NOTICE_START} ({folder}, one file per device), so it "
+            "travels with your notes; `studyapp history-log data-dir` keeps it on this machine "
+            "instead")
+
+
+def record(store: Store, events_log: EventLog, *events: Event) -> None:
+    """Append this device's events, and let the cache know it already holds them (unless
+    another change to the file is pending: the next `catch_up` replays it)."""
+    try:
+        size_before = events_log.own_file.stat().st_size
+    except FileNotFoundError:
+        size_before = 0
+    end = events_log.append(*events)
+    if store.log_sizes().get(events_log.device, 0) == size_before:
+        store.set_log_size(events_log.device, end)
+
+
+@dataclass
+class SyncResult:
+    """What one `catch_up` did."""
+
+    replayed: int = 0
+    """Distinct events replayed (0: the cache was up to date)."""
+    adopted: int = 0
+    """Reviews of an older database written into the log for the first time."""
+    written: list[str] = field(default_factory=list)
+    """Notes whose owned keys were rewritten to the replayed state."""
+    problems: list[str] = field(default_factory=list)
+
+
+def catch_up(service, force: bool = False) -> SyncResult:
+    """Replay the log into the cache when any device's file changed; the caller holds the
+    writer lock."""
+    store, events_log = service.store, service.history_log
+    result = SyncResult()
+    sizes, cached = events_log.sizes(), store.log_sizes()
+    shrunk = any(sizes.get(device, 0) < size for device, size in cached.items())
+    logged = {e.id for e in events_log.read().events} if shrunk else None
+    result.adopted = adopt_database(store, events_log, service.ctx.now(), logged)
+    if not force and not result.adopted and sizes == cached:
+        return result
+    contents = events_log.read()
+    replayed = replay(contents.events, service.ctx.settings)
+    keys = _note_keys(store, replayed, service.ctx.now())
+    cards = []
+    for index, history in enumerate(replayed.notes):
+        if history.card is not None and index in keys:
+            history.card.note_key = keys[index]
+            cards.append(history.card)
+    rows = [r for r in replayed.reviews if r["note_key"] in keys]
+    for row in rows:
+        row["note_key"] = keys[row["note_key"]]
+    store.replace_replayed(cards, rows, replayed.attempts, replayed.params, contents.sizes)
+    service.scheduler = schedule.scheduler_for(service.ctx, store)
+    result.replayed = replayed.events
+    if contents.skipped:
+        result.problems.append(f"{contents.skipped} line(s) of the review log are not events "
+                               "and were skipped")
+    write_owned_keys(service, replayed, result)
+    return result
+
+
+def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int]:
+    """Database key of each live note identity (a note the database never saw gets a row)."""
+    keys = {}
+    with store.transaction():
+        for index, history in enumerate(replayed.notes):
+            if not history.live:
+                continue
+            row = store.note_by_path(history.path)
+            keys[index] = row.key if row else store.add_note(history.path, None, history.title,
+                                                              now)
+    return keys
+
+
+def owned_values(history: NoteHistory) -> dict | None:
+    """The owned keys the replayed state implies (mastery aside), or None to leave the note."""
+    from studyapp.reviews import _values_from_json
+
+    before = _values_from_json(history.values_before or {})
+    if history.reviews == 0:
+        return {k: v for k, v in before.items()
+                if k in ("last_reviewed", "next_review", "review_count")} or None
+    card = history.card
+    if card is None or card.last_review is None:
+        return None
+    day = card.last_review.astimezone().date()
+    try:
+        base = int(float(before.get("review_count") or 0))
+    except (TypeError, ValueError):
+        base = 0
+    return {"last_reviewed": day, "next_review": max(card.due.astimezone().date(), day),
+            "review_count": base + history.reviews}
+
+
+def _disagrees(note, values: dict) -> bool:
+    for key, wanted in values.items():
+        actual = getattr(note, key, None)
+        if isinstance(wanted, str) and key != "review_count":
+            try:
+                wanted = date.fromisoformat(wanted)
+            except ValueError:
+                pass
+        if actual != wanted:
+            return True
+    return False
+
+
+def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
+    """Rewrite the owned keys of reviewed notes that disagree with the replayed state."""
+    wanted = {h.path: (h, owned_values(h)) for h in replayed.notes if h.live and h.reviewed}
+    wanted = {path: pair for path, pair in wanted.items() if pair[1] is not None}
+    if not wanted:
+        return
+    snapshot = service.vault.load()
+    status = service.store.drill_status()
+    for note in snapshot.notes:
+        pair = wanted.get(note.path)
+        if pair is None or not note.has_block or not _disagrees(note, pair[1]):
+            continue
+        history, values = pair
+        values = dict(values)
+        if history.reviews and history.card is not None:
+            values["mastery_level"] = schedule.mastery(
+                history.card, history.card.last_review, service.scheduler,
+                note.pairing().drills, status)
+        try:
+            service.vault.write_review_keys(service.vault.read_note(note.path), values)
+        except (UserError, OSError) as exc:
+            result.problems.append(f"{note.path}: could not write its review keys: {exc}")
+            continue
+        result.written.append(note.path)
+
+
+def adopt_database(store: Store, events_log: EventLog, now: datetime,
+                   logged: set[str] | None = None) -> int:
+    """Write a database's history that the log lacks into this device's log: reviews from
+    before the log existed, and (given the ids the log holds, `logged`) reviews of a log file
+    that went missing or shrank since the cache read it. Such events keep their ids, so the
+    lost file coming back later counts nothing twice.
+
+    Each old review becomes a review event carrying the due date it gave (its fuzz cannot be
+    drawn again), so the replay gives back the cards the database had."""
+    rows = store.unlogged_reviews(logged)
+    attempts = [row for row in store.conn.execute(
+        "SELECT * FROM drill_attempts ORDER BY id")
+        if row["event_id"] is None or (logged is not None and row["event_id"] not in logged)]
+    if not rows and not attempts:
+        return 0
+    if logged is None:
+        logged = set()
+    device = events_log.device
+    events: list[Event] = []
+    seen: set[int] = set()
+    for row in rows:
+        at = datetime.fromisoformat(row["reviewed_at"])
+        path = store.note_by_key(row["note_key"]).path
+        data = {"rating": row["rating"], "duration_ms": row["duration_ms"],
+                "title": row["title"], "fuzz": False,
+                "due": row["due_after"],
+                "values_before": json.loads(row["file_values_before"] or "{}")}
+        if row["note_key"] not in seen and row["state_before"] is not None:
+            data["seed"] = row["card_before"] or _card_before(row, at, data["values_before"])
+        seen.add(row["note_key"])
+        event = new_event(EventKind.REVIEW, at, device, path, **data)
+        if row["event_id"] is not None:
+            event = Event(row["event_id"], event.kind, event.at, event.device, path, event.data)
+        events.append(event)
+    for card_key, card in store.cards().items() if not logged else ():
+        if card.suspended:
+            path = store.note_by_key(card_key).path
+            events.append(new_event(EventKind.SUSPEND, now, device, path, seed=card.to_json()))
+    for row in attempts:
+        event = new_event(EventKind.DRILL, datetime.fromisoformat(row["attempted_at"]),
+                          device, None, drill=row["drill_id"], verdict=row["verdict"],
+                          summary=row["summary"] or "", duration_ms=row["duration_ms"],
+                          file=row["file_path"])
+        if row["event_id"] is not None:
+            event = Event(row["event_id"], event.kind, event.at, device, None, event.data)
+        events.append(event)
+    for row in store.conn.execute("SELECT * FROM params ORDER BY id"):
+        # an id drawn from the fit itself: adopting it again adds nothing
+        same = uuid.uuid5(uuid.NAMESPACE_OID, f"params:{row['fitted_at']}:{row['parameters']}")
+        events.append(Event(same.hex, EventKind.PARAMS, datetime.fromisoformat(row["fitted_at"]),
+                            device, None, {"parameters": json.loads(row["parameters"]),
+                                           "log_loss_before": row["log_loss_before"],
+                                           "log_loss_after": row["log_loss_after"],
+                                           "review_count": row["review_count"]}))
+    events_log.append(*events)
+    log.warning("wrote %d reviews of the database into the review log %s", len(rows),
+                events_log.own_file)
+    return len(rows)
+
+
+def _card_before(row, at: datetime, values_before: dict) -> str:
+    """The legacy card a first review started from (seeded from the note's old keys, as
+    `schedule.legacy_card` does), rebuilt from the review row's "before" columns."""
+    from datetime import timedelta
+
+    try:
+        reps = int(float(values_before.get("review_count") or 0))
+    except (TypeError, ValueError):
+        reps = 0
+    last = (None if row["elapsed_days"] is None
+            else at - timedelta(days=row["elapsed_days"]))
+    return CardRow(0, row["state_before"], None, row["stability_before"],
+                   row["difficulty_before"], datetime.fromisoformat(row["due_before"]), last,
+                   reps=reps, legacy=True).to_json()
+
+
+def move_log(ctx, place: str) -> tuple[Path, Path, int]:
+    """Move this device's log file to `place` ("vault" or "data-dir") and set the setting:
+    (from, to, files moved). Lines already there are kept, missing ones appended. Other
+    devices' files are copied where absent and never changed or removed: each belongs to
+    its own device (removing one from the vault would remove it from that device too)."""
+    import shutil
+
+    from studyapp.history.eventlog import data_dir_log
+
+    source = log_dir(ctx.paths, ctx.settings)
+    target = vault_log(ctx.paths) if place == "vault" else data_dir_log(ctx.paths)
+    own = f"{device_id(ctx.paths)}.jsonl"
+    moved = 0
+    if source != target and source.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        for entry in sorted(source.glob("*.jsonl")):
+            if entry.name == own:
+                _merge_file(entry, target / entry.name)
+                entry.unlink()
+                moved += 1
+            elif not (target / entry.name).exists():
+                shutil.copy2(entry, target / entry.name)
+    return source, target, moved
+
+
+def _merge_file(source: Path, target: Path) -> None:
+    """Append to `target` the complete lines of `source` it lacks, then fsync."""
+    lines = source.read_bytes()
+    lines = lines[: lines.rfind(b"\n") + 1]
+    have = set(target.read_bytes().splitlines()) if target.exists() else set()
+    missing = b"".join(line + b"\n" for line in lines.splitlines() if line and line not in have)
+    if not missing:
+        return
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if os.fstat(fd).st_size and not target.read_bytes().endswith(b"\n"):
+            missing = b"\n" + missing
+        os.write(fd, missing)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
