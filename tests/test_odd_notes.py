@@ -22,6 +22,11 @@ GOOD = "good.md"
 PLAIN = "plain.md"
 
 
+
+def _errors(err: str) -> str:
+    """stderr without the one-time `studyapp: note:` lines (where the review log lives)."""
+    return "".join(line for line in err.splitlines(keepends=True) if not line.startswith("studyapp: note:"))
+
 def _note_with(key_line_old: str, key_line_new: str) -> bytes:
     assert key_line_old in USERS_NOTE
     return USERS_NOTE.replace(key_line_old, key_line_new).encode()
@@ -124,7 +129,7 @@ def test_one_odd_note_is_reported_and_the_rest_works(case, tmp_path, capsys, no_
     # any other odd note exists and rating it is refused
     refused = ExitCode.FAILED if (vault / shown).exists() else ExitCode.USAGE
     assert main(_args(vault, data, "rate", shown, "--rating", "good")) == refused
-    err = capsys.readouterr().err
+    err = _errors(capsys.readouterr().err)
     assert err.count("\n") == 1 and err.startswith("studyapp: error:"), err
 
     assert main(_args(vault, data, "import")) == 1  # 1: a note was skipped with a problem
@@ -171,7 +176,7 @@ def test_a_read_only_note_is_reported_and_never_rewritten(tmp_path, capsys, no_t
     locked.chmod(0o444)
     try:
         assert main(_args(vault, data, "rate", "locked.md", "--rating", "good")) == 1
-        err = capsys.readouterr().err
+        err = _errors(capsys.readouterr().err)
         assert "read-only" in err and err.count("\n") == 1
         assert locked.read_bytes() == USERS_NOTE.encode()
         assert (locked.stat().st_mode & 0o777) == 0o444
@@ -190,7 +195,7 @@ def test_a_read_only_vault_folder_is_one_clear_line(tmp_path, capsys):
     vault.chmod(0o555)
     try:
         assert main(_args(vault, data, "rate", GOOD, "--rating", "good")) == 1
-        err = capsys.readouterr().err
+        err = _errors(capsys.readouterr().err)
         assert err.count("\n") == 1 and "read-only" in err and "not written" in err, err
         assert (vault / GOOD).read_bytes() == USERS_NOTE.encode()
     finally:
@@ -204,7 +209,7 @@ def _rate(tmp_path, raw: bytes, capsys, rating: str = "good") -> tuple[int, byte
     vault = tmp_path / "vault"
     note = write(vault / "note.md", raw)
     code = main(_args(vault, tmp_path / "data", "rate", "note.md", "--rating", rating))
-    return code, note.read_bytes(), capsys.readouterr().err
+    return code, note.read_bytes(), _errors(capsys.readouterr().err)
 
 
 def _value(raw: bytes, key: str) -> str:
@@ -384,7 +389,7 @@ def test_a_full_disk_while_writing_a_note_is_one_line_and_changes_nothing(tmp_pa
     vault = make_vault(tmp_path, b"other.md", USERS_NOTE.encode())
     monkeypatch.setattr("studyapp.atomic._write_all", disk_full)
     assert main(_args(vault, tmp_path / "data", "rate", GOOD, "--rating", "good")) == 1
-    err = capsys.readouterr().err
+    err = _errors(capsys.readouterr().err)
     assert err.count("\n") == 1 and os.strerror(errno.ENOSPC) in err and "not written" in err, err
     assert (vault / GOOD).read_bytes() == USERS_NOTE.encode()
     monkeypatch.setattr("studyapp.atomic._write_all", real_write)
