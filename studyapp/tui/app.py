@@ -110,8 +110,13 @@ class StudyApp(App):
 
     def on_mount(self) -> None:
         self._save_theme = True
+        from studyapp.history.sync import FIRST_USE_NOTICE_START
+
         for notice in self.notices:
-            self.notify(notice, title="Review history", severity="warning", timeout=60)
+            if notice.startswith(FIRST_USE_NOTICE_START):  # information, said once: not in the way
+                self.notify(notice, title="Review history", timeout=8)
+            else:  # a lost or shared history: stays until read
+                self.notify(notice, title="Review history", severity="warning", timeout=60)
         # The (empty) Today screen is already painted when the app mounts, so the load starts now.
         self.load_session()
 
