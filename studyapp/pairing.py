@@ -181,6 +181,40 @@ def suggest_drills(text: str, tags=None) -> Pairing:
     return Pairing(drills, "suggested", reasons)
 
 
+def _scorer_version() -> str:
+    """Changes whenever the drills, terms or threshold do: cached pairings of older scorers
+    are then recomputed instead of trusted."""
+    import zlib
+
+    spec = repr((KNOWN_DRILLS, SUGGEST_THRESHOLD, DECLARED_REASON,
+                 [(d, t.label, t.pattern.pattern, t.weight) for d, ts in DRILL_TERMS.items() for t in ts]))
+    return f"{zlib.crc32(spec.encode('utf-8')):08x}"
+
+
+PAIRING_VERSION = _scorer_version()
+
+
+def encode_pairing(pairing: Pairing) -> str:
+    """A pairing as JSON for the metadata cache, stamped with the scorer's version."""
+    import json
+
+    return json.dumps([PAIRING_VERSION, pairing.drills, pairing.source, pairing.reasons,
+                       pairing.unknown], ensure_ascii=False)
+
+
+def decode_pairing(text: str) -> Pairing | None:
+    """The cached pairing, or None when another scorer made it (or the text is not one)."""
+    import json
+
+    try:
+        version, drills, source, reasons, unknown = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    if version != PAIRING_VERSION:
+        return None
+    return Pairing(drills, source, reasons, unknown)
+
+
 _CASE_ODDITIES = re.compile("[\u0130\u0131\u017f\u212a]")
 """Letters a case-insensitive regex equates with an ASCII letter although `str.lower` does not
 map them to it (dotted and dotless i, long s, the Kelvin sign)."""

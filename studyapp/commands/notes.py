@@ -31,11 +31,12 @@ def _doctor(ctx) -> int:
     return run_doctor(ctx)
 
 
-def load_vault(ctx):
+def load_vault(ctx, vault=None):
     """Load the context's vault (with the metadata cache) and report problems on stderr."""
     from studyapp.vault import Vault
 
-    snapshot = Vault(ctx.paths.vault_dir, ctx.paths.cache_file).load()
+    vault = vault or Vault(ctx.paths.vault_dir, ctx.paths.cache_file)
+    snapshot = vault.load()
     for problem in snapshot.problems:
         print(f"studyapp: warning: {problem.path}: {problem.reason}", file=sys.stderr)
     return snapshot
@@ -43,14 +44,17 @@ def load_vault(ctx):
 
 def print_due(ctx, as_json: bool) -> int:
     from studyapp.reviews import due_listing
+    from studyapp.vault import Vault
 
-    snapshot = load_vault(ctx)
+    vault = Vault(ctx.paths.vault_dir, ctx.paths.cache_file)
+    snapshot = load_vault(ctx, vault)
     due = due_listing(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
     if as_json:
         import json
 
         # One object per line: readable, and json's C encoder (an indent would use the slow one).
         rows = ",\n".join(json.dumps(d.as_json(), ensure_ascii=False) for d in due)
+        vault.remember_pairings([d.note for d in due])  # the drills of each: cached from now on
         sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
         return 0
     _print_due_table(due, total=len(snapshot.notes))
