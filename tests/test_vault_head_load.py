@@ -155,3 +155,38 @@ def test_a_pairing_from_another_scorer_is_worked_out_again(tmp_path, monkeypatch
     second = Vault(vault_dir, cache_file=cache)
     assert second.pairings(second.load().notes) == expected
     assert "users.md" in reads
+
+
+def test_a_big_cold_load_parsed_by_workers_equals_one_parsed_in_process(tmp_path, monkeypatch):
+    vault_dir = long_notes(tmp_path)
+    for i in range(12):
+        write_old(vault_dir / f"n{i:02d}.md", (USERS_NOTE + FILLER * (i % 2)).encode("utf-8"))
+    write_old(vault_dir / "broken.md", b"---\nreview_count: many\n---\n# x\n")
+    write_old(vault_dir / "set.md", b"---\nx: !!set {a: null}\n---\n# not JSON\n")
+    one = Vault(vault_dir).load()
+    monkeypatch.setattr("studyapp.vault.vault.PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr("studyapp.vault.vault.PARALLEL_BATCH", 4)
+    monkeypatch.setattr("studyapp.vault.vault._free_cores", lambda: 2)
+    import studyapp.vault.vault as vault_module
+
+    real, rows = vault_module._parse_in_workers, []
+    monkeypatch.setattr(vault_module, "_parse_in_workers", lambda files: rows.append(real(files)) or rows[-1])
+    workers = Vault(vault_dir, cache_file=tmp_path / "cache.db").load()
+    assert len(rows[0]) == 20  # every file but the set came from the workers
+    assert workers.parsed == one.parsed == 21
+    assert workers.problems == one.problems and len(one.problems) == 1
+    assert [n.path for n in workers.notes] == [n.path for n in one.notes]
+    for a, b in zip(workers.notes, one.notes):
+        assert (a.title, a.meta, a.has_block, a.next_review, a.review_count, a.tags) == (
+            b.title, b.meta, b.has_block, b.next_review, b.review_count, b.tags)
+        assert a.body == b.body and a.content_hash == b.content_hash and a.pairing() == b.pairing()
+    warm = Vault(vault_dir, cache_file=tmp_path / "cache.db").load()
+    assert warm.reused == 20 and warm.parsed == 1  # the set, which JSON cannot hold
+
+
+def test_no_workers_start_without_cores_to_spare(tmp_path, monkeypatch):
+    vault_dir = long_notes(tmp_path)
+    monkeypatch.setattr("studyapp.vault.vault.PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr("studyapp.vault.vault._free_cores", lambda: 1)
+    monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", None)  # would raise if used
+    assert len(Vault(vault_dir).load().notes) == 7

@@ -136,11 +136,18 @@ class Vault:
         parsed = reused = 0
         from_cache = Note.from_cache
         day = _Days()
+        stale = [f for f in files
+                 if (row := cached.get(f.path)) is None or row[1] != f.size or row[2] != f.mtime_ns]
+        in_workers = _parse_in_workers(stale) if len(stale) >= PARALLEL_MIN_FILES else {}
         for f in files:
             path = f.path
-            row = cached.get(path)
+            row = in_workers.get(path) or cached.get(path)
             if row is not None and row[1] == f.size and row[2] == f.mtime_ns:
-                reused += 1
+                if path in in_workers:
+                    parsed += 1
+                    fresh.append(row)
+                else:
+                    reused += 1
                 if row[7]:
                     problems.append(LoadProblem(path, row[7]))
                     continue
@@ -332,6 +339,61 @@ class _Days(dict):
     def __missing__(self, text: str | None) -> date | None:
         value = self[text] = None if text is None else date.fromisoformat(text)
         return value
+
+
+PARALLEL_MIN_FILES = 3000
+"""A load with at least this many files to parse may parse them in worker processes: below it,
+starting the workers costs more than it saves."""
+PARALLEL_MIN_FREE_CORES = 2
+"""Workers only pay with cores to spare: on a 2-core machine under load (measured with
+benchmarks/vault_scale.py, issue 15) a pool of two was slower than one process."""
+PARALLEL_BATCH = 250
+
+
+def _free_cores() -> int:
+    """Cores this process may use, less the load already on the machine (1-minute average)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        busy = cores
+    return max(0, int(cores - busy))
+
+
+def _parse_in_workers(files: list[_File]) -> dict[str, tuple]:
+    """Cache rows (path first) of the files, parsed by a pool of forked workers; {} when the
+    machine has no cores to spare, the process cannot fork safely (threads running) or the pool
+    fails. A file whose
+    note the cache cannot hold has no row: the caller parses it itself."""
+    import threading
+
+    cores = _free_cores()
+    if cores < PARALLEL_MIN_FREE_CORES or threading.active_count() > 1:  # forking threads can deadlock
+        return {}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    batches = [files[i:i + PARALLEL_BATCH] for i in range(0, len(files), PARALLEL_BATCH)]
+    try:
+        with ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context("fork")) as pool:
+            return {row[0]: row for rows in pool.map(_rows_of, batches) for row in rows}
+    except (OSError, RuntimeError, ImportError) as exc:  # no fork, no /dev/shm, a broken pool
+        import logging
+
+        logging.getLogger(__name__).info("parsing in one process: %s", exc)
+        return {}
+
+
+def _rows_of(batch: list[_File]) -> list[tuple]:
+    """In a worker: the cache row of each file (a problem row for a file that is no note)."""
+    rows = []
+    for f in batch:
+        result = _note_from_file(f.path, f.abs_path, f.size, f.mtime_ns)
+        if isinstance(result, LoadProblem):
+            rows.append((f.path, f.size, f.mtime_ns) + problem_row(result.reason))
+        elif (values := note_row(result)) is not None:
+            rows.append((f.path, f.size, f.mtime_ns) + values)
+    return rows
 
 
 HEAD_BYTES = 4096
