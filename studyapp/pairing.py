@@ -107,7 +107,7 @@ DRILL_TERMS: dict[str, tuple[Term, ...]] = {
         _term("MultiHeadAttention", 3, r"multi_?head_?attention", ("multi",)),
         _term("split_heads", 3),
         _term("merge_heads", 3, r"(?:merge|combine)_heads", ("_heads",)),
-        _term("num_heads", 2, r"\b(?:num_heads|n_heads|n_head|nhead)\b", ("n_head", "nhead")),
+        _term("num_heads", 2, r"\b(?:num_heads|n_heads|n_head|nhead)\b", ("_head", "nhead")),
         _term("多头注意力", 3),
         _term("多头", 2),
         _term("multi-head", 2, r"multi[\s-]*head(?:ed)?", ("multi",)),
@@ -187,7 +187,7 @@ def _scorer_version() -> str:
     import zlib
 
     spec = repr((KNOWN_DRILLS, SUGGEST_THRESHOLD, DECLARED_REASON,
-                 [(d, t.label, t.pattern.pattern, t.weight) for d, ts in DRILL_TERMS.items() for t in ts]))
+                 [(d, t.label, t.pattern.pattern, t.weight, t.needles) for d, ts in DRILL_TERMS.items() for t in ts]))
     return f"{zlib.crc32(spec.encode('utf-8')):08x}"
 
 

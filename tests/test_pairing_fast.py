@@ -32,7 +32,7 @@ PIECES = [
     "TRIU", "下三角", "上三角", "Look Ahead", "autoregressive", "自回归", "future positions", "未来",
     "掩码", "masks", "masked_fill", "Padding-Mask", "填充掩码", "padding", "填充", "key_padding_mask",
     "<PAD>", "pad_idx", "lengths", "变长", "variable length", "attention_mask", "multi_head_attention",
-    "split_heads", "combine_heads", "n_heads", "nhead", "多头注意力", "多头", "Multi-Headed", "d_head",
+    "split_heads", "combine_heads", "n_heads", "num_heads", "NUM_HEADS", "nhead", "多头注意力", "多头", "Multi-Headed", "d_head",
     "W_o", "out_proj", "\u212a^T", "\u212aᵀ", "\u017fdpa", "paddİng", "paddıng", "ma\u017fk",
     "x", "_", "-", " ", "\n", "(", ")", "é", "ß",
 ]
@@ -51,6 +51,17 @@ def test_every_term_with_its_own_regex_matches_only_where_a_needle_is():
             for piece in PIECES:
                 if term.pattern.search(piece) and not has_case_oddity(piece):
                     assert any(needle in piece.lower() for needle in term.needles), (term.label, piece)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_whatever_a_terms_regex_matches_holds_one_of_its_needles(data):
+    for terms in DRILL_TERMS.values():
+        for term in terms:
+            text = data.draw(st.from_regex(term.pattern), label=term.label)
+            match = term.pattern.search(text)
+            if match and not has_case_oddity(text):
+                assert any(needle in match.group().lower() for needle in term.needles), (term.label, text)
 
 
 def has_case_oddity(text: str) -> bool:
