@@ -168,7 +168,7 @@ def suggest_drills(text: str, tags=None) -> Pairing:
         haystack = "\n".join([text, *map(str, tags)])
     drills: list[str] = []
     reasons: dict[str, list[str]] = {}
-    lowered = haystack.lower()
+    lowered: str | None = haystack.lower()
     if _CASE_ODDITIES.search(haystack):
         lowered = None  # needles could miss a case-insensitive match: run every regex
     for drill in KNOWN_DRILLS:

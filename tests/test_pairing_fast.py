@@ -8,7 +8,13 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from studyapp.pairing import DRILL_TERMS, KNOWN_DRILLS, SUGGEST_THRESHOLD, Pairing, suggest_drills
+from studyapp.pairing import (
+    DRILL_TERMS,
+    KNOWN_DRILLS,
+    SUGGEST_THRESHOLD,
+    Pairing,
+    suggest_drills,
+)
 
 
 def scored_by_every_regex(text: str, tags=None) -> Pairing:

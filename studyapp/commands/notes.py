@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from studyapp.vault import Note
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -54,7 +58,7 @@ def print_due(ctx, as_json: bool) -> int:
 
         # One object per line: readable, and json's C encoder (an indent would use the slow one).
         rows = ",\n".join(json.dumps(d.as_json(), ensure_ascii=False) for d in due)
-        vault.remember_pairings([d.note for d in due])  # the drills of each: cached from now on
+        vault.remember_pairings([cast("Note", d.note) for d in due])  # their drills: cached from now on
         sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
         return 0
     _print_due_table(due, total=len(snapshot.notes))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import Any
 
 from studyapp.vault.bounds import MAX_NUMBER_CHARS
 
@@ -154,7 +155,7 @@ def parse_simple_block(block: str) -> dict | None:
     """The last key, while its value is still empty (null unless `- item` lines follow)."""
     known = _lines
     for text in block.split("\n"):
-        parsed = known.get(text, _MISSING)
+        parsed: Any = known.get(text, _MISSING)
         if parsed is _MISSING:
             parsed = _line(text)
             if len(text) <= 200:  # a few MB at most, however odd the vault

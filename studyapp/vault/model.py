@@ -348,7 +348,7 @@ class _HashOnDemand:
         return digest
 
 
-Note.content_hash = _HashOnDemand()
+Note.content_hash = _HashOnDemand()  # type: ignore[assignment]
 
 
 @dataclass
