@@ -38,15 +38,21 @@ class Term:
     label: str
     pattern: re.Pattern[str]
     weight: float
+    needles: tuple[str, ...]
+    """Lower-case strings of which the pattern's every match contains one: a cheap `in` test
+    that skips the regex for the many notes that cannot match (the regexes scan slowly)."""
 
 
-def _term(label: str, weight: float, regex: str | None = None) -> Term:
-    """ASCII labels match as whole identifiers (underscores count as separators); CJK as is."""
+def _term(label: str, weight: float, regex: str | None = None, needles: tuple[str, ...] = ()) -> Term:
+    """ASCII labels match as whole identifiers (underscores count as separators); CJK as is.
+    A term with its own regex names its needles; a label is its own needle."""
     if regex is None:
         regex = re.escape(label)
         if label.isascii():
             regex = _ASCII_BEFORE + regex + _ASCII_AFTER
-    return Term(label, re.compile(regex, re.IGNORECASE), weight)
+        needles = (label.lower(),)
+    assert needles, f"term {label!r} needs needles"
+    return Term(label, re.compile(regex, re.IGNORECASE), weight, needles)
 
 
 # Identifiers specific to one drill weigh 3 (enough alone), strong terms 2, weak clues 1, and
@@ -55,57 +61,58 @@ DRILL_TERMS: dict[str, tuple[Term, ...]] = {
     "sdpa": (
         _term("scaled_dot_product_attention", 3),
         _term("sdpa", 3),
-        _term("scaled dot-product", 3, r"scaled[\s_-]*dot[\s_-]*product"),
-        _term("dot-product attention", 3, r"dot[\s_-]*product[\s_-]*attention"),
+        _term("scaled dot-product", 3, r"scaled[\s_-]*dot[\s_-]*product", ("scaled",)),
+        _term("dot-product attention", 3, r"dot[\s_-]*product[\s_-]*attention", ("dot",)),
         _term("缩放点积", 3),
         _term("点积注意力", 3),
-        _term("√d_k", 2, r"(?:√|sqrt\(?\s*)d_?k"),
-        _term("K^T", 2, r"Kᵀ|K\^T|K\^\{?\\top\}?|k\.transpose\(\s*-2\s*,\s*-1\s*\)|k\.T\b|\.mT\b"),
+        _term("√d_k", 2, r"(?:√|sqrt\(?\s*)d_?k", ("√", "sqrt")),
+        _term("K^T", 2, r"Kᵀ|K\^T|K\^\{?\\top\}?|k\.transpose\(\s*-2\s*,\s*-1\s*\)|k\.T\b|\.mT\b",
+              ("kᵀ", "^", "k.t", ".mt")),
         _term("softmax", 1),
-        _term("attention scores", 1, r"attention[\s_-]*(?:scores?|weights?)"),
-        _term("注意力分数", 1, r"注意力(?:分数|权重)"),
+        _term("attention scores", 1, r"attention[\s_-]*(?:scores?|weights?)", ("attention",)),
+        _term("注意力分数", 1, r"注意力(?:分数|权重)", ("注意力",)),
     ),
     "causal_mask": (
-        _term("causal mask", 3, r"causal[\s_-]*(?:mask|attention)|因果(?:掩码|注意力)"),
+        _term("causal mask", 3, r"causal[\s_-]*(?:mask|attention)|因果(?:掩码|注意力)", ("causal", "因果")),
         _term("causal", 2),
         _term("因果", 2),
         _term("tril", 3),
         _term("triu", 2.5),
         _term("下三角", 2),
         _term("上三角", 1),
-        _term("look-ahead", 2, r"look[\s-]*ahead"),
+        _term("look-ahead", 2, r"look[\s-]*ahead", ("look",)),
         _term("autoregressive", 1),
         _term("自回归", 1),
-        _term("future tokens", 1, r"future\s+(?:tokens?|positions?)"),
+        _term("future tokens", 1, r"future\s+(?:tokens?|positions?)", ("future",)),
         _term("未来", 1),
         _term("掩码", 0.5),
-        _term("mask", 0.5, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER),
+        _term("mask", 0.5, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER, ("mask",)),
         _term("masked_fill", 0.5),
     ),
     "padding_mask": (
-        _term("padding mask", 3, r"padding[\s_-]*mask|填充掩码"),
+        _term("padding mask", 3, r"padding[\s_-]*mask|填充掩码", ("padding", "填充掩码")),
         _term("padding", 2),
         _term("填充", 2),
         _term("key_padding_mask", 3),
-        _term("<pad>", 2, r"<pad>|\bpad_(?:token|id|idx)\b"),
+        _term("<pad>", 2, r"<pad>|\bpad_(?:token|id|idx)\b", ("<pad>", "pad_")),
         _term("lengths", 1),
         _term("变长", 1),
-        _term("variable-length", 1, r"variable[\s-]*length"),
+        _term("variable-length", 1, r"variable[\s-]*length", ("variable",)),
         _term("attention_mask", 1),
         _term("掩码", 0.5),
-        _term("mask", 0.5, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER),
+        _term("mask", 0.5, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER, ("mask",)),
         _term("masked_fill", 0.5),
     ),
     "mha": (
-        _term("MultiHeadAttention", 3, r"multi_?head_?attention"),
+        _term("MultiHeadAttention", 3, r"multi_?head_?attention", ("multi",)),
         _term("split_heads", 3),
-        _term("merge_heads", 3, r"(?:merge|combine)_heads"),
-        _term("num_heads", 2, r"\b(?:num_heads|n_heads|n_head|nhead)\b"),
+        _term("merge_heads", 3, r"(?:merge|combine)_heads", ("_heads",)),
+        _term("num_heads", 2, r"\b(?:num_heads|n_heads|n_head|nhead)\b", ("_head", "nhead")),
         _term("多头注意力", 3),
         _term("多头", 2),
-        _term("multi-head", 2, r"multi[\s-]*head(?:ed)?"),
-        _term("head_dim", 1, r"\b(?:head_dim|d_head)\b"),
-        _term("out_proj", 1, r"\b(?:out_proj|W_o|w_o)\b"),
+        _term("multi-head", 2, r"multi[\s-]*head(?:ed)?", ("multi",)),
+        _term("head_dim", 1, r"\b(?:head_dim|d_head)\b", ("head_dim", "d_head")),
+        _term("out_proj", 1, r"\b(?:out_proj|W_o|w_o)\b", ("out_proj", "w_o")),
     ),
 }
 
@@ -161,13 +168,56 @@ def suggest_drills(text: str, tags=None) -> Pairing:
         haystack = "\n".join([text, *map(str, tags)])
     drills: list[str] = []
     reasons: dict[str, list[str]] = {}
+    lowered: str | None = haystack.lower()
+    if _CASE_ODDITIES.search(haystack):
+        lowered = None  # needles could miss a case-insensitive match: run every regex
     for drill in KNOWN_DRILLS:
-        matched = [term for term in DRILL_TERMS[drill] if term.pattern.search(haystack)]
+        matched = [term for term in DRILL_TERMS[drill]
+                   if (lowered is None or any(needle in lowered for needle in term.needles))
+                   and term.pattern.search(haystack)]
         if sum(term.weight for term in matched) >= SUGGEST_THRESHOLD:
             drills.append(drill)
             reasons[drill] = [term.label for term in matched]
     return Pairing(drills, "suggested", reasons)
 
+
+def _scorer_version() -> str:
+    """Changes whenever the drills, terms or threshold do: cached pairings of older scorers
+    are then recomputed instead of trusted."""
+    import zlib
+
+    spec = repr((KNOWN_DRILLS, SUGGEST_THRESHOLD, DECLARED_REASON,
+                 [(d, t.label, t.pattern.pattern, t.weight, t.needles) for d, ts in DRILL_TERMS.items() for t in ts]))
+    return f"{zlib.crc32(spec.encode('utf-8')):08x}"
+
+
+PAIRING_VERSION = _scorer_version()
+
+
+def encode_pairing(pairing: Pairing) -> str:
+    """A pairing as JSON for the metadata cache, stamped with the scorer's version."""
+    import json
+
+    return json.dumps([PAIRING_VERSION, pairing.drills, pairing.source, pairing.reasons,
+                       pairing.unknown], ensure_ascii=False)
+
+
+def decode_pairing(text: str) -> Pairing | None:
+    """The cached pairing, or None when another scorer made it (or the text is not one)."""
+    import json
+
+    try:
+        version, drills, source, reasons, unknown = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    if version != PAIRING_VERSION:
+        return None
+    return Pairing(drills, source, reasons, unknown)
+
+
+_CASE_ODDITIES = re.compile("[\u0130\u0131\u017f\u212a]")
+"""Letters a case-insensitive regex equates with an ASCII letter although `str.lower` does not
+map them to it (dotted and dotless i, long s, the Kelvin sign)."""
 
 K = TypeVar("K", bound=Hashable)
 

@@ -108,3 +108,13 @@ def test_every_tricky_scalar_as_a_value_and_as_a_list_item():
                 compared += 1
                 assert _typed(fast) == _typed(_yaml(block)), block
     assert compared > 100
+
+
+def test_lines_worked_out_once_never_share_a_list_between_notes():
+    """Lines are remembered across blocks: an empty list in one note's metadata must not be
+    the very list another note gets."""
+    block = "related_outlines: []\ntags:\n- []\n- a\n"
+    first = parse_simple_block(block)
+    first["related_outlines"].append("mutated")
+    first["tags"][0].append("mutated")
+    assert parse_simple_block(block) == {"related_outlines": [], "tags": [[], "a"]}

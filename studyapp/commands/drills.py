@@ -106,10 +106,11 @@ def _paired_notes(ctx) -> dict[str, list[str]]:
     from studyapp.pairing import notes_by_drill
     from studyapp.vault import Vault
 
-    snapshot = Vault(ctx.paths.vault_dir, cache_file=ctx.paths.cache_file).load()
+    vault = Vault(ctx.paths.vault_dir, cache_file=ctx.paths.cache_file)
+    snapshot = vault.load()
     for problem in snapshot.problems:
         print(f"studyapp: skipped {problem.path}: {problem.reason}", file=sys.stderr)
-    return notes_by_drill({note.path: note.pairing() for note in snapshot.notes})
+    return notes_by_drill(vault.pairings(snapshot.notes))  # bodies read once, then cached
 
 
 def start_drill(args, ctx) -> int:

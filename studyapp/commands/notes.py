@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from studyapp.vault import Note
 
 from studyapp.errors import ExitCode
 
@@ -35,11 +39,12 @@ def _doctor(ctx, probe: bool) -> int:
     return run_doctor(ctx, probe=probe)
 
 
-def load_vault(ctx):
+def load_vault(ctx, vault=None):
     """Load the context's vault (with the metadata cache) and report problems on stderr."""
     from studyapp.vault import Vault
 
-    snapshot = Vault(ctx.paths.vault_dir, ctx.paths.cache_file).load()
+    vault = vault or Vault(ctx.paths.vault_dir, ctx.paths.cache_file)
+    snapshot = vault.load()
     for problem in snapshot.problems:
         print(f"studyapp: warning: {problem.path}: {problem.reason}", file=sys.stderr)
     return snapshot
@@ -47,14 +52,17 @@ def load_vault(ctx):
 
 def print_due(ctx, as_json: bool) -> int:
     from studyapp.reviews import due_queue
+    from studyapp.vault import Vault
 
-    snapshot = load_vault(ctx)
+    vault = Vault(ctx.paths.vault_dir, ctx.paths.cache_file)
+    snapshot = load_vault(ctx, vault)
     due, counts = due_queue(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
     if as_json:
         import json
 
         # One object per line: readable, and json's C encoder (an indent would use the slow one).
         rows = ",\n".join(json.dumps(d.as_json(), ensure_ascii=False) for d in due)
+        vault.remember_pairings([cast("Note", d.note) for d in due])  # their drills: cached from now on
         sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
         return ExitCode.OK
     _print_due_table(due, counts, total=len(snapshot.notes))

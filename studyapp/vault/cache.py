@@ -15,7 +15,7 @@ import time
 from datetime import date, datetime
 from pathlib import Path
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 """Bump when the parser's output changes (title rules, fields): old rows are then discarded."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick
@@ -86,10 +86,22 @@ def note_row(note) -> tuple | None:
     if (meta_json is None or note.review_count not in _INT64
             or (mastery is not None and not math.isfinite(mastery))):
         return None
-    return (note.content_hash, int(note.has_block), note.title, meta_json.encode("utf-8"), None,
-            _iso(note.created), _iso(note.last_reviewed), _iso(note.next_review),
+    fields = note.__dict__  # not `note.content_hash`: that would read a head-loaded note whole
+    pairing = fields.get("_pairing")
+    if pairing is None and "drills" in note.meta:
+        pairing = note.pairing()  # declared: known from the block alone
+        fields.pop("_pairing_fresh", None)  # stored with this row: nothing left to remember
+    return (fields.get("content_hash"), int(note.has_block), note.title, meta_json.encode("utf-8"),
+            None, _iso(note.created), _iso(note.last_reviewed), _iso(note.next_review),
             note.review_count, note.difficulty, mastery,
-            encode_list(note.tags), encode_list(note.drills))
+            encode_list(note.tags), encode_list(note.drills), fields.get("_head_mark"),
+            None if pairing is None else _encode_pairing(pairing))
+
+
+def _encode_pairing(pairing) -> str:
+    from studyapp.pairing import encode_pairing
+
+    return encode_pairing(pairing)
 
 
 def _iso(day: date | None) -> str | None:
@@ -118,7 +130,10 @@ def decode_list(text: str) -> list[str]:
 
 
 COLUMNS = ("path, size, mtime_ns, content_hash, has_block, title, meta, problem, created,"
-           " last_reviewed, next_review, review_count, difficulty, mastery_level, tags, drills")
+           " last_reviewed, next_review, review_count, difficulty, mastery_level, tags, drills,"
+           " head_mark, pairing")
+"""`content_hash` is NULL for a note parsed from its head only (`head_mark` then says what was
+read); `pairing` is NULL until the note's drills were worked out for this version of it."""
 
 
 class MetadataCache:
@@ -148,6 +163,7 @@ class MetadataCache:
                     content_hash TEXT, has_block INTEGER, title TEXT, meta BLOB, problem TEXT,
                     created TEXT, last_reviewed TEXT, next_review TEXT, review_count INTEGER,
                     difficulty TEXT, mastery_level REAL, tags TEXT, drills TEXT,
+                    head_mark TEXT, pairing TEXT,
                     PRIMARY KEY (vault, path)
                 ) WITHOUT ROWID;
                 PRAGMA user_version = {int(SCHEMA_VERSION)};
@@ -180,7 +196,7 @@ class MetadataCache:
             try:
                 with db:
                     db.executemany(
-                        f"INSERT OR REPLACE INTO notes (vault, {COLUMNS}) VALUES ({', '.join('?' * 17)})",
+                        f"INSERT OR REPLACE INTO notes (vault, {COLUMNS}) VALUES ({', '.join('?' * 19)})",
                         [(self.vault, *row) for row in stable],
                     )
                     db.executemany(
@@ -192,7 +208,25 @@ class MetadataCache:
         except (sqlite3.Error, OSError):
             pass
 
+    def remember_pairings(self, pairings: list[tuple[str, int, int, str]]) -> None:
+        """Store `(path, size, mtime_ns, pairing JSON)` on the rows of those very versions of
+        the notes (a row that changed meanwhile is left as it is)."""
+        if not pairings:
+            return
+        try:
+            db = self._connect()
+            try:
+                with db:
+                    db.executemany(
+                        "UPDATE notes SET pairing = ? WHERE vault = ? AND path = ? AND size = ?"
+                        " AND mtime_ns = ? AND problem IS NULL",
+                        [(text, self.vault, path, size, mtime) for path, size, mtime, text in pairings])
+            finally:
+                db.close()
+        except (sqlite3.Error, OSError):
+            pass
+
 
 def problem_row(reason: str) -> tuple:
     """The cache row of a file that cannot be read as a note (without path, size, mtime)."""
-    return (None, None, None, None, reason) + (None,) * 8
+    return (None, None, None, None, reason) + (None,) * 10

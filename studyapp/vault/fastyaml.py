@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import Any
 
 from studyapp.vault.bounds import MAX_NUMBER_CHARS
 
@@ -113,40 +114,70 @@ def _scalar(text: str):
     return _plain(text)
 
 
+_SKIP, _ITEM, _KEY, _EMPTY_LIST = "skip", "item", "key", object()
+_lines: dict[str, tuple | None] = {}
+"""What each recent line means (see `_line`): most lines of a vault's blocks repeat from note
+to note (`difficulty: medium`, `related_outlines: []`, dates), so each is worked out once."""
+
+
+def _line(line: str) -> tuple | None:
+    """(_SKIP,), (_ITEM, value) or (_KEY, key, value, has_value) for one line of a block, or
+    None when the line is not of the simple shape. A `[]` value is `_EMPTY_LIST` (the caller
+    makes a new list each time: the result is shared)."""
+    line = line.rstrip(" ")
+    if not line or line[0] == "#":
+        return (_SKIP,)
+    if line[0] == "-" and (len(line) == 1 or line[1] == " "):
+        item = _scalar(line[2:].lstrip(" "))
+        return None if item is _MISSING else (_ITEM, _EMPTY_LIST if isinstance(item, list) else item)
+    match = _KEY_LINE.fullmatch(line)
+    if match is None:
+        return None
+    key = match.group(1)
+    if plain_tag(key) != "tag:yaml.org,2002:str":
+        return None  # `yes:`, `null:`, `on:` are not string keys
+    value = _scalar(match.group(2) or "")
+    if value is _MISSING:
+        return None
+    return (_KEY, key, _EMPTY_LIST if isinstance(value, list) else value,
+            match.group(2) is not None)
+
+
 def parse_simple_block(block: str) -> dict | None:
     """The block's mapping when it has the simple shape, else None (then ask PyYAML)."""
-    if _UNSAFE.search(block.replace("\r\n", "\n")):
+    block = block.replace("\r\n", "\n")
+    if _UNSAFE.search(block):
         return None
     meta: dict = {}
     open_list: list | None = None
     """The list a key with an empty value started; `- item` lines append to it."""
     pending_key = None
     """The last key, while its value is still empty (null unless `- item` lines follow)."""
-    for line in block.replace("\r\n", "\n").split("\n"):
-        line = line.rstrip(" ")
-        if not line or line[0] == "#":
+    known = _lines
+    for text in block.split("\n"):
+        parsed: Any = known.get(text, _MISSING)
+        if parsed is _MISSING:
+            parsed = _line(text)
+            if len(text) <= 200:  # a few MB at most, however odd the vault
+                if len(known) >= 8192:
+                    known.clear()
+                known[text] = parsed
+        if parsed is None:
+            return None
+        kind = parsed[0]
+        if kind is _SKIP:
             continue
-        if line[0] == "-" and (len(line) == 1 or line[1] == " "):
+        if kind is _ITEM:
             if pending_key is not None:
                 open_list = meta[pending_key] = []
                 pending_key = None
             if open_list is None:
                 return None
-            item = _scalar(line[2:].lstrip(" "))
-            if item is _MISSING:
-                return None
-            open_list.append(item)
+            item = parsed[1]
+            open_list.append([] if item is _EMPTY_LIST else item)
             continue
-        match = _KEY_LINE.fullmatch(line)
-        if match is None:
-            return None
-        key = match.group(1)
-        if plain_tag(key) != "tag:yaml.org,2002:str":
-            return None  # `yes:`, `null:`, `on:` are not string keys
-        value = _scalar(match.group(2) or "")
-        if value is _MISSING:
-            return None
-        meta[key] = value
-        pending_key = key if match.group(2) is None else None
+        _kind, key, value, has_value = parsed
+        meta[key] = [] if value is _EMPTY_LIST else value
+        pending_key = None if has_value else key
         open_list = None
     return meta

@@ -170,7 +170,8 @@ class Note:
     """Every key of the metadata block, as YAML parsed it ({} without a block)."""
     has_block: bool
     content_hash: str
-    """sha256 of the file's bytes when it was read; write-back compares against it."""
+    """sha256 of the file's bytes when it was read; write-back compares against it. A note
+    loaded from its head only hashes the whole file on first use (see `_HashOnDemand`)."""
     size: int
     mtime_ns: int
     source: str = field(repr=False, compare=False)
@@ -200,36 +201,65 @@ class Note:
         set_(self, "drills", _as_str_list(meta.get("drills")))
 
     @classmethod
-    def from_cache(cls, path: str, source: str, size: int, mtime_ns: int, content_hash: str,
+    def from_cache(cls, path: str, source: str, size: int, mtime_ns: int, content_hash: str | None,
                    has_block: bool, title: str, meta_json: str, created: date | None,
                    last_reviewed: date | None, next_review: date | None, review_count: int,
                    difficulty: str | None, mastery_level: float | None, tags: list[str],
-                   drills: list[str]) -> Note:
+                   drills: list[str], head_mark: str | None = None,
+                   pairing_json: str | None = None) -> Note:
         """A note rebuilt from the metadata cache: its fields as they were computed when it was
         parsed, and `meta` decoded from JSON only if someone reads it (`due` never does).
+        Without a content hash (the note was parsed from its head), `head_mark` stands in.
 
         Bypasses `__init__`: building 10,000 notes this way is several times faster.
         """
         note = object.__new__(cls)
-        object.__setattr__(note, "__dict__", {
+        fields = {
             "id": note_id(path), "path": path, "title": title, "_meta_json": meta_json,
-            "has_block": has_block, "content_hash": content_hash, "size": size,
+            "has_block": has_block, "size": size,
             "mtime_ns": mtime_ns, "source": source, "_body": None, "created": created,
             "last_reviewed": last_reviewed, "next_review": next_review,
             "review_count": review_count, "difficulty": difficulty,
             "mastery_level": mastery_level, "tags": tags, "drills": drills,
-        })
+            "_pairing_json": pairing_json,
+        }
+        if content_hash is None:
+            fields["_head_mark"] = head_mark
+        else:
+            fields["content_hash"] = content_hash
+        object.__setattr__(note, "__dict__", fields)
+        return note
+
+    @classmethod
+    def from_head(cls, path: str, source: str, title: str, meta: dict, has_block: bool,
+                  size: int, mtime_ns: int, head_mark: str) -> Note:
+        """A note parsed from the head of its file (block and title): its body is read when
+        shown or paired, and its content hash when first asked for."""
+        note = cls(note_id(path), path, title, meta, has_block, "", size, mtime_ns, source)
+        del note.__dict__["content_hash"]  # `_HashOnDemand` computes it from the file
+        note.__dict__["_head_mark"] = head_mark
         return note
 
     def pairing(self):
         """The drills that train this note: its `drills:` key, else suggested from its text.
 
-        Reads the body (lazily, from disk after a cached load), so call it for the notes shown,
-        not for a whole large vault on a hot path.
+        Known from the metadata cache when it was computed before for this version of the file;
+        else it reads the body (lazily, from disk after a head or cached load), so on a hot path
+        pair a whole vault through `Vault.pairings`, which keeps what it computes.
         """
-        from studyapp.pairing import drills_for
+        known = self.__dict__.get("_pairing")
+        if known is not None:
+            return known
+        from studyapp.pairing import decode_pairing, drills_for
 
-        return drills_for(self.meta, self.body)
+        cached = self.__dict__.get("_pairing_json")
+        pairing = decode_pairing(cached) if cached else None
+        if pairing is None:
+            meta = self.meta
+            pairing = drills_for(meta, "" if "drills" in meta else self.body)  # declared: no body
+            self.__dict__["_pairing_fresh"] = True
+        self.__dict__["_pairing"] = pairing
+        return pairing
 
     @property
     def abs_path(self) -> Path:
@@ -277,6 +307,48 @@ class _MetaFromCache:
 
 
 Note.meta = _MetaFromCache()
+
+
+def head_mark(head: bytes) -> str:
+    """What a load read of a note, to recognise it later: the length read and its CRC (with
+    size and mtime this tells whether the file is still the one parsed, even after an edit
+    made within one mtime tick that kept the size)."""
+    import zlib
+
+    return f"{len(head)}:{zlib.crc32(head):08x}"
+
+
+class _HashOnDemand:
+    """`Note.content_hash` of a note loaded from its head: the sha256 of the whole file,
+    computed on first use, when the file is still the one the note was parsed from (same size,
+    mtime and head). When it is not, the hash is a value no file hashes to, so write-back sees
+    "changed since read" and merges or refuses instead of overwriting an edit it never saw.
+    A note built by `__init__` holds its hash in its instance dict, which wins over this."""
+
+    def __get__(self, note, owner=None):
+        if note is None:
+            return self
+        import hashlib
+        import os
+
+        mark = note.__dict__.get("_head_mark") or "0:"
+        length = int(mark.split(":", 1)[0])
+        try:
+            with open(note.source, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                raw = fh.read()
+        except OSError:
+            raw, st = None, None
+        if (raw is not None and st.st_size == note.size and st.st_mtime_ns == note.mtime_ns
+                and head_mark(raw[:length]) == mark):
+            digest = hashlib.sha256(raw).hexdigest()
+        else:
+            digest = f"changed-since-load:{note.size}:{note.mtime_ns}"
+        note.__dict__["content_hash"] = digest
+        return digest
+
+
+Note.content_hash = _HashOnDemand()  # type: ignore[assignment]
 
 
 @dataclass

@@ -156,6 +156,19 @@ def extract_title(body: str, path: str) -> str:
     line is long do we look further, for a `# ` heading outside code fences: web-clipped notes
     hold unfenced code whose `# comments` would otherwise pass for headings. Else the file name.
     """
+    title = title_from_first_line(body)
+    if title:
+        return title
+    for level, text, _start, _end in _headings(body):
+        if level == 1 and text:
+            return text
+    return PurePosixPath(path).stem
+
+
+def title_from_first_line(body: str) -> str | None:
+    """The title when the first non-empty line decides it ('' when that line does not, None when
+    the text has no non-empty line). A note's opening lines are enough to call this, which is
+    what lets a load read only the head of each note."""
     for line in body.splitlines():
         line = line.strip().lstrip(BOM).strip()
         if not line:
@@ -164,11 +177,8 @@ def extract_title(body: str, path: str) -> str:
             return line[2:].strip()
         if len(line) <= PLAIN_TITLE_MAX_CHARS and not line.startswith(("#", "```", "~~~")):
             return line
-        break
-    for level, text, _start, _end in _headings(body):
-        if level == 1 and text:
-            return text
-    return PurePosixPath(path).stem
+        return ""
+    return None
 
 
 def extract_answer(body: str) -> str:

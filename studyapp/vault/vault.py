@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from studyapp.atomic import TEMP_SUFFIX
 from studyapp.errors import UserError
@@ -22,6 +22,7 @@ from studyapp.vault.model import (
     NoteWriteError,
     VaultSnapshot,
     WriteConflict,
+    head_mark,
     note_id,
     owned_value_problem,
 )
@@ -31,9 +32,14 @@ from studyapp.vault.parse import (
     decode,
     extract_title,
     find_layout,
+    parse_block,
     split_note,
+    title_from_first_line,
 )
 from studyapp.vault.writeback import comparable, edit_review_keys, validate_updates
+
+if TYPE_CHECKING:
+    from studyapp.pairing import Pairing
 
 NOTE_SUFFIX = ".md"
 
@@ -130,29 +136,31 @@ class Vault:
         parsed = reused = 0
         from_cache = Note.from_cache
         day = _Days()
+        stale = [f for f in files
+                 if (row := cached.get(f.path)) is None or row[1] != f.size or row[2] != f.mtime_ns]
+        in_workers = _parse_in_workers(stale) if len(stale) >= PARALLEL_MIN_FILES else {}
         for f in files:
             path = f.path
-            row = cached.get(path)
+            row = in_workers.get(path) or cached.get(path)
             if row is not None and row[1] == f.size and row[2] == f.mtime_ns:
-                reused += 1
+                if path in in_workers:
+                    parsed += 1
+                    fresh.append(row)
+                else:
+                    reused += 1
                 if row[7]:
                     problems.append(LoadProblem(path, row[7]))
                     continue
                 (_path, size, mtime_ns, digest, has_block, title, meta_json, _problem, created,
-                 last_reviewed, next_review, review_count, difficulty, mastery, tags, drills) = row
+                 last_reviewed, next_review, review_count, difficulty, mastery, tags, drills,
+                 mark, pairing) = row
                 notes.append(from_cache(
                     path, f.abs_path, size, mtime_ns, digest, bool(has_block), title, meta_json,
                     day[created], day[last_reviewed], day[next_review], review_count, difficulty,
-                    mastery, decode_list(tags), decode_list(drills)))
+                    mastery, decode_list(tags), decode_list(drills), mark, pairing))
                 continue
             parsed += 1
-            try:
-                with open(f.abs_path, "rb") as fh:
-                    raw = fh.read()
-            except OSError as exc:
-                problems.append(LoadProblem(path, f"cannot read: {exc.strerror}"))
-                continue
-            result = _note_from_bytes(path, f.abs_path, raw, f.size, f.mtime_ns)
+            result = _note_from_file(path, f.abs_path, f.size, f.mtime_ns)
             if isinstance(result, LoadProblem):
                 problems.append(result)
                 fresh.append((path, f.size, f.mtime_ns) + problem_row(result.reason))
@@ -166,6 +174,23 @@ class Vault:
             self.cache.update(fresh, [path for path in cached if path not in present])
         problems.sort(key=lambda p: p.path)
         return VaultSnapshot(notes, problems, parsed=parsed, reused=reused)
+
+    def pairings(self, notes: list[Note]) -> dict[str, Pairing]:
+        """Path -> the drills that train each note, from the cache where it knows them; the
+        rest are worked out (reading those bodies) and kept in the cache for the next time."""
+        result = {note.path: note.pairing() for note in notes}
+        self.remember_pairings(notes)
+        return result
+
+    def remember_pairings(self, notes: list[Note]) -> None:
+        """Keep in the cache the pairings worked out for these notes since they were loaded."""
+        if not self.cache:
+            return
+        from studyapp.pairing import encode_pairing
+
+        fresh = [(note.path, note.size, note.mtime_ns, encode_pairing(note.__dict__["_pairing"]))
+                 for note in notes if note.__dict__.pop("_pairing_fresh", False)]
+        self.cache.remember_pairings(fresh)
 
     def _abs(self, path: str) -> Path:
         rel = PurePosixPath(path)
@@ -314,6 +339,116 @@ class _Days(dict):
     def __missing__(self, text: str | None) -> date | None:
         value = self[text] = None if text is None else date.fromisoformat(text)
         return value
+
+
+PARALLEL_MIN_FILES = 3000
+"""A load with at least this many files to parse may parse them in worker processes: below it,
+starting the workers costs more than it saves."""
+PARALLEL_MIN_FREE_CORES = 2
+"""Workers only pay with cores to spare: on a 2-core machine under load (measured with
+benchmarks/vault_scale.py, issue 15) a pool of two was slower than one process."""
+PARALLEL_BATCH = 250
+
+
+def _free_cores() -> int:
+    """Cores this process may use, less the load already on the machine (1-minute average)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        busy = cores
+    return max(0, int(cores - busy))
+
+
+def _parse_in_workers(files: list[_File]) -> dict[str, tuple]:
+    """Cache rows (path first) of the files, parsed by a pool of forked workers; {} when the
+    machine has no cores to spare, the process cannot fork safely (threads running) or the pool
+    fails. A file whose
+    note the cache cannot hold has no row: the caller parses it itself."""
+    import threading
+
+    cores = _free_cores()
+    if cores < PARALLEL_MIN_FREE_CORES or threading.active_count() > 1:  # forking threads can deadlock
+        return {}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    batches = [files[i:i + PARALLEL_BATCH] for i in range(0, len(files), PARALLEL_BATCH)]
+    try:
+        with ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context("fork")) as pool:
+            return {row[0]: row for rows in pool.map(_rows_of, batches) for row in rows}
+    except (OSError, RuntimeError, ImportError) as exc:  # no fork, no /dev/shm, a broken pool
+        import logging
+
+        logging.getLogger(__name__).info("parsing in one process: %s", exc)
+        return {}
+
+
+def _rows_of(batch: list[_File]) -> list[tuple]:
+    """In a worker: the cache row of each file (a problem row for a file that is no note)."""
+    rows = []
+    for f in batch:
+        result = _note_from_file(f.path, f.abs_path, f.size, f.mtime_ns)
+        if isinstance(result, LoadProblem):
+            rows.append((f.path, f.size, f.mtime_ns) + problem_row(result.reason))
+        elif (values := note_row(result)) is not None:
+            rows.append((f.path, f.size, f.mtime_ns) + values)
+    return rows
+
+
+HEAD_BYTES = 4096
+"""A load reads this much of a note first: the users' blocks and title lines take a few hundred
+bytes, their notes about 11 KB. A note whose block or title is not decided within it is read
+whole."""
+
+
+def _note_from_file(path: str, abs_path: str, size: int, mtime_ns: int) -> Note | LoadProblem:
+    """The note from the head of its file (its block and title), else from the whole file."""
+    try:
+        fd = os.open(abs_path, os.O_RDONLY)
+        try:
+            raw = os.read(fd, HEAD_BYTES)
+            if len(raw) == HEAD_BYTES:
+                note = _note_from_head(path, abs_path, raw, size, mtime_ns)
+                if note is not None:
+                    return note
+                raw += _read_rest(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return LoadProblem(path, f"cannot read: {exc.strerror}")
+    return _note_from_bytes(path, abs_path, raw, size, mtime_ns)
+
+
+def _read_rest(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: int) -> Note | None:
+    """The note when its first complete lines hold its whole block and decide its title, else
+    None (then the whole file is read: errors, too, are reported from the whole file, in the
+    words a whole read uses). The body's bytes past the head are not read, nor checked."""
+    cut = raw.rfind(b"\n") + 1
+    if not cut:
+        return None
+    head = raw[:cut]
+    try:
+        text, _bom = decode(head)
+        layout = find_layout(text)
+        body = text[layout.body_start:] if layout.has_block else text
+        title = title_from_first_line(body)
+        if not title:
+            return None
+        meta = parse_block(text[layout.block_start:layout.block_end]) if layout.has_block else {}
+        if owned_value_problem(meta):
+            return None
+    except (NoteFormatError, ValueError, TypeError, OverflowError, RecursionError, MemoryError):
+        return None
+    return Note.from_head(path, str(abs_path), title, meta, layout.has_block, size, mtime_ns,
+                          head_mark(head))
 
 
 def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int) -> Note | LoadProblem:
