@@ -230,8 +230,7 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
     before_fields = history.fields if stored is not None else None
     if before_fields is None:
         before_fields = card_fields(before)
-    reused: list | None = None
-    """The recorded card fields after the review, when they still hold (same scheduler, same card)."""
+    reused: list | None = None  # the recorded card fields after the review, when they still hold
     if (isinstance(recorded, list) and len(recorded) == 6
             and data.get("sched") == fingerprint
             and data.get("before") == before_fields):
