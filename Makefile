@@ -28,11 +28,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/studyapp $(ARGS)
 
-# The promises of the house style that a tool can keep: lint and the import contracts
-# (the domain never imports Textual; the UI process never imports torch), then the suite.
+# The promises of the house style that a tool can keep: lint, the import contracts
+# (the domain never imports Textual; the UI process never imports torch) and the types
+# (mypy reads its settings from pyproject.toml), then the suite.
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: check
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

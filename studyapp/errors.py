@@ -27,7 +27,7 @@ class ExitCode(IntEnum):
 class UserError(Exception):
     """Bad input or a state the user can fix; `exit_code` is what the CLI exits with."""
 
-    exit_code = ExitCode.FAILED
+    exit_code: int = ExitCode.FAILED
 
     def __init__(self, message: str, exit_code: int | None = None):
         super().__init__(message)

@@ -35,6 +35,8 @@ from studyapp.views import (
 
 if TYPE_CHECKING:
     from studyapp.context import Context
+    from studyapp.grader.client import GraderClient
+    from studyapp.reviews import ReviewService
     from studyapp.session import QueueCounts
 
 NO_LIMIT = 10**9
@@ -79,7 +81,7 @@ class StudyFacade:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._lock = threading.RLock()
-        self._service = None
+        self._service: ReviewService | None = None
         self._notes: dict = {}
         self._problems: list = []
         self._items_cache = None
@@ -93,7 +95,7 @@ class StudyFacade:
         """Casefolded note text by path, with the content hash it was read at (`search_notes`)."""
         self._left: QueueCounts | None = None
         """`session.QueueCounts` of the running session, kept with its order."""
-        self._grader = None
+        self._grader: GraderClient | None = None
         self._grade_generation = 0
         """Bumped by `cancel_grade`; a grade that started before the bump is not recorded."""
         self._last_verdicts: dict[str, dict] = {}

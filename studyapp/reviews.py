@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from fsrs import Rating
 
@@ -36,7 +37,7 @@ from studyapp.session import (
     session_queue,
 )
 from studyapp.store import CardRow, Store, utc_text
-from studyapp.vault.model import WriteConflict
+from studyapp.vault.model import Note, WriteConflict
 from studyapp.vault.vault import content_hash
 
 OWNED_REVIEW_KEYS = ("last_reviewed", "next_review", "review_count", "mastery_level")
@@ -206,7 +207,7 @@ class ReviewService:
             "path": path,
             "hash_before": note.content_hash,
         }
-        payload = {"review": review_row, "card_after": after.to_json(), "title": note.title,
+        payload: dict[str, Any] = {"review": review_row, "card_after": after.to_json(), "title": note.title,
                    "file_values": _json_values(file_values), "owner": current_process().as_text(),
                    "event": event.to_json()}
         entry = self.store.add_journal("review", path, note.content_hash, None, payload, now)
@@ -236,6 +237,7 @@ class ReviewService:
         if last is None:
             raise UserError("nothing to undo: no review has been recorded")
         note_row = self.store.note_by_key(last["note_key"])
+        assert note_row is not None, "a review's note_key always names a notes row"
         path = note_row.path
         if note_row.deleted:
             raise UserError(f"cannot undo: the reviewed note {path} is no longer in the vault")
@@ -257,7 +259,7 @@ class ReviewService:
         entry = self.store.add_journal("undo", path, note.content_hash, None, payload,
                                        self.ctx.now())
         try:
-            if exact:
+            if exact and old_bytes is not None:  # exact implies the bytes were kept
                 try:
                     self.vault.restore_bytes(path, old_bytes, last["hash_after"])
                     new_hash = content_hash(old_bytes)
@@ -529,7 +531,7 @@ def _state_name(state: int) -> str:
 class DueEntry:
     """One line of `studyapp due`: a note in the session queue, with its scheduler facts."""
 
-    note: object
+    note: Note
     is_new: bool
     due_at: datetime
     retrievability: float | None

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from fsrs import Scheduler, State
 
@@ -19,6 +20,9 @@ from studyapp.schedule import (
 )
 from studyapp.store import CardRow, Store
 
+if TYPE_CHECKING:
+    from studyapp.vault import Note
+
 LEARN_AHEAD = timedelta(minutes=20)
 """A learning step due this soon stays in the session (Anki's learn-ahead limit)."""
 
@@ -27,8 +31,7 @@ LEARN_AHEAD = timedelta(minutes=20)
 class NoteCard:
     """A vault note with its scheduler state."""
 
-    note: object
-    """`studyapp.vault.Note`."""
+    note: Note
     key: int | None
     """Store key, None until the note is first reviewed or suspended."""
     card: CardRow

@@ -99,7 +99,7 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
     streak = streak_ending(per_day, today)
 
     status = store.drill_status()
-    forecast = Counter()
+    forecast: Counter[int] = Counter()
     counts = Counter({"new": 0, "learning": 0, "review": 0, "relearning": 0, "suspended": 0})
     by_tag: dict[str, list[float]] = defaultdict(list)
     for item in note_cards:

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from studyapp.errors import UserError
 
@@ -145,6 +145,10 @@ def utc_text(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat()
 
 
+@overload
+def parse_utc(text: str) -> datetime: ...
+@overload
+def parse_utc(text: None) -> None: ...
 def parse_utc(text: str | None) -> datetime | None:
     return None if text is None else datetime.fromisoformat(text)
 
@@ -441,7 +445,7 @@ class Store:
                 "INSERT INTO notes(path, content_hash, title, first_seen) VALUES (?, ?, ?, ?)",
                 (path, content_hash, title, utc_text(seen_at)),
             )
-            return cur.lastrowid
+            return _inserted_key(cur)
 
     def update_note(self, key: int, *, path: str | None = None, content_hash: str | None = None,
                     title: str | None = None, deleted: bool | None = None) -> None:
@@ -492,9 +496,9 @@ class Store:
         names = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         with self.transaction():
-            review_id = self.conn.execute(
+            review_id = _inserted_key(self.conn.execute(
                 f"INSERT INTO reviews({names}) VALUES ({marks})", tuple(row.values())
-            ).lastrowid
+            ))
             if old_bytes is not None:
                 self.conn.execute("INSERT INTO undo_bytes(review_id, content) VALUES (?, ?)",
                                   (review_id, old_bytes))
@@ -570,12 +574,12 @@ class Store:
             raise ValueError(f"verdict must be one of {DRILL_VERDICTS}, got {verdict!r}")
         when = attempted_at or datetime.now(timezone.utc)
         with self.transaction():
-            return self.conn.execute(
+            return _inserted_key(self.conn.execute(
                 "INSERT INTO drill_attempts(note_key, topic, drill_id, verdict, summary,"
                 " attempted_at, duration_ms, file_path, event_id) VALUES (?,?,?,?,?,?,?,?,?)",
                 (note_key, topic, drill_id, verdict, summary, utc_text(when), duration_ms,
                  None if file_path is None else str(file_path), event_id),
-            ).lastrowid
+            ))
 
     def drill_status(self) -> dict[str, str]:
         """`{drill_id: "passed" | "failing"}` for every drill attempted at least once.
@@ -702,11 +706,11 @@ class Store:
                     hash_after: str | None, payload: dict[str, Any], at: datetime) -> int:
         """Durably note a file write about to happen, before it happens."""
         with self.transaction():
-            return self.conn.execute(
+            return _inserted_key(self.conn.execute(
                 "INSERT INTO journal(kind, path, hash_before, hash_after, payload, created_at)"
                 " VALUES (?,?,?,?,?,?)",
                 (kind, path, hash_before, hash_after, json.dumps(payload), utc_text(at)),
-            ).lastrowid
+            ))
 
     def set_journal_hash_after(self, entry_id: int, hash_after: str) -> None:
         with self.transaction():
@@ -725,6 +729,13 @@ class Store:
             self.conn.execute("DELETE FROM journal WHERE id = ?", (entry_id,))
 
 
+def _inserted_key(cursor: sqlite3.Cursor) -> int:
+    """The rowid an INSERT just made (sqlite3 types `lastrowid` optional, for other statements)."""
+    key = cursor.lastrowid
+    assert key is not None, "an INSERT always sets lastrowid"
+    return key
+
+
 def _note(row: sqlite3.Row) -> NoteRow:
     return NoteRow(row["key"], row["path"], row["content_hash"], row["title"], bool(row["deleted"]))
 
@@ -732,7 +743,7 @@ def _note(row: sqlite3.Row) -> NoteRow:
 def _card(row: sqlite3.Row) -> CardRow:
     return CardRow(
         note_key=row["note_key"], state=row["state"], step=row["step"],
-        stability=row["stability"], difficulty=row["difficulty"], due=parse_utc(row["due"]),
+        stability=row["stability"], difficulty=row["difficulty"], due=datetime.fromisoformat(row["due"]),
         last_review=parse_utc(row["last_review"]), suspended=bool(row["suspended"]),
         reps=row["reps"], lapses=row["lapses"], legacy=bool(row["legacy"]),
     )

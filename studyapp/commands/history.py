@@ -117,10 +117,11 @@ def backup_restore(args, ctx) -> int:
             raise UserError(f"no backup named {args.name}; `studyapp backup list` shows them")
         chosen = named[0]
     else:
-        chosen = default_restore(found)
-        if chosen is None:
+        latest = default_restore(found)
+        if latest is None:
             raise UserError(f"there are no backups in {ctx.paths.backups_dir}; "
                             "`studyapp rebuild` takes card state from the notes instead")
+        chosen = latest
     result = restore_backup(ctx.paths.database_file, ctx.paths.backups_dir, chosen, _now())
     accept_current_database(ctx.paths)
     print(f"restored {result.backup.name}: {_describe(result.summary)}")

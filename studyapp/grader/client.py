@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 from studyapp.grader.verdicts import error_verdict
 
@@ -40,7 +41,7 @@ class GraderClient:
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         """Our end of the worker's stdin and stdout."""
-        self._log = None
+        self._log: IO[bytes] | None = None
         self._buffer = b""
         self._next_id = 0
         self._lock = threading.Lock()
@@ -56,7 +57,7 @@ class GraderClient:
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "studyapp.grader.worker"],
-                stdin=theirs, stdout=theirs, stderr=self._log,
+                stdin=theirs.fileno(), stdout=theirs.fileno(), stderr=self._log,
                 env=self.env if self.env is not None else _env_with_our_package(),
             )
         except BaseException:
@@ -108,6 +109,7 @@ class GraderClient:
         sock, self._sock = self._sock, None
         if proc is None:
             return
+        assert sock is not None, "start() sets the socket with the process"
         try:
             sock.shutdown(socket.SHUT_RDWR)  # the worker reads EOF and leaves
             proc.wait(timeout=5)
@@ -124,8 +126,11 @@ class GraderClient:
 
     def _exchange(self, job: dict, deadline: float) -> dict | None:
         """Send one job and wait for its answer; None when the worker died, hung or was closed."""
+        sock = self._sock
+        if sock is None:  # close() ran from another thread
+            return None
         try:
-            return self._send_and_wait(self._sock, job, deadline)
+            return self._send_and_wait(sock, job, deadline)
         except (OSError, ValueError, AttributeError):  # close() shut the socket from another thread
             return None
 

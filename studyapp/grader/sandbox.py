@@ -141,6 +141,7 @@ def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool], confi
         stdout=capture, stderr=capture, pass_fds=(write_fd,), env=env, cwd=workdir,
     )
     os.close(write_fd)
+    assert proc.stdin is not None  # stdin=PIPE
     try:
         try:
             proc.stdin.write(nonce + job)

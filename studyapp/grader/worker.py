@@ -219,6 +219,7 @@ class Worker:
                 [sys.executable, "-m", "studyapp.grader.worker", "--cuda"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         worker = self.cuda_worker
+        assert worker.stdin is not None and worker.stdout is not None  # both are pipes
         try:
             worker.stdin.write((json.dumps(job) + "\n").encode())
             while True:
@@ -283,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             break  # the client is gone
 
     if worker.cuda_worker is not None:
-        worker.cuda_worker.stdin.close()
+        if worker.cuda_worker.stdin is not None:  # a pipe, as _forward_to_cuda_worker opens it
+            worker.cuda_worker.stdin.close()
         worker.cuda_worker.wait()
     return 0
 

@@ -80,7 +80,7 @@ class EventLog:
 
     def sizes(self) -> dict[str, int]:
         """Each device's file size, without reading them (the cheap "did anything change?")."""
-        result = {}
+        result: dict[str, int] = {}
         try:
             entries = list(os.scandir(self.folder))
         except (FileNotFoundError, NotADirectoryError):

@@ -79,4 +79,5 @@ def import_event_id(path: str, schedule: OsrSchedule) -> str:
 
 def import_time(card: CardRow) -> datetime:
     """When the imported state held: at its last review, before any later review of ours."""
+    assert card.last_review is not None, "card_from always sets last_review"
     return card.last_review

@@ -190,7 +190,8 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
     return result
 
 
-_RATINGS = {int(r): r for r in Rating}
+_RATINGS: dict[object, Rating] = {int(r): r for r in Rating}
+"""Rating by its number; keyed by object because the number comes from an event's JSON."""
 
 UNDO_REACH = 1000
 """How many of the newest replayed reviews keep what an undo restores (the card and the owned
@@ -229,14 +230,16 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
     before_fields = history.fields if stored is not None else None
     if before_fields is None:
         before_fields = card_fields(before)
-    reused = (isinstance(recorded, list) and len(recorded) == 6
-              and data.get("sched") == fingerprint
-              and data.get("before") == before_fields)
-    if reused:
+    reused: list | None = None  # the recorded card fields after the review, when they still hold
+    if (isinstance(recorded, list) and len(recorded) == 6
+            and data.get("sched") == fingerprint
+            and data.get("before") == before_fields):
+        reused = recorded
+    if reused is not None:
         after = CardRow(
-            note_key=before.note_key, state=recorded[0], step=recorded[1],
-            stability=recorded[2], difficulty=recorded[3],
-            due=datetime.fromisoformat(recorded[4]), last_review=event.at,
+            note_key=before.note_key, state=reused[0], step=reused[1],
+            stability=reused[2], difficulty=reused[3],
+            due=datetime.fromisoformat(reused[4]), last_review=event.at,
             suspended=before.suspended, reps=before.reps + 1,
             lapses=before.lapses + int(rating == Rating.Again and before.state == 2),
             legacy=before.legacy)
@@ -245,17 +248,17 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
         after = review_for_event(scheduler, before, rating, event.at, duration_ms, event.id)
     if isinstance(data.get("due"), str):  # adopted from an older database: its own due date
         after.due = datetime.fromisoformat(data["due"])
-        reused = False
+        reused = None
     if history.reviews == 0:
         history.values_before = data.get("values_before")
     history.reviews += 1
     history.card = after
-    history.fields = recorded if reused else None
+    history.fields = reused
     at = event.at
     result.reviews.append({
         "note_key": index,
         "rating": int(rating),
-        "reviewed_at": recorded[5] if reused else utc_text(at),
+        "reviewed_at": reused[5] if reused is not None else utc_text(at),
         "duration_ms": duration_ms,
         "state_before": None if is_new else before.state,
         "state_after": after.state,
@@ -264,7 +267,7 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
         "difficulty_before": before.difficulty,
         "difficulty_after": after.difficulty,
         "due_before": None if is_new else before_fields[4],
-        "due_after": recorded[4] if reused else utc_text(after.due),
+        "due_after": reused[4] if reused is not None else utc_text(after.due),
         "scheduled_days": (after.due - at).total_seconds() / 86400,
         "elapsed_days": (None if before.last_review is None
                          else (at - before.last_review).total_seconds() / 86400),

@@ -176,8 +176,11 @@ def _disagrees(note, values: dict) -> bool:
 
 def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
     """Rewrite the owned keys of reviewed notes that disagree with the replayed state."""
-    wanted = {h.path: (h, owned_values(h)) for h in replayed.notes if h.live and h.reviewed}
-    wanted = {path: pair for path, pair in wanted.items() if pair[1] is not None}
+    wanted: dict[str, tuple[NoteHistory, dict]] = {}
+    for h in replayed.notes:
+        owned = owned_values(h) if h.live and h.reviewed else None
+        if owned is not None:
+            wanted[h.path] = (h, owned)
     if not wanted:
         return
     snapshot = service.vault.load()
@@ -189,6 +192,7 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
         history, values = pair
         values = dict(values)
         if history.reviews and history.card is not None:
+            assert history.card.last_review is not None, "a replayed review sets last_review"
             values["mastery_level"] = schedule.mastery(
                 history.card, history.card.last_review, service.scheduler,
                 note.pairing().drills, status)
@@ -198,6 +202,13 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
             result.problems.append(f"{note.path}: could not write its review keys: {exc}")
             continue
         result.written.append(note.path)
+
+
+def _note_path(store: Store, note_key: int) -> str:
+    """The path of a note that a review or card row names (its note_key references notes)."""
+    row = store.note_by_key(note_key)
+    assert row is not None, "reviews and cards reference notes(key)"
+    return row.path
 
 
 def adopt_database(store: Store, events_log: EventLog, now: datetime,
@@ -222,7 +233,7 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
     seen: set[int] = set()
     for row in rows:
         at = datetime.fromisoformat(row["reviewed_at"])
-        path = store.note_by_key(row["note_key"]).path
+        path = _note_path(store, row["note_key"])
         data = {"rating": row["rating"], "duration_ms": row["duration_ms"],
                 "title": row["title"], "fuzz": False,
                 "due": row["due_after"],
@@ -236,7 +247,7 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
         events.append(event)
     for card_key, card in store.cards().items() if not logged else ():
         if card.suspended:
-            path = store.note_by_key(card_key).path
+            path = _note_path(store, card_key)
             events.append(new_event(EventKind.SUSPEND, now, device, path, seed=card.to_json()))
     for row in attempts:
         event = new_event(EventKind.DRILL, datetime.fromisoformat(row["attempted_at"]),

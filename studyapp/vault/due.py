@@ -45,6 +45,6 @@ def due_notes(notes: list[Note], today: date) -> list[DueNote]:
     """Due notes, most overdue first (ties by path), followed by new notes by path."""
     due = [DueNote(n, (today - n.next_review).days) for n in notes
            if n.next_review is not None and n.next_review <= today]
-    due.sort(key=lambda d: (-d.days_overdue, d.note.path))
+    due.sort(key=lambda d: (-(d.days_overdue or 0), d.note.path))  # never None in `due`
     new = [DueNote(n, None) for n in notes if n.next_review is None]
     return due + new

@@ -306,7 +306,8 @@ class _MetaFromCache:
         return meta
 
 
-Note.meta = _MetaFromCache()
+# mypy cannot express a non-data descriptor standing in for a dataclass field on the class
+Note.meta = _MetaFromCache()  # type: ignore[assignment]
 
 
 def head_mark(head: bytes) -> str:

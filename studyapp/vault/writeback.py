@@ -175,7 +175,9 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
             continue  # already holds this value: leave the line byte for byte
         index = found[0]
         line = lines[index]
-        start, end, style = _value_span(line, pattern.match(line).end())
+        match = pattern.match(line)
+        assert match is not None  # `found` holds only the lines the pattern matches
+        start, end, style = _value_span(line, match.end())
         if start == end and index + 1 < len(lines) and lines[index + 1][:1] in (" ", "\t", "-"):
             raise NoteFormatError(f"the value of '{key}' spans several lines")
         if line[start:end] in _NULL_TOKENS:

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from studyapp.tui.app import StudyApp
 
 MODE_KEYS = {"today": "t", "drills": "d", "notes": "n", "stats": "S"}
 """The app's keys for its four screens (`StudyApp.BINDINGS`)."""
@@ -22,8 +29,11 @@ def footer_hides(*modes: str, quit: bool = False) -> list[Binding]:
 class StudyScreen(Screen):
     """A screen that asks the session for its data when shown and whenever the data may have changed."""
 
+    if TYPE_CHECKING:  # Textual's own idiom for a typed `self.app`; no run-time check
+        app = getters.app(StudyApp)
+
     @property
-    def session(self):
+    def session(self) -> Any:
         return self.app.session
 
     def on_screen_resume(self) -> None:

@@ -115,7 +115,7 @@ class DrillScreen(StudyScreen):
                     results.border_title = "Result"
                     yield Static("", id="verdict-summary")
                     yield Static("", id="hint")
-                    table = DataTable(id="checks", cursor_type="none", show_cursor=False)
+                    table: DataTable[str | Text] = DataTable(id="checks", cursor_type="none", show_cursor=False)
                     table.can_focus = False  # the box scrolls; the table has nothing to select
                     table.add_columns("", "Check", "Message")
                     yield table

@@ -6,7 +6,9 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets.data_table import RowKey
 
 from studyapp.tui.messages import DrillsListed
 from studyapp.tui.screens.base import StudyScreen
@@ -20,7 +22,7 @@ class DrillsScreen(StudyScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Drills: write the kernel, run the grader, read the checks.", id="drills-hint")
-        table = DataTable(id="drill-table", cursor_type="row", zebra_stripes=True)
+        table: DataTable[str | Text] = DataTable(id="drill-table", cursor_type="row", zebra_stripes=True)
         table.add_columns("Drill", "Status", "Last result", "Tags")
         yield table
         yield Footer()
@@ -51,11 +53,15 @@ class DrillsScreen(StudyScreen):
         table = self.query_one(DataTable)
         if table.row_count == 0:
             return
-        row_key, _ = table.coordinate_to_cell_key((table.cursor_row, 0))
-        self.app.action_open_drill(row_key.value)
+        row_key, _ = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0))
+        self._open_row(row_key)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.app.action_open_drill(event.row_key.value)
+        self._open_row(event.row_key)
+
+    def _open_row(self, row_key: RowKey) -> None:
+        assert row_key.value is not None, "every row is added with key=drill.id"
+        self.app.action_open_drill(row_key.value)
 
 
 def _shorten(text: str, width: int) -> str:

@@ -7,6 +7,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
 from textual.markup import escape
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
 
@@ -61,7 +62,7 @@ class NotesScreen(StudyScreen):
             with Vertical(id="notes-main"):
                 yield Input(placeholder="Filter by title, path or text…", id="note-filter")
                 yield Static("", id="note-count")
-                table = DataTable(id="note-table", cursor_type="row", zebra_stripes=True)
+                table: DataTable[str | Text] = DataTable(id="note-table", cursor_type="row", zebra_stripes=True)
                 table.add_columns("Next review", "Mastery", "Reviews", "Title", "Path")
                 yield table
                 yield Static("", id="note-problems")
@@ -163,7 +164,7 @@ class NotesScreen(StudyScreen):
         table = self.query_one("#note-table", DataTable)
         if table.row_count == 0:
             return None
-        row_key, _ = table.coordinate_to_cell_key((table.cursor_row, 0))
+        row_key, _ = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0))
         return row_key.value
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

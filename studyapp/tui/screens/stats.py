@@ -82,7 +82,7 @@ class StatsScreen(StudyScreen):
         plt.clear_data()
         plt.clear_figure()
         if stats.retention_by_week:
-            weeks = list(range(len(stats.retention_by_week)))
+            weeks: list[float] = list(range(len(stats.retention_by_week)))
             plt.plot(weeks, [v * 100 for _, v in stats.retention_by_week], marker="braille")
             plt.ylim(0, 100)
             plt.xticks(weeks, [d.strftime("%m-%d") for d, _ in stats.retention_by_week])
@@ -97,8 +97,9 @@ class StatsScreen(StudyScreen):
         plt.clear_figure()
         if stats.drill_history:
             labels = [d.strftime("%m-%d") for d, _, _ in stats.drill_history]
+            # plotext's stubs lag its code: stacked_bar takes `labels=` and one colour per series
             plt.stacked_bar(labels, [[p for _, p, _ in stats.drill_history], [f for _, _, f in stats.drill_history]],
-                            labels=["passed", "not passed"], color=["green", "red"])
+                            labels=["passed", "not passed"], color=["green", "red"])  # type: ignore[call-arg, arg-type]
         else:
             plt.title("no attempts yet")
         plot.refresh()
