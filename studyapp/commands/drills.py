@@ -193,7 +193,7 @@ def watch_drill(args, ctx) -> int:
                 first = False
                 print(format_verdict(verdict), flush=True)
                 print(f"\nwatching {path} (Ctrl-C to stop)", flush=True)
-                for changes in watchfiles.watch(path.parent, debounce=200, rust_timeout=0,
+                for _changes in watchfiles.watch(path.parent, debounce=200, rust_timeout=0,
                                                 watch_filter=lambda _, changed: Path(changed).resolve() == path):
                     if path.is_file():
                         break

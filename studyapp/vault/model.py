@@ -334,14 +334,15 @@ class _HashOnDemand:
 
         mark = note.__dict__.get("_head_mark") or "0:"
         length = int(mark.split(":", 1)[0])
+        raw: bytes | None = None
         try:
             with open(note.source, "rb") as fh:
                 st = os.fstat(fh.fileno())
-                raw = fh.read()
+                if st.st_size == note.size and st.st_mtime_ns == note.mtime_ns:
+                    raw = fh.read()
         except OSError:
-            raw, st = None, None
-        if (raw is not None and st.st_size == note.size and st.st_mtime_ns == note.mtime_ns
-                and head_mark(raw[:length]) == mark):
+            pass
+        if raw is not None and head_mark(raw[:length]) == mark:
             digest = hashlib.sha256(raw).hexdigest()
         else:
             digest = f"changed-since-load:{note.size}:{note.mtime_ns}"
