@@ -150,18 +150,19 @@ def _catch_up(service, force: bool) -> SyncResult:
 
 def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int]:
     """Database key of each live note identity (a note the database never saw gets a row)."""
-    keys = {}
-    live: dict[str, int] = {}
-    for row in store.live_notes():  # one query, not one per note
-        live.setdefault(row.path, row.key)
-    with store.transaction():
-        for index, history in enumerate(replayed.notes):
-            if not history.live:
-                continue
-            key = live.get(history.path)
-            keys[index] = key if key is not None else store.add_note(
-                history.path, None, history.title, now)
-    return keys
+    def live_keys() -> dict[str, int]:
+        found: dict[str, int] = {}
+        for row in store.live_notes():  # one query, not one per note
+            found.setdefault(row.path, row.key)
+        return found
+
+    live = live_keys()
+    missing = {h.path: h.title for h in replayed.notes if h.live and h.path not in live}
+    if missing:
+        store.add_notes(list(missing.items()), now)
+        live = live_keys()
+    return {index: live[history.path] for index, history in enumerate(replayed.notes)
+            if history.live}
 
 
 def owned_values(history: NoteHistory) -> dict | None:
