@@ -55,6 +55,16 @@ def test_a_damaged_line_in_the_middle_is_skipped_not_fatal(tmp_path):
     assert [e.note for e in contents.events] == ["a.md", "b.md"] and contents.skipped == 1
 
 
+def test_a_line_only_the_standard_json_module_reads_is_still_an_event(tmp_path):
+    """The fast parser refuses NaN, which `json.dumps` writes; such a line is not lost."""
+    log = EventLog(tmp_path, "dev1")
+    odd = review("dev1", "a.md", T0)
+    odd.data["duration_ms"] = float("nan")
+    log.append(odd, review("dev1", "b.md", T0 + timedelta(minutes=1)))
+    contents = log.read()
+    assert [e.note for e in contents.events] == ["a.md", "b.md"] and contents.skipped == 0
+
+
 def test_an_event_in_two_files_counts_once_and_events_replay_in_time_order(tmp_path):
     one, two = EventLog(tmp_path, "one"), EventLog(tmp_path, "two")
     late = review("two", "a.md", T0 + timedelta(days=3), rating=1)

@@ -40,12 +40,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(handler=sync)
 
     p = sub.add_parser("import-history", parents=[common],
-                       help="take review state from another tool (Obsidian Spaced Repetition)",
-                       description="Read Obsidian Spaced Repetition's sr-due/sr-interval/sr-ease "
-                       "front matter and <!--SR:...--> comments and start each note's FSRS card "
-                       "from them (notes studyapp already schedules are left alone). The notes' "
-                       "files are not changed; running it again adds nothing.")
-    p.add_argument("source", choices=("osr",), help="osr: Obsidian Spaced Repetition")
+                       help="take review state from another tool (Obsidian Spaced Repetition, Anki)",
+                       description="osr: read Obsidian Spaced Repetition's sr-due/sr-interval/"
+                       "sr-ease front matter and <!--SR:...--> comments and start each note's FSRS "
+                       "card from them (notes studyapp already schedules are left alone; the "
+                       "notes' files are not changed). anki FILE: write each note of an Anki "
+                       "export as a vault note (media into an attachments folder) and replay its "
+                       "review log. Running either again adds nothing.")
+    p.add_argument("source", choices=("osr", "anki"),
+                   help="osr: Obsidian Spaced Repetition; anki: an Anki export (FILE)")
+    p.add_argument("file", nargs="?", metavar="FILE", help="anki: the .apkg or .colpkg file")
+    p.add_argument("--folder", default="anki", metavar="DIR",
+                   help="anki: the vault folder the notes go to (default: anki)")
     p.add_argument("--dry-run", action="store_true", help="say what would be imported")
     p.set_defaults(handler=import_history)
 
@@ -209,6 +215,14 @@ def history_log(args, ctx) -> int:
 
 
 def import_history(args, ctx) -> int:
+    from studyapp.errors import UsageError
+
+    if args.source == "anki":
+        if not args.file:
+            raise UsageError("import-history anki needs the export: import-history anki FILE")
+        return import_anki(args, ctx)
+    if args.file:
+        raise UsageError("import-history osr reads the vault itself: it takes no FILE")
     from studyapp.history.events import Event, EventKind
     from studyapp.history.osr import (
         card_from,
@@ -248,4 +262,34 @@ def import_history(args, ctx) -> int:
             service.sync()
     print(f"{verb} {_count(len(planned), 'note')}; {already} already imported; "
           f"{scheduled} already scheduled by studyapp (left alone)")
+    return 0
+
+
+def import_anki(args, ctx) -> int:
+    from pathlib import Path
+
+    from studyapp.errors import UsageError, UserError
+    from studyapp.history.anki import import_package, read_package
+    from studyapp.reviews import ReviewService
+
+    source = Path(args.file).expanduser()
+    if not source.is_file():
+        raise UserError(f"no such file: {source}")
+    folder = Path(args.folder)
+    if folder.is_absolute() or ".." in folder.parts:
+        raise UsageError("--folder is a folder inside the vault (a relative path)")
+    package = read_package(source)
+    with ReviewService(ctx) as service:
+        plan = import_package(service, package, folder.as_posix(), dry_run=args.dry_run)
+    verb = "would import" if args.dry_run else "imported"
+    for path in plan.written:
+        print(f"{path}: new note")
+    for line in plan.problems:
+        print(f"studyapp: warning: {line}", file=sys.stderr)
+    print(f"{verb} {_count(len(plan.written), 'note')}, {_count(plan.reviews, 'review')} and "
+          f"{_count(len(plan.media), 'media file')} from {source.name} ({package.format}); "
+          f"{plan.already_notes} note(s) and {plan.already_reviews} review(s) already imported")
+    if plan.other_card_reviews:
+        print(f"{_count(plan.other_card_reviews, 'review')} of further cards (reverse cards) "
+              "left out: a note is one card here")
     return 0

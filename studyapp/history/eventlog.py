@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from studyapp.history.events import Event
 
@@ -103,14 +105,16 @@ class EventLog:
                 continue
             complete = raw.rfind(b"\n") + 1  # past the last newline: torn, or still arriving
             contents.sizes[device] = len(raw)
-            lines = [line for line in raw[:complete].split(b"\n") if line.strip()]
-            try:  # one parse of the whole file as an array: much faster than line by line
-                parsed = json.loads(b"[" + b",".join(lines) + b"]")
-            except ValueError:
-                parsed = None
-            if parsed is None or len(parsed) != len(lines):  # some line is not JSON
-                parsed = [_loads_or_none(line) for line in lines]
-            for item in parsed:
+            for line in raw[:complete].split(b"\n"):
+                if not line.strip():
+                    continue
+                try:
+                    item = _loads(line)
+                except ValueError:  # orjson's error is a ValueError too
+                    item = _loads_or_none(line)  # json also takes NaN, which orjson refuses
+                    if item is None:
+                        contents.skipped += 1
+                        continue
                 try:
                     contents.events.append(Event.from_json(item))
                 except (ValueError, KeyError, TypeError, AttributeError):
@@ -126,6 +130,13 @@ def _loads_or_none(line: bytes):
         return json.loads(line)
     except ValueError:
         return None
+
+
+_loads: Callable[[bytes], Any]
+try:  # orjson parses a log two to three times faster than the standard library
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover - a dependency, but a rebuild must work without it
+    _loads = json.loads
 
 
 def _last_byte(path: Path, size: int) -> bytes:

@@ -219,8 +219,9 @@ def _seed(data: dict[str, Any], at: datetime) -> CardRow:
 def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Scheduler,
                    fingerprint: str, result: Replayed) -> None:
     data = event.data
+    at = event.at
     stored = history.card
-    before = stored if stored is not None else _seed(data, event.at)
+    before = stored if stored is not None else _seed(data, at)
     is_new = stored is None and before.stability is None
     rating = _RATINGS.get(data.get("rating"))
     if rating is None:  # not a review this studyapp can replay: left out
@@ -230,19 +231,15 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
     before_fields = history.fields if stored is not None else None
     if before_fields is None:
         before_fields = card_fields(before)
-    reused: list | None = None  # the recorded card fields after the review, when they still hold
-    if (isinstance(recorded, list) and len(recorded) == 6
-            and data.get("sched") == fingerprint
-            and data.get("before") == before_fields):
-        reused = recorded
-    if reused is not None:
+    # the recorded card fields after the review, when they still hold
+    reused: list | None = (recorded if type(recorded) is list and len(recorded) == 6
+                           and data.get("sched") == fingerprint
+                           and data.get("before") == before_fields else None)
+    if reused is not None:  # positional: a keyword call of an 11-field dataclass shows at 100,000 reviews
         after = CardRow(
-            note_key=before.note_key, state=reused[0], step=reused[1],
-            stability=reused[2], difficulty=reused[3],
-            due=datetime.fromisoformat(reused[4]), last_review=event.at,
-            suspended=before.suspended, reps=before.reps + 1,
-            lapses=before.lapses + int(rating == Rating.Again and before.state == 2),
-            legacy=before.legacy)
+            before.note_key, reused[0], reused[1], reused[2], reused[3],
+            datetime.fromisoformat(reused[4]), at, before.suspended, before.reps + 1,
+            before.lapses + (rating is Rating.Again and before.state == 2), before.legacy)
     else:
         scheduler.enable_fuzzing = bool(data.get("fuzz", True))
         after = review_for_event(scheduler, before, rating, event.at, duration_ms, event.id)
@@ -254,7 +251,6 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
     history.reviews += 1
     history.card = after
     history.fields = reused
-    at = event.at
     result.reviews.append({
         "note_key": index,
         "rating": int(rating),
