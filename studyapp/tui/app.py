@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
-from studyapp.tui.messages import VaultFilesChanged, VaultLoaded, VaultLoadFailed, VaultSynced
+from studyapp.tui.messages import CachedCountsRead, VaultFilesChanged, VaultLoaded, VaultLoadFailed, VaultSynced
 
 if TYPE_CHECKING:
     from studyapp.context import Context
@@ -62,6 +62,9 @@ class StudyApp(App):
         "stats": _stats_screen,
     }
     DEFAULT_MODE = "today"
+    start_grader_early = True
+    """Start the grader's worker process once the first frame is drawn, so the first grade is
+    as quick as later ones (tests that never grade turn it off)."""
     COMMANDS = App.COMMANDS | {StudyCommandsProvider, ScreenActionsProvider}
     BINDINGS = [
         Binding("t", "switch_mode('today')", "Today"),
@@ -114,16 +117,38 @@ class StudyApp(App):
             self.notify(notice, title="Review history", severity="warning", timeout=60)
         # The (empty) Today screen is already painted when the app mounts, so the load starts now.
         self.load_session()
+        if self.start_grader_early:
+            self.call_after_refresh(self.start_grader)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load_session(self) -> None:
-        """Load the vault (from the metadata cache when warm) after the first frame is drawn."""
+        """Load the vault after the first frame is drawn; Today's figures come first from the
+        metadata cache (one query), and are drawn again once the load has seen every file."""
         try:
+            open_session = getattr(self.session, "open", None)
+            if open_session is not None:
+                open_session()
+            cached_counts = getattr(self.session, "cached_counts", None)
+            counts = cached_counts() if cached_counts is not None else None
+            if counts is not None:
+                self.post_message(CachedCountsRead(counts))
             notes, problems = self.session.load()
         except Exception as exc:  # noqa: BLE001 - any failure becomes a notification
             self.post_message(VaultLoadFailed(self._explain(exc)))
             return
         self.post_message(VaultLoaded(notes, problems))
+
+    def on_cached_counts_read(self, message: CachedCountsRead) -> None:
+        show = getattr(self.screen, "show_cached_counts", None)
+        if show is not None and not self.session_ready:
+            show(message.counts)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="grader", name="Starting the grader")
+    def start_grader(self) -> None:
+        """Spawn the grader's worker process (torch imports there, never in this process)."""
+        start = getattr(self.session, "start_grader", None)
+        if start is not None:
+            start()
 
     def on_vault_loaded(self, message: VaultLoaded) -> None:
         self.session_ready = True
