@@ -37,8 +37,8 @@ from studyapp.views import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from studyapp.grader.client import GraderClient
     from studyapp.context import Context
+    from studyapp.grader.client import GraderClient
     from studyapp.session import QueueCounts
 
 NO_LIMIT = 10**9
