@@ -13,7 +13,7 @@ Measures, each in a fresh process, from just before the process is spawned:
   * reveal    on a vault holding one 400-line note full of code: the time to render its
               answer while the question is shown, and the time from the reveal key to the
               answer being on screen.
-  * grade     `studyapp` on the same vault: once it is loaded, the `sdpa` drill is opened and a
+  * grade     `studyapp` on the same vault, warm: once it is loaded, the `sdpa` drill is opened and a
               passing file graded three times, at once and after `--think` seconds (the grader's
               worker starts in the background when the app opens, issue 17).
 The first `today` run of each size starts with an empty cache (cold); the rest are warm.
@@ -281,11 +281,10 @@ def main() -> None:
         grades = {think: [] for think in (0.0, args.think)}
         for think in grades:
             for _ in range(args.runs):
-                grade_data = root / f"grade-data-{len(grades[think])}-{think}"
-                workspace = grade_data / "workspace"
-                workspace.mkdir(parents=True)
+                workspace = data / "workspace"  # the warm data dir of the Today runs
+                workspace.mkdir(parents=True, exist_ok=True)
                 (workspace / "sdpa.py").write_bytes(GOOD_SDPA.read_bytes())
-                spawned, marks = run_child("grade", str(vault), str(grade_data), str(think))
+                spawned, marks = run_child("grade", str(vault), str(data), str(think))
                 assert marks["statuses"] == ["pass"] * 3, marks
                 first = marks["verdicts"][0] - marks["submitted"][0]
                 later = statistics.median(v - s for s, v in zip(marks["submitted"][1:], marks["verdicts"][1:]))

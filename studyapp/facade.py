@@ -109,6 +109,7 @@ class StudyFacade:
         self._grader_lock = threading.RLock()
         """Guards building, starting and closing the grader client (not held while grading)."""
         self._closed = False
+        """Set by `close`: a background start that comes later starts nothing."""
         self._grade_generation = 0
         """Bumped by `cancel_grade`; a grade that started before the bump is not recorded."""
         self._last_verdicts: dict[str, dict] = {}
@@ -632,8 +633,6 @@ class StudyFacade:
         """The one grader client of this run, built from the settings the first time."""
         with self._grader_lock:
             if self._grader is None:
-                if self._closed:
-                    raise RuntimeError("the session is closed")
                 settings = self.ctx.settings
                 self._grader = self.make_grader(timeout=settings.grader_timeout,
                                                 memory_mb=settings.grader_memory_mb)

@@ -128,15 +128,22 @@ class StudyApp(App):
             open_session = getattr(self.session, "open", None)
             if open_session is not None:
                 open_session()
-            cached_counts = getattr(self.session, "cached_counts", None)
-            counts = cached_counts() if cached_counts is not None else None
-            if counts is not None:
-                self.post_message(CachedCountsRead(counts))
+            self._post_cached_counts()
             notes, problems = self.session.load()
         except Exception as exc:  # noqa: BLE001 - any failure becomes a notification
             self.post_message(VaultLoadFailed(self._explain(exc)))
             return
         self.post_message(VaultLoaded(notes, problems))
+
+    def _post_cached_counts(self) -> None:
+        """A preview: if it cannot be computed, Today simply waits for the load."""
+        cached_counts = getattr(self.session, "cached_counts", None)
+        try:
+            counts = cached_counts() if cached_counts is not None else None
+        except Exception:  # noqa: BLE001 - the load that follows reports real failures
+            return
+        if counts is not None:
+            self.post_message(CachedCountsRead(counts))
 
     def on_cached_counts_read(self, message: CachedCountsRead) -> None:
         show = getattr(self.screen, "show_cached_counts", None)

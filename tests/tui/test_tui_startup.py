@@ -169,3 +169,14 @@ def test_a_closed_session_starts_no_grader(ctx):
     facade.close()
     facade.start_grader()
     assert FakeGrader.built == []
+
+
+def test_an_unreadable_cache_means_no_preview(ctx):
+    write_cached_vault(ctx)
+    ctx.paths.cache_file.write_bytes(b"not a database")
+    facade = StudyFacade(ctx)
+    try:
+        assert facade.cached_counts() is None
+        assert facade.load()[0] > 0  # the load still reads every note
+    finally:
+        facade.close()
