@@ -19,7 +19,14 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
-from studyapp.tui.messages import CachedCountsRead, VaultFilesChanged, VaultLoaded, VaultLoadFailed, VaultSynced
+from studyapp.tui.messages import (
+    CachedCountsRead,
+    TodayComputed,
+    VaultFilesChanged,
+    VaultLoaded,
+    VaultLoadFailed,
+    VaultSynced,
+)
 
 if TYPE_CHECKING:
     from studyapp.context import Context
@@ -47,6 +54,10 @@ def _stats_screen():
     from studyapp.tui.screens.stats import StatsScreen
 
     return StatsScreen()
+
+
+GRADER_START_AT_THE_LATEST = 5.0
+"""Seconds after the first frame when the grader's worker starts even if Today is not drawn yet."""
 
 
 class StudyApp(App):
@@ -93,6 +104,10 @@ class StudyApp(App):
         self._stop_watching = threading.Event()
         """Set on exit: the vault watcher's thread ends."""
         self._watcher: threading.Thread | None = None
+        self._today_drawn = threading.Event()
+        """Set once Today has everything to draw (or the load failed): the grader's worker,
+        which imports torch for seconds, starts then, so on two cores it does not slow the
+        load and Today's figures down."""
         try:
             self.theme = ctx.settings.theme
         except Exception:  # an unknown theme name in config.toml must not stop the app
@@ -152,10 +167,17 @@ class StudyApp(App):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="grader", name="Starting the grader")
     def start_grader(self) -> None:
-        """Spawn the grader's worker process (torch imports there, never in this process)."""
+        """Spawn the grader's worker process (torch imports there, never in this process), once
+        Today is drawn, or after a few seconds when the learner went elsewhere first."""
+        self._today_drawn.wait(GRADER_START_AT_THE_LATEST)
+        if self._stop_watching.is_set():  # the app is exiting
+            return
         start = getattr(self.session, "start_grader", None)
         if start is not None:
             start()
+
+    def on_today_computed(self, message: TodayComputed) -> None:
+        self._today_drawn.set()
 
     def on_vault_loaded(self, message: VaultLoaded) -> None:
         self.session_ready = True
@@ -169,6 +191,7 @@ class StudyApp(App):
         self._refresh_current_screen()
 
     def on_vault_load_failed(self, message: VaultLoadFailed) -> None:
+        self._today_drawn.set()
         self.notify(message.reason, title="Could not load the vault", severity="error", timeout=30)
         show = getattr(self.screen, "show_load_error", None)
         if show is not None:
@@ -273,6 +296,7 @@ class StudyApp(App):
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
+        self._today_drawn.set()
         if self._watcher is not None:
             self._watcher.join(timeout=2)
         close = getattr(self.session, "close", None)
