@@ -177,7 +177,7 @@ class StudyApp(App):
             start()
 
     def on_today_computed(self, message: TodayComputed) -> None:
-        self._today_drawn.set()
+        self.call_after_refresh(self._today_drawn.set)  # once that frame is on screen
 
     def on_vault_loaded(self, message: VaultLoaded) -> None:
         self.session_ready = True

@@ -137,7 +137,7 @@ async def test_grader_starts_in_the_background_once_the_app_is_up(ctx, monkeypat
     assert grader.closed, "the worker is stopped when the app exits"
 
 
-async def test_grader_start_waits_for_the_first_frame(ctx, monkeypatch):
+async def test_grader_start_waits_for_the_first_frame_and_today(ctx, monkeypatch):
     monkeypatch.setattr(StudyApp, "start_grader_early", True)
     FakeGrader.built = []
     write_vault(ctx.paths.vault_dir)
@@ -150,17 +150,21 @@ async def test_grader_start_waits_for_the_first_frame(ctx, monkeypatch):
         return original(self, screen, renderable)
 
     monkeypatch.setattr(StudyApp, "_display", display)
-    seen: list[bool] = []
+    seen: list[tuple[bool, str]] = []
 
     class Recording(FakeGrader):
         def start(self) -> None:
-            seen.append(painted.is_set())
+            today_drills = str(app.screen.query_one("#today-drills").render())
+            seen.append((painted.is_set(), today_drills))
             super().start()
 
     app = StudyApp(ctx, session=StudyFacade(ctx, make_grader=Recording))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-    assert seen == [True]
+    assert len(seen) == 1
+    first_frame_drawn, today_drills = seen[0]
+    assert first_frame_drawn
+    assert today_drills != "…", "Today was drawn in full before torch began importing elsewhere"
 
 
 def test_a_closed_session_starts_no_grader(ctx):
