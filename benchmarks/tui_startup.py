@@ -1,6 +1,6 @@
-"""How fast the TUI opens and reveals an answer (issue 5).
+"""How fast the TUI opens, reveals an answer and grades its first drill (issues 5, 15, 17).
 
-    python benchmarks/tui_startup.py [--notes 10000] [--runs 5]
+    python benchmarks/tui_startup.py [--notes 10000] [--runs 5] [--think 5]
 
 Measures, each in a fresh process, from just before the process is spawned:
   * bare      a bare Textual app showing one label, until its first frame is composed and
@@ -13,9 +13,14 @@ Measures, each in a fresh process, from just before the process is spawned:
   * reveal    on a vault holding one 400-line note full of code: the time to render its
               answer while the question is shown, and the time from the reveal key to the
               answer being on screen.
+  * grade     `studyapp` on the same vault, warm: once it is loaded, the `sdpa` drill is opened and a
+              passing file graded three times, at once and after `--think` seconds (the grader's
+              worker starts in the background when the app opens, issue 17).
 The first `today` run of each size starts with an empty cache (cold); the rest are warm.
 Apps run headless (Textual's own test driver), so terminal output speed is not included.
-Goals: today ≤ 1.5 × bare and < 1 s; reveal < 0.3 s.
+Goals (issue 15, ratios to the bare app's first frame in the same run): first frame ≤ 1.5×,
+Today's figures drawn warm ≤ 1.5×, everything on Today drawn warm ≤ 2×, everything drawn
+cold ≤ 4×; reveal < 0.3 s. Issue 17: the first grade ≤ 1.5× a later grade's time.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+GOOD_SDPA = REPO / "tests" / "drill_bank" / "sdpa" / "right" / "masked_fill_inf.py"
 NOW = "2026-11-22T09:00:00+08:00"
 
 PROSE = ("注意力机制让每个位置根据相关性加权汇总其他位置的信息。"
@@ -130,10 +136,11 @@ def child_today(vault: str, data: str) -> dict:
     marks: dict = {}
     mark_first_frame(marks)
     original = TodayScreen.on_today_computed
-    original_counted = TodayScreen.on_today_counted
+    original_counted = TodayScreen._show_counts
 
-    def on_today_counted(self, message):
-        original_counted(self, message)
+    def show_counts(self, counts, *args, **kwargs):
+        """The figures drawn, whether from the metadata cache (while the vault loads) or the load."""
+        original_counted(self, counts, *args, **kwargs)
         self.app.call_after_refresh(lambda: marks.setdefault("counts", time.time()))
 
     def on_today_computed(self, message):
@@ -146,10 +153,50 @@ def child_today(vault: str, data: str) -> dict:
         app.exit()
 
     TodayScreen.on_today_computed = on_today_computed
-    TodayScreen.on_today_counted = on_today_counted
+    TodayScreen._show_counts = show_counts
     ctx = build_context(vault=vault, data_dir=data, now=NOW, seed=False)
     app = StudyApp(ctx)
     app.run(headless=True, size=(100, 30))
+    return marks
+
+
+def child_grade(vault: str, data: str, think: str) -> dict:
+    """Open the app, open the `sdpa` drill once the vault is loaded, wait `think` seconds (the
+    learner reading the statement), then grade three times; marks each verdict on screen."""
+    from studyapp.context import build_context
+    from studyapp.tui.app import StudyApp
+    from studyapp.tui.screens.drill import DrillScreen
+
+    marks: dict = {"submitted": [], "verdicts": [], "statuses": []}
+    original_loaded = StudyApp.on_vault_loaded
+    original_finished = DrillScreen.on_grade_finished
+
+    def submit(screen) -> None:
+        marks["submitted"].append(time.time())
+        screen.action_run()
+
+    def on_vault_loaded(self, message):
+        original_loaded(self, message)
+        self.action_open_drill("sdpa")
+        self.set_timer(float(think) or 0.001, lambda: submit(self.screen))
+
+    def on_grade_finished(self, message):
+        original_finished(self, message)
+
+        def drawn() -> None:
+            marks["verdicts"].append(time.time())
+            marks["statuses"].append(message.verdict.get("status"))
+            if len(marks["verdicts"]) < 3:
+                submit(self)
+            else:
+                self.app.exit()
+
+        self.app.call_after_refresh(drawn)
+
+    StudyApp.on_vault_loaded = on_vault_loaded
+    DrillScreen.on_grade_finished = on_grade_finished
+    ctx = build_context(vault=vault, data_dir=data, now=NOW, seed=False)
+    StudyApp(ctx).run(headless=True, size=(100, 30))
     return marks
 
 
@@ -197,11 +244,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--think", type=float, default=5.0,
+                        help="seconds between opening the drill and the first grade, as a learner reads it")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
-        marks = {"bare": child_bare, "today": child_today, "reveal": child_reveal}[kind](*rest)
+        marks = {"bare": child_bare, "today": child_today, "reveal": child_reveal, "grade": child_grade}[kind](*rest)
         print(json.dumps(marks))
         return
 
@@ -229,15 +278,45 @@ def main() -> None:
         (small / "代码" / "编码器.md").write_text(code_heavy_note(), encoding="utf-8")
         reveals = [run_child("reveal", str(small), str(root / "small-data"))[1] for _ in range(args.runs)]
 
+        grades = {think: [] for think in (0.0, args.think)}
+        for think in grades:
+            for _ in range(args.runs):
+                workspace = data / "workspace"  # the warm data dir of the Today runs
+                workspace.mkdir(parents=True, exist_ok=True)
+                (workspace / "sdpa.py").write_bytes(GOOD_SDPA.read_bytes())
+                spawned, marks = run_child("grade", str(vault), str(data), str(think))
+                assert marks["statuses"] == ["pass"] * 3, marks
+                first = marks["verdicts"][0] - marks["submitted"][0]
+                later = statistics.median(v - s for s, v in zip(marks["submitted"][1:], marks["verdicts"][1:]))
+                grades[think].append((marks["verdicts"][0] - spawned, first, later))
+
     med = statistics.median
+    floor = med(bare)
+
+    def ratio(seconds: float, goal: float | None = None) -> str:
+        text = f"{seconds:6.3f}   = {seconds / floor:5.2f}x bare"
+        if goal is not None:
+            text += f"   (goal <= {goal}x: {'met' if seconds / floor <= goal else 'NOT met'})"
+        return text
+
     print(f"\nTUI start-up, {args.notes} notes, median of {args.runs} runs (seconds, from process spawn)")
-    print(f"  bare Textual app, first frame           {med(bare):6.3f}")
-    print(f"  studyapp Today, first frame (warm)      {med(paint):6.3f}   = {med(paint) / med(bare):.2f}x bare")
-    print(f"  studyapp Today, figures drawn (warm)    {med(counted):6.3f}   = {med(counted) / med(bare):.2f}x bare")
-    print(f"  studyapp Today, everything drawn (warm) {med(loaded):6.3f}   = {med(loaded) / med(bare):.2f}x bare")
-    print(f"  studyapp Today, first frame (cold)      {cold[0]:6.3f}")
-    print(f"  studyapp Today, figures drawn (cold)    {cold[1]:6.3f}   (empty metadata cache)")
-    print(f"  studyapp Today, everything drawn (cold) {cold[2]:6.3f}")
+    print(f"  bare Textual app, first frame           {floor:6.3f}   (the floor, measured in this run)")
+    print(f"  studyapp Today, first frame (warm)      {ratio(med(paint), 1.5)}")
+    print(f"  studyapp Today, figures drawn (warm)    {ratio(med(counted), 1.5)}")
+    print(f"  studyapp Today, everything drawn (warm) {ratio(med(loaded), 2.0)}")
+    print(f"  studyapp Today, first frame (cold)      {ratio(cold[0])}")
+    print(f"  studyapp Today, figures drawn (cold)    {ratio(cold[1])}   (empty metadata cache)")
+    print(f"  studyapp Today, everything drawn (cold) {ratio(cold[2], 4.0)}")
+    print(f"\nGrading `sdpa` (a passing file) in the app, {args.notes} notes, median of {args.runs} runs")
+    for think, runs in grades.items():
+        launch = med(r[0] for r in runs)
+        first = med(r[1] for r in runs)
+        later = med(r[2] for r in runs)
+        print(f"  run {'as soon as the drill opens' if not think else f'{think:g} s after the drill opens'}:")
+        print(f"    launch -> first verdict on screen     {launch:6.3f}   = {launch / later:5.2f}x a later grade")
+        print(f"    first grade, key -> verdict           {first:6.3f}   = {first / later:5.2f}x a later grade"
+              f"   (goal <= 1.5x: {'met' if first / later <= 1.5 else 'NOT met'})")
+        print(f"    later grade, key -> verdict           {later:6.3f}")
     lines = reveals[0]["answer_lines"]
     print(f"\nReveal, one note with a {lines}-line code-heavy answer, median of {args.runs} runs")
     print(f"  render the answer while hidden          {med(r['render_hidden'] for r in reveals):6.3f}")

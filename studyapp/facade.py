@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter, defaultdict
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +35,8 @@ from studyapp.views import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from studyapp.context import Context
     from studyapp.grader.client import GraderClient
     from studyapp.reviews import ReviewService
@@ -75,11 +78,19 @@ def _read_body(note) -> str | None:
         return None
 
 
+def _new_grader_client(timeout: float, memory_mb: int) -> GraderClient:
+    from studyapp.grader.client import GraderClient
+
+    return GraderClient(timeout=timeout, memory_mb=memory_mb)
+
+
 class StudyFacade:
     """One learner's vault, review history and grader for the lifetime of the app."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, make_grader: Callable[..., GraderClient] | None = None) -> None:
         self.ctx = ctx
+        self.make_grader = make_grader or _new_grader_client
+        """Builds the grader client from `timeout` and `memory_mb` (tests pass a fake)."""
         self._lock = threading.RLock()
         self._service: ReviewService | None = None
         self._notes: dict = {}
@@ -96,6 +107,10 @@ class StudyFacade:
         self._left: QueueCounts | None = None
         """`session.QueueCounts` of the running session, kept with its order."""
         self._grader: GraderClient | None = None
+        self._grader_lock = threading.RLock()
+        """Guards building, starting and closing the grader client (not held while grading)."""
+        self._closed = False
+        """Set by `close`: a background start that comes later starts nothing."""
         self._grade_generation = 0
         """Bumped by `cancel_grade`; a grade that started before the bump is not recorded."""
         self._last_verdicts: dict[str, dict] = {}
@@ -104,13 +119,36 @@ class StudyFacade:
     # -- loading --------------------------------------------------------------------------
 
     @_locked
-    def load(self) -> tuple[int, int]:
-        """Open the database and load the vault (warm loads only stat files); returns (notes, problems)."""
+    def open(self) -> None:
+        """Open the database and the scheduler (no note file is read); `load` does it too."""
         from studyapp.reviews import ReviewService
 
         if self._service is None:
             self._service = ReviewService(self.ctx)
-        snap = self._service.load()
+
+    @_locked
+    def cached_counts(self) -> TodayCounts | None:
+        """Today's figures from the metadata cache as the last load left it, without scanning
+        the vault: shown while `load` runs, then replaced. None without a usable cache, or
+        once the vault is loaded (the real figures are as cheap then)."""
+        from studyapp.cached_vault import read_cached_vault
+        from studyapp.session import note_cards
+
+        if self._notes or self._problems:
+            return None
+        self.open()
+        cached = read_cached_vault(self.ctx.paths.cache_file, self.ctx.paths.vault_dir)
+        if cached is None:
+            return None
+        now = self.ctx.now()
+        items = note_cards(self.service.store, self.service.scheduler, cached.notes, now, due_by=now)
+        return replace(self._counts(self.service.queue(items)), problems=cached.problems)
+
+    @_locked
+    def load(self) -> tuple[int, int]:
+        """Open the database and load the vault (warm loads only stat files); returns (notes, problems)."""
+        self.open()
+        snap = self.service.load()
         self._notes = {note.path: note for note in snap.notes}
         self._problems = list(snap.problems)
         self._items_cache = None
@@ -582,12 +620,8 @@ class StudyFacade:
 
     def grade(self, drill_id: str, path: Path) -> dict:
         """Grade in the grader's worker process (never here: this process must not import torch)."""
+        client = self._grader_client()
         with self._lock:
-            if self._grader is None:
-                from studyapp.grader.client import GraderClient
-
-                self._grader = GraderClient()
-            client = self._grader
             generation = self._grade_generation
         verdict = client.grade(drill_id, path, device="auto", timeout=self.ctx.settings.grader_timeout)
         with self._lock:
@@ -595,6 +629,23 @@ class StudyFacade:
                 self._last_verdicts[drill_id] = verdict
                 self._record_attempt(drill_id, path, verdict)
         return verdict
+
+    def _grader_client(self):
+        """The one grader client of this run, built from the settings the first time."""
+        with self._grader_lock:
+            if self._grader is None:
+                settings = self.ctx.settings
+                self._grader = self.make_grader(timeout=settings.grader_timeout,
+                                                memory_mb=settings.grader_memory_mb)
+            return self._grader
+
+    def start_grader(self) -> None:
+        """Start the grader's worker process now (it imports torch there, not here), so the
+        first grade of the session waits no longer than later ones."""
+        with self._grader_lock:
+            if self._closed:
+                return
+            self._grader_client().start()
 
     def _record_attempt(self, drill_id: str, path: Path, verdict: dict) -> None:
         """Log the attempt; when the drill's status changes, the notes listing it get their
@@ -657,9 +708,11 @@ class StudyFacade:
     # -- lifetime -------------------------------------------------------------------------
 
     def close(self) -> None:
-        if self._grader is not None:
-            self._grader.close()
-            self._grader = None
+        with self._grader_lock:  # waits for a start in flight, so its process is stopped too
+            self._closed = True
+            grader, self._grader = self._grader, None
+        if grader is not None:
+            grader.close()
         if self._service is not None:
             self._service.close()
             self._service = None

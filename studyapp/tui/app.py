@@ -19,7 +19,14 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
-from studyapp.tui.messages import VaultFilesChanged, VaultLoaded, VaultLoadFailed, VaultSynced
+from studyapp.tui.messages import (
+    CachedCountsRead,
+    TodayComputed,
+    VaultFilesChanged,
+    VaultLoaded,
+    VaultLoadFailed,
+    VaultSynced,
+)
 
 if TYPE_CHECKING:
     from studyapp.context import Context
@@ -49,6 +56,10 @@ def _stats_screen():
     return StatsScreen()
 
 
+GRADER_START_AT_THE_LATEST = 5.0
+"""Seconds after the first frame when the grader's worker starts even if Today is not drawn yet."""
+
+
 class StudyApp(App):
     """Review notes and practise drills; every screen reads through one `session` object."""
 
@@ -62,6 +73,9 @@ class StudyApp(App):
         "stats": _stats_screen,
     }
     DEFAULT_MODE = "today"
+    start_grader_early = True
+    """Start the grader's worker process once the first frame is drawn, so the first grade is
+    as quick as later ones (tests that never grade turn it off)."""
     COMMANDS = App.COMMANDS | {StudyCommandsProvider, ScreenActionsProvider}
     BINDINGS = [
         Binding("t", "switch_mode('today')", "Today"),
@@ -90,6 +104,10 @@ class StudyApp(App):
         self._stop_watching = threading.Event()
         """Set on exit: the vault watcher's thread ends."""
         self._watcher: threading.Thread | None = None
+        self._today_drawn = threading.Event()
+        """Set once Today has everything to draw (or the load failed): the grader's worker,
+        which imports torch for seconds, starts then, so on two cores it does not slow the
+        load and Today's figures down."""
         try:
             self.theme = ctx.settings.theme
         except Exception:  # an unknown theme name in config.toml must not stop the app
@@ -119,16 +137,52 @@ class StudyApp(App):
                 self.notify(notice, title="Review history", severity="warning", timeout=60)
         # The (empty) Today screen is already painted when the app mounts, so the load starts now.
         self.load_session()
+        if self.start_grader_early:
+            self.call_after_refresh(self.start_grader)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load_session(self) -> None:
-        """Load the vault (from the metadata cache when warm) after the first frame is drawn."""
+        """Load the vault after the first frame is drawn; Today's figures come first from the
+        metadata cache (one query), and are drawn again once the load has seen every file."""
         try:
+            open_session = getattr(self.session, "open", None)
+            if open_session is not None:
+                open_session()
+            self._post_cached_counts()
             notes, problems = self.session.load()
         except Exception as exc:  # noqa: BLE001 - any failure becomes a notification
             self.post_message(VaultLoadFailed(self._explain(exc)))
             return
         self.post_message(VaultLoaded(notes, problems))
+
+    def _post_cached_counts(self) -> None:
+        """A preview: if it cannot be computed, Today simply waits for the load."""
+        cached_counts = getattr(self.session, "cached_counts", None)
+        try:
+            counts = cached_counts() if cached_counts is not None else None
+        except Exception:  # noqa: BLE001 - the load that follows reports real failures
+            return
+        if counts is not None:
+            self.post_message(CachedCountsRead(counts))
+
+    def on_cached_counts_read(self, message: CachedCountsRead) -> None:
+        show = getattr(self.screen, "show_cached_counts", None)
+        if show is not None and not self.session_ready:
+            show(message.counts)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="grader", name="Starting the grader")
+    def start_grader(self) -> None:
+        """Spawn the grader's worker process (torch imports there, never in this process), once
+        Today is drawn, or after a few seconds when the learner went elsewhere first."""
+        self._today_drawn.wait(GRADER_START_AT_THE_LATEST)
+        if self._stop_watching.is_set():  # the app is exiting
+            return
+        start = getattr(self.session, "start_grader", None)
+        if start is not None:
+            start()
+
+    def on_today_computed(self, message: TodayComputed) -> None:
+        self.call_after_refresh(self._today_drawn.set)  # once that frame is on screen
 
     def on_vault_loaded(self, message: VaultLoaded) -> None:
         self.session_ready = True
@@ -142,6 +196,7 @@ class StudyApp(App):
         self._refresh_current_screen()
 
     def on_vault_load_failed(self, message: VaultLoadFailed) -> None:
+        self._today_drawn.set()
         self.notify(message.reason, title="Could not load the vault", severity="error", timeout=30)
         show = getattr(self.screen, "show_load_error", None)
         if show is not None:
@@ -246,6 +301,7 @@ class StudyApp(App):
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
+        self._today_drawn.set()
         if self._watcher is not None:
             self._watcher.join(timeout=2)
         close = getattr(self.session, "close", None)

@@ -26,6 +26,13 @@ class VaultLoadFailed(Message):
 
 
 @dataclass
+class CachedCountsRead(Message):
+    """Today's figures as the metadata cache last saw the vault, while the real load still runs."""
+
+    counts: TodayCounts
+
+
+@dataclass
 class TodayCounted(Message):
     """The Today figures are known; the heatmap, drills and mastery follow in `TodayComputed`."""
 

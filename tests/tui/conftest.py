@@ -22,6 +22,15 @@ def pytest_pyfunc_call(pyfuncitem):
     return None
 
 
+@pytest.fixture(autouse=True)
+def _no_early_grader(monkeypatch):
+    """The app starts the grader's worker (importing torch) when it opens; tests that do not
+    test that leave it to the first grade, so a test of the notes spawns no process."""
+    from studyapp.tui.app import StudyApp
+
+    monkeypatch.setattr(StudyApp, "start_grader_early", False)
+
+
 @pytest.fixture
 def ctx(tmp_path):
     vault = tmp_path / "vault"

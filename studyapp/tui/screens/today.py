@@ -68,7 +68,11 @@ class TodayScreen(StudyScreen):
     def on_today_counted(self, message: TodayCounted) -> None:
         self._show_counts(message.counts)
 
-    def _show_counts(self, s: TodayCounts | TodaySummary) -> None:
+    def show_cached_counts(self, counts: TodayCounts) -> None:
+        """The figures as of the last load, until the vault is loaded and they are recomputed."""
+        self._show_counts(counts, checking=True)
+
+    def _show_counts(self, s: TodayCounts | TodaySummary, checking: bool = False) -> None:
         self.query_one("#due-counts", Figure).show(due_counts_markup(s.new, s.learning, s.review))
         self.query_one("#reviewed-today", Figure).show(str(s.reviewed_today))
         self.query_one("#streak", Figure).show(f"{s.streak} day{'s' if s.streak != 1 else ''}")
@@ -80,6 +84,8 @@ class TodayScreen(StudyScreen):
         )
         if s.problems:
             hint += f"  [yellow]{s.problems} unreadable note(s): see Notes.[/]"
+        if checking:
+            hint += "  [dim](checking the vault for changes…)[/]"
         self.query_one("#today-hint", Static).update(hint)
 
     def on_today_computed(self, message: TodayComputed) -> None:
