@@ -78,6 +78,8 @@ def test_drill_after_a_run(snap_compare, app, size):
         await settle(pilot)
         await pilot.press("ctrl+r")
         await quiet(pilot)
+        await pilot.pause(0.3)  # the editor's syntax highlighting can land after the verdict
+        await quiet(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
@@ -94,6 +96,8 @@ def test_drill_after_a_failing_run(snap_compare, app, size):
         pilot.app.action_open_drill("sdpa")
         await settle(pilot)
         await pilot.press("ctrl+r")
+        await quiet(pilot)
+        await pilot.pause(0.3)  # the editor's syntax highlighting can land after the verdict
         await quiet(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -118,6 +118,9 @@ def test_the_daily_loop_review_drill_fix_and_back_in_tmux(tmp_path):
     """Review a note, jump to its drill, type a wrong SDPA key by key, run it, fix it, pass, go
     back, rate, suspend the next note, quit: the database holds exactly what the learner did."""
     vault = write_vault(tmp_path / "vault", broken=False)
+    # A returning learner: the one-time note on where the review log lives (a toast that
+    # would cover the results pane for its first seconds) was seen on an earlier run.
+    (vault / ".studyapp" / "log").mkdir(parents=True)
     tmux("new-session", "-d", "-s", SESSION, "-x", "120", "-y", "36", app_command(tmp_path, vault))
     try:
         wait_for("waiting — press r")
