@@ -70,6 +70,16 @@ class Ownership(Enum):
     """Other data dirs (devices) record the vault's reviews too, each in its own log file."""
 
 
+@dataclass(frozen=True)
+class Notice:
+    """One line to tell the user as a command or the app opens."""
+
+    text: str
+    warning: bool = True
+    """True: the history is at risk (lost, shared, unbacked): a CLI warning, and a TUI
+    notification that stays until read. False: information said once (a CLI note, a short toast)."""
+
+
 @dataclass
 class HistoryReport:
     """The state of the review history for one data dir and vault."""

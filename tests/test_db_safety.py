@@ -643,13 +643,15 @@ def test_the_app_is_started_with_the_history_notices(vault, data, capsys, monkey
     from studyapp.commands import open_app
 
     assert open_app(build_context(vault=str(vault), data_dir=str(data), now=NOW)) == 0
-    assert any("review history" in n and "studyapp rebuild" in n for n in seen["notices"])
+    assert any("review history" in n.text and "studyapp rebuild" in n.text and n.warning
+               for n in seen["notices"])
 
 
-def test_the_app_shows_its_notices_as_warnings(tmp_path):
+def test_the_app_shows_warnings_as_warnings_and_notes_as_information(tmp_path):
     import asyncio
 
     from studyapp.context import build_context
+    from studyapp.history_guard import Notice
     from studyapp.tui.app import StudyApp
     from tests.tui.fake_session import FakeSession
 
@@ -659,12 +661,15 @@ def test_the_app_shows_its_notices_as_warnings(tmp_path):
 
     async def scenario():
         app = StudyApp(ctx, session=FakeSession(tmp_path / "workspace"),
-                       notices=["the review history in X is gone"])
+                       notices=[Notice("the review history in X is gone"),
+                                Notice("the review history is kept in the vault", warning=False)])
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             return [(n.message, n.severity) for n in app._notifications]
 
-    assert ("the review history in X is gone", "warning") in asyncio.run(scenario())
+    shown = asyncio.run(scenario())
+    assert ("the review history in X is gone", "warning") in shown
+    assert ("the review history is kept in the vault", "information") in shown
 
 
 def test_rebuild_sets_a_damaged_database_aside_when_no_backup_can_help(vault, data, capsys):

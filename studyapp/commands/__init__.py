@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from studyapp.history_guard import Notice
 
 
 def open_app(ctx) -> int:
@@ -15,25 +19,23 @@ def open_app(ctx) -> int:
     return code
 
 
-def history_notices(ctx) -> list[str]:
+def history_notices(ctx) -> list[Notice]:
     """Check the review history as a command opens (see `history_guard`): what to tell."""
     from studyapp.errors import user_message
     from studyapp.history.sync import first_use_notice
-    from studyapp.history_guard import check_history
+    from studyapp.history_guard import Notice, check_history
 
     try:
-        return [*filter(None, [first_use_notice(ctx)]),
-                *check_history(ctx.paths, record=True).notices()]
+        first = first_use_notice(ctx)
+        return [*([Notice(first, warning=False)] if first else []),
+                *(Notice(line) for line in check_history(ctx.paths, record=True).notices())]
     except OSError as exc:  # the check is advice: it never stops the command
-        return [f"could not check the review history: {user_message(exc)}"]
+        return [Notice(f"could not check the review history: {user_message(exc)}")]
 
 
 def warn_about_history(ctx) -> None:
-    from studyapp.history.sync import FIRST_USE_NOTICE_START
-
-    for line in history_notices(ctx):
-        kind = "note" if line.startswith(FIRST_USE_NOTICE_START) else "warning"
-        print(f"studyapp: {kind}: {line}", file=sys.stderr)
+    for notice in history_notices(ctx):
+        print(f"studyapp: {'warning' if notice.warning else 'note'}: {notice.text}", file=sys.stderr)
 
 
 def remember_history(ctx) -> None:

@@ -54,9 +54,6 @@ def event_log(ctx) -> EventLog:
     return EventLog(log_dir(ctx.paths, ctx.settings), device_id(ctx.paths))
 
 
-FIRST_USE_NOTICE_START = "the review history is kept in the vault"
-
-
 def first_use_notice(ctx) -> str | None:
     """Said once, when the vault's log folder is first made: where the history now lives."""
     if ctx.settings.history_log != "vault":
@@ -68,7 +65,7 @@ def first_use_notice(ctx) -> str | None:
         folder.mkdir(parents=True)
     except OSError:
         return None
-    return (f"{FIRST_USE_NOTICE_START} ({folder}, one file per device), so it "
+    return (f"the review history is kept in the vault ({folder}, one file per device), so it "
             "travels with your notes; `studyapp history-log data-dir` keeps it on this machine "
             "instead")
 

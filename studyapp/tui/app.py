@@ -30,6 +30,7 @@ from studyapp.tui.messages import (
 
 if TYPE_CHECKING:
     from studyapp.context import Context
+    from studyapp.history_guard import Notice
 
 
 def _today_screen():
@@ -85,7 +86,7 @@ class StudyApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, ctx: Context, session: Any = None, notices: Sequence[str] = ()) -> None:
+    def __init__(self, ctx: Context, session: Any = None, notices: Sequence[Notice] = ()) -> None:
         super().__init__()
         self.ctx = ctx
         self.notices = tuple(notices)
@@ -128,13 +129,11 @@ class StudyApp(App):
 
     def on_mount(self) -> None:
         self._save_theme = True
-        from studyapp.history.sync import FIRST_USE_NOTICE_START
-
         for notice in self.notices:
-            if notice.startswith(FIRST_USE_NOTICE_START):  # information, said once: not in the way
-                self.notify(notice, title="Review history", timeout=8)
-            else:  # a lost or shared history: stays until read
-                self.notify(notice, title="Review history", severity="warning", timeout=60)
+            if notice.warning:  # a lost or shared history: stays until read
+                self.notify(notice.text, title="Review history", severity="warning", timeout=60)
+            else:  # information said once: out of the way soon
+                self.notify(notice.text, title="Review history", timeout=8)
         # The (empty) Today screen is already painted when the app mounts, so the load starts now.
         self.load_session()
         if self.start_grader_early:
@@ -309,7 +308,7 @@ class StudyApp(App):
             close()
 
 
-def run_app(ctx: Context, notices: Sequence[str] = ()) -> int:
+def run_app(ctx: Context, notices: Sequence[Notice] = ()) -> int:
     """Entry point of the bare `studyapp` command."""
     StudyApp(ctx, notices=notices).run()
     return 0
