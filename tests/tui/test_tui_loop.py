@@ -89,6 +89,13 @@ async def rate_first_then_practise(pilot) -> tuple[str, str]:
 # -- item 1: keys go where the learner's attention is -----------------------------------------
 
 
+
+async def open_drill(pilot, drill_id: str = "sdpa") -> None:
+    """Let the app load, open a drill the way `p` and Enter do, and wait until it is up."""
+    await settle(pilot)
+    pilot.app.action_open_drill(drill_id)
+    await settle(pilot)
+
 async def test_typing_in_a_drill_opened_from_review_goes_into_the_editor(app):
     async with app.run_test(size=(100, 30)) as pilot:
         rated, drill = await rate_first_then_practise(pilot)
@@ -132,9 +139,7 @@ async def test_an_input_keeps_single_keys_from_the_screen(app):
 async def test_tab_indents_and_f6_moves_between_editor_and_results(app):
     app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         screen = app.screen
         editor = screen.query_one("#code", TextArea)
         editor.move_cursor((editor.document.line_count - 1, 0))
@@ -216,9 +221,7 @@ async def test_switching_screens_never_leaves_a_drill_grading_underneath(app, ct
 async def test_a_drill_covered_by_another_screen_does_not_grade_an_outside_save(app):
     stub = app.session._grader
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         drill = app.screen
         await pilot.press("ctrl+p")
         await settle(pilot)
@@ -239,9 +242,7 @@ async def test_a_drill_covered_by_another_screen_does_not_grade_an_outside_save(
 
 async def test_ctrl_q_in_the_drill_editor_saves_the_code(app, ctx):
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         await pilot.press(*"# unsaved", "ctrl+q")
         await settle(pilot)
     assert "# unsaved" in (ctx.paths.workspace_dir / "sdpa.py").read_text(encoding="utf-8")
@@ -249,9 +250,7 @@ async def test_ctrl_q_in_the_drill_editor_saves_the_code(app, ctx):
 
 async def test_a_mode_key_from_the_drill_saves_the_code(app, ctx):
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         await pilot.press(*"# unsaved", "f6", "n")
         await settle(pilot)
         assert app.current_mode == "notes"
@@ -260,9 +259,7 @@ async def test_a_mode_key_from_the_drill_saves_the_code(app, ctx):
 
 async def test_leaving_when_the_save_fails_asks_first(app, ctx, monkeypatch):
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         drill = app.screen
 
         def refuse(path, text):
@@ -282,9 +279,7 @@ async def test_an_outside_save_over_unsaved_edits_asks_which_to_keep(app):
 
     stub = app.session._grader
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         drill = app.screen
         await pilot.press(*"# mine")
         time.sleep(0.01)
@@ -364,9 +359,7 @@ def visible(widget, within) -> bool:
 async def test_the_verdict_key_line_and_hint_show_at_120x36(app):
     app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         await pilot.press("ctrl+r")
         await settle(pilot)
         screen = app.screen
@@ -382,9 +375,7 @@ async def test_the_verdict_key_line_and_hint_show_at_120x36(app):
 async def test_at_80x24_the_editor_shows_code_not_just_the_docstring(app):
     app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         editor = app.screen.query_one("#code", TextArea)
         lines = editor.text.splitlines()
         def_line = next(i for i, line in enumerate(lines) if line.startswith("def "))
@@ -402,15 +393,11 @@ async def test_at_80x24_the_editor_shows_code_not_just_the_docstring(app):
 async def test_reopening_a_drill_shows_its_last_verdict(app):
     app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         await pilot.press("ctrl+r")
         await settle(pilot)
         await pilot.press("escape")
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         status = str(app.screen.query_one("#verdict-summary", Static).render())
         assert "FAIL" in status and "looks like" in status.lower()
 
@@ -418,9 +405,7 @@ async def test_reopening_a_drill_shows_its_last_verdict(app):
 async def test_after_a_restart_a_drill_shows_its_last_result(app, ctx):
     app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.action_open_drill("sdpa")
-        await settle(pilot)
+        await open_drill(pilot)
         await pilot.press("ctrl+r")
         await settle(pilot)
     again = StudyApp(ctx)
