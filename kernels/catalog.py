@@ -1,15 +1,36 @@
 """What each drill is, in words: ids, titles, tags, statements, hints, starter files.
 
 Importable WITHOUT torch, so `studyapp drills` can list drills without paying torch's import.
-The grading logic for each id lives in the `*_drill.py` modules (which import torch).
+A drill is one folder under `kernels/` (see `kernels/README.md`): its `drill.toml` and
+`statement.md` are read here; its grading (`grade.py`, which imports torch) by `registry`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
-STARTERS_DIR = Path(__file__).resolve().parent / "starters"
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+KERNELS_DIR = Path(__file__).resolve().parent
+STARTERS_DIR = KERNELS_DIR / "starters"
+METADATA = "drill.toml"
+
+
+@dataclass(frozen=True)
+class PairingTerm:
+    """A clue that a note is about this drill (see `studyapp.pairing`)."""
+
+    label: str
+    weight: float
+    regex: str | None = None
+    """None: the label itself, matched as a whole word."""
+    needles: tuple[str, ...] = ()
+    """With `regex`: lower-case strings one of which every match contains."""
 
 
 @dataclass(frozen=True)
@@ -26,12 +47,59 @@ class DrillInfo:
     statement: str
     """Markdown shown in the CLI/TUI: the contract in the learner's terms."""
     hints: tuple[str, ...]
-    """Progressive hints, most general first."""
+    """Progressive hints: the idea (why) first, then the API, then the code."""
+    folder: Path | None = None
+    """The drill's folder; None for the drills not yet moved into one."""
+    terms: tuple[PairingTerm, ...] = ()
+    mistakes: dict[str, str] = field(default_factory=dict)
+    """Known mistake id -> what it is, in plain words."""
+    fused_allowed: bool = True
+    """Whether fused library calls (F.scaled_dot_product_attention...) may do the work."""
+    order: int = 100
+    """Position in lists (smaller first)."""
 
     @property
     def starter_path(self) -> Path:
         """The file `studyapp start` copies: its docstring states the contract."""
+        if self.folder is not None:
+            return self.folder / "starter.py"
         return STARTERS_DIR / f"{self.id}.py"
+
+    @property
+    def reference_path(self) -> Path | None:
+        """A correct solution, shown only after a pass or an explicit give-up."""
+        return self.folder / "reference.py" if self.folder is not None else None
+
+
+class DrillFolderError(ValueError):
+    """A drill folder whose metadata is missing or malformed (a bug in the bundled drills)."""
+
+
+def load_folder(folder: Path) -> DrillInfo:
+    """Read one drill folder's `drill.toml` and `statement.md` into a `DrillInfo`."""
+    try:
+        meta = tomllib.loads((folder / METADATA).read_text(encoding="utf-8"))
+        statement = (folder / "statement.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise DrillFolderError(f"drill folder {folder.name}: {exc}") from exc
+    if meta.get("id") != folder.name:
+        raise DrillFolderError(f"drill folder {folder.name}: id {meta.get('id')!r} differs from the folder name")
+    try:
+        terms = tuple(PairingTerm(str(t["label"]), float(t["weight"]), t.get("regex"), tuple(t.get("needles", ())))
+                      for t in meta.get("terms", ()))
+        return DrillInfo(
+            id=meta["id"], title=meta["title"], tags=tuple(meta["tags"]), entry=meta["entry"],
+            statement=statement, hints=tuple(meta["hints"]), folder=folder, terms=terms,
+            mistakes=dict(meta.get("mistakes", {})), fused_allowed=bool(meta.get("fused_allowed", True)),
+            order=int(meta.get("order", 100)),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DrillFolderError(f"drill folder {folder.name}: bad or missing field {exc}") from exc
+
+
+def drill_folders(root: Path = KERNELS_DIR) -> list[Path]:
+    """Every folder under `root` holding a `drill.toml`, by name."""
+    return sorted(path.parent for path in root.glob(f"*/{METADATA}"))
 
 
 SDPA = DrillInfo(
@@ -150,4 +218,9 @@ blocked is not graded.
     ),
 )
 
-CATALOG: dict[str, DrillInfo] = {info.id: info for info in (SDPA, CAUSAL_MASK, PADDING_MASK, MHA)}
+_FOLDERS = [load_folder(folder) for folder in drill_folders()]
+CATALOG: dict[str, DrillInfo] = {
+    info.id: info
+    for info in sorted((SDPA, CAUSAL_MASK, PADDING_MASK, MHA, *_FOLDERS), key=lambda info: info.order)
+}
+"""Every drill by id, in list order: the legacy four (order 100) and each folder's drill."""

@@ -308,6 +308,22 @@ class Drill:
     mistakes: dict[str, str] = {}
     """Known mistake id -> what it is, in plain words (used in hints)."""
 
+    def __init__(self, info: DrillInfo | None = None):
+        """A folder drill passes its folder's `DrillInfo`; its mistakes come from `drill.toml`."""
+        if info is not None:
+            self.info = info
+            if info.mistakes:
+                self.mistakes = dict(info.mistakes)
+
+    @classmethod
+    def from_folder(cls, grade_file: str) -> Drill:
+        """`DRILL = MyDrill.from_folder(__file__)` in a drill folder's `grade.py`."""
+        from pathlib import Path
+
+        from .catalog import load_folder
+
+        return cls(load_folder(Path(grade_file).resolve().parent))
+
     @property
     def id(self) -> str:
         return self.info.id
