@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-GOOD_SDPA = REPO / "tests" / "drill_bank" / "sdpa" / "right" / "masked_fill_inf.py"
+GOOD_SDPA = REPO / "kernels" / "sdpa" / "bank" / "right" / "masked_fill_inf.py"
 NOW = "2026-11-22T09:00:00+08:00"
 
 PROSE = ("注意力机制让每个位置根据相关性加权汇总其他位置的信息。"

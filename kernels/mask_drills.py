@@ -1,27 +1,21 @@
-"""The `causal_mask` and `padding_mask` drills: graded on which positions they allow.
+"""What every mask-building drill shares (`causal_mask`, `padding_mask`, ...): graded on which
+positions the returned mask allows.
 
-Any dtype is accepted as long as the values are 0/1 (or bool): nonzero = may attend.
+Any dtype is accepted as long as the values are 0/1 (or bool): nonzero = may attend. A drill
+folder's `grade.py` subclasses `MaskDrill` with its cases, the expected pattern and the known
+mistakes' patterns; its `drill.toml` names the mistakes (`additive_mask`, `inverted_mask`,
+`fixed_size_buffer`, `position_overflow` and `hard_coded_device` are diagnosed here).
 """
 
 from __future__ import annotations
 
 import torch
 
-from .catalog import CAUSAL_MASK, PADDING_MASK
 from .device_probe import PROBE, probe_result, probe_verdict
-from .grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, same_values, shape_text
+from .grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, same_values
 
 CHECK_ORDER = [("return type", CORE), ("shape", CORE), ("mask values", CORE),
                ("allowed positions", CORE), ("deterministic", CORE), ("device", CORE)]
-
-COMMON_MISTAKES = {
-    "additive_mask": "an additive mask (0 where allowed, -inf/-1e9 where blocked); the contract wants 1/True = may attend",
-    "inverted_mask": "inverted: True/1 marks the blocked positions instead of the allowed ones",
-    "fixed_size_buffer": "a fixed-size buffer sliced to the size asked for: right up to its size, too small past it",
-    "position_overflow": "positions (or lengths) kept in a small integer type (int8/uint8) that wraps at 128/256",
-    "hard_coded_device": "the mask is created on a fixed device instead of the default device (or the lengths' device)",
-}
-
 
 def wrap_int8(values: torch.Tensor) -> torch.Tensor:
     """What int64 values become when cast to int8 (wrapping at 128), kept as int64."""
@@ -179,133 +173,4 @@ class MaskDrill(Drill):
                 if bool(((allowed == candidate) | ~graded).all())}
 
     def match_shape(self, case: Case, tensor: torch.Tensor) -> str | None:
-        return None
-
-
-class CausalMaskDrill(MaskDrill):
-    info = CAUSAL_MASK
-    arg_names = ("n",)
-    mistakes = {**COMMON_MISTAKES,
-                "inverted_mask": "inverted: allowed above the diagonal (torch.triu); query i may see keys j <= i",
-                "strict_diagonal": "off by one: the diagonal is blocked (tril(diagonal=-1)); a position may attend to itself",
-                "transposed_shape": "wrong shape"}
-
-    def public_cases(self, device: str) -> list[Case]:
-        """Sizes on both sides of 8, 10, 32, 64, 128 and 256 (buffers, blocks, int8/uint8 positions)."""
-        cases = [Case(f"public n={n}", {"n": n}, notes=f"n={n}", size=n)
-                 for n in (1, 2, 5, 8, 9, 11, 33, 65, 129, 257, 300)]
-        probe = Case("public device probe", {"n": 6, PROBE: True}, size=6,
-                     notes="a device named in the code is a hard-coded one")
-        return cases + [probe]
-
-    def fresh_cases(self, seed: int, device: str) -> list[Case]:
-        gen = torch.Generator().manual_seed(seed)
-        fresh = [int(n) for n in torch.randint(2, 80, (2,), generator=gen)]
-        return [Case(f"seed {seed} n={n}", {"n": n}, notes=f"n={n}", public=False, size=n) for n in fresh]
-
-    def expected_allowed(self, case):
-        n = case.payload["n"]
-        return torch.ones(n, n, dtype=torch.bool).tril()
-
-    def normalize_shape(self, case, tensor):
-        n = case.payload["n"]
-        if tuple(tensor.shape) != (n, n):
-            return None, f"shape {shape_text(tensor.shape)}, expected ({n}, {n})"
-        return tensor != 0, ""
-
-    def candidates(self, case):
-        n = case.payload["n"]
-        ones = torch.ones(n, n, dtype=torch.bool)
-        positions = torch.arange(n)
-        uint8, int8 = positions % 256, wrap_int8(positions)
-        return [("inverted_mask", ones.triu()), ("inverted_mask", ones.triu(1)),
-                ("strict_diagonal", ones.tril(-1)),
-                ("position_overflow", uint8[None, :] <= uint8[:, None]),
-                ("position_overflow", int8[None, :] <= int8[:, None])]
-
-
-class PaddingMaskDrill(MaskDrill):
-    info = PADDING_MASK
-    arg_names = ("lengths", "max_len")
-    mistakes = {**COMMON_MISTAKES,
-                "inverted_mask": "inverted: the padding keys are allowed and the real tokens blocked",
-                "off_by_one": "off by one: the comparison keeps or drops one key too many (use position < length)",
-                "blocks_queries": "blocks padding QUERIES (rows) instead of padding KEYS (the last dim)",
-                "missing_query_dim": "wrong shape: a (batch, max_len) mask broadcasts against the scores' query dim; return (batch, 1, max_len)"}
-
-    def public_cases(self, device: str) -> list[Case]:
-        """Lengths that differ per item, on both sides of 10, 32, 64, 128 and 256."""
-        specs = [
-            ("public list", [3, 1, 5, 2], 5),
-            ("public tensor", torch.tensor([2, 6, 4]), 6),
-            ("public single sequence", torch.tensor([3], dtype=torch.int32), 5),
-            ("public batch = max_len", [1, 3, 2], 3),
-            ("public int32, past 32", torch.tensor([40, 33, 12], dtype=torch.int32), 40),
-            ("public list, past 128", [130, 64, 128, 129], 130),
-            ("public tensor, past 256", torch.tensor([300, 257, 129, 1, 200]), 300),
-        ]
-        cases = [self._case(name, lengths, max_len) for name, lengths, max_len in specs]
-        probe = Case("public device probe", {"lengths": torch.tensor([3, 5, 1]), "max_len": 6, PROBE: True},
-                     size=6, notes="lengths on a stand-in device: a device named in the code is a hard-coded one")
-        return cases + [probe]
-
-    def fresh_cases(self, seed: int, device: str) -> list[Case]:
-        gen = torch.Generator().manual_seed(seed)
-        batch = 2 + int(torch.randint(0, 4, (1,), generator=gen))
-        max_len = batch + 1 + int(torch.randint(0, 60, (1,), generator=gen))
-        fresh = torch.randint(1, max_len + 1, (batch,), generator=gen)
-        fresh[0] = max_len - 1
-        return [self._case(f"seed {seed}", fresh, max_len, public=False)]
-
-    @staticmethod
-    def _case(name, lengths, max_len, public=True) -> Case:
-        kind = "list" if isinstance(lengths, list) else f"tensor {str(lengths.dtype).replace('torch.', '')}"
-        return Case(name, {"lengths": lengths, "max_len": max_len}, public=public, size=max_len,
-                    notes=f"lengths {list(map(int, lengths))} ({kind}), max_len={max_len}")
-
-    def _lengths(self, case):
-        return torch.as_tensor(case.payload["lengths"]).reshape(-1).to(torch.int64)
-
-    def expected_allowed(self, case):
-        lengths, max_len = self._lengths(case), case.payload["max_len"]
-        keys = torch.arange(max_len)[None, :] < lengths[:, None]
-        return keys[:, None, :].expand(len(lengths), max_len, max_len)
-
-    def graded(self, case):
-        lengths, max_len = self._lengths(case), case.payload["max_len"]
-        real_queries = torch.arange(max_len)[None, :] < lengths[:, None]
-        return real_queries[:, :, None].expand(len(lengths), max_len, max_len)
-
-    def normalize_shape(self, case, tensor):
-        batch, max_len = len(self._lengths(case)), case.payload["max_len"]
-        target = (batch, max_len, max_len)
-        shape = tuple(tensor.shape)
-        if len(shape) == 4 and shape[1] == 1:
-            tensor, shape = tensor[:, 0], shape[:1] + shape[2:]
-        ok = len(shape) == 3 and shape[0] == batch
-        try:
-            torch.broadcast_shapes(shape, target)
-        except RuntimeError:
-            ok = False
-        if not ok or torch.broadcast_shapes(shape, target) != target:
-            return None, (f"shape {shape_text(tensor.shape)} does not broadcast to (batch, max_len, max_len) = "
-                          f"{shape_text(target)} with batch first; expected e.g. ({batch}, 1, {max_len})")
-        return (tensor != 0).expand(target), ""
-
-    def candidates(self, case):
-        lengths, max_len = self._lengths(case), case.payload["max_len"]
-        positions = torch.arange(max_len)[None, :]
-        target = (len(lengths), max_len, max_len)
-        keys = lambda allowed: allowed[:, None, :].expand(target)  # noqa: E731
-        return [("inverted_mask", keys(positions >= lengths[:, None])),
-                ("off_by_one", keys(positions <= lengths[:, None])),
-                ("off_by_one", keys(positions < lengths[:, None] - 1)),
-                ("blocks_queries", (positions < lengths[:, None])[:, :, None].expand(target)),
-                ("position_overflow", keys(positions % 256 < lengths[:, None] % 256)),
-                ("position_overflow", keys(positions < wrap_int8(lengths)[:, None]))]
-
-    def match_shape(self, case, tensor):
-        batch, max_len = len(self._lengths(case)), case.payload["max_len"]
-        if tuple(tensor.shape) == (batch, max_len):
-            return "missing_query_dim"
         return None

@@ -114,38 +114,6 @@ def unrescaled_attention(Q, K, V, mask, block: int, keep_running_max: bool):
     return acc / total, attention_variant(Q, K, V, mask)[1]
 
 
-SDPA_MISTAKES = {
-    "no_scaling": "no scaling: the scores are not divided by sqrt(d_k)",
-    "scale_by_d_k": "scaling by d_k instead of sqrt(d_k)",
-    "scale_by_sqrt_d_v": "scaling by sqrt(d_v) (V's last dim) instead of sqrt(d_k)",
-    "scale_by_sqrt_m": "scaling by sqrt(m), the number of keys, instead of sqrt(d_k), the key dim",
-    "power_precedence": "`d_k ** 1/2` is (d_k ** 1) / 2, not a square root: write d_k ** 0.5 or math.sqrt(d_k)",
-    "softmax_wrong_dim": "softmax over the wrong dim (queries, dim=-2) instead of the keys (dim=-1)",
-    "inverted_mask": "inverted mask: blocking where the mask is 1/True instead of 0/False",
-    "mask_ignored": "the mask is ignored",
-    "mask_after_softmax": "the mask is applied after the softmax (weights no longer sum to 1)",
-    "mask_leak": "attention leaks through the mask (a finite fill like -1e4, or scores multiplied by the mask)",
-    "additive_float_mask": "the float 0/1 mask is ADDED to the scores (PyTorch's convention for float "
-                           "attn_mask); here 0 means blocked: use mask == 0 (or mask.bool()) to block",
-    "mask_rank3_as_batch": "a 3-D mask is treated as (batch, n, m) with a heads dim added, but with 4-D "
-                           "scores it broadcasts as (heads, n, m)",
-    "unstable_softmax": "unstable softmax: exp() without subtracting each row's own max overflows or "
-                        "underflows to inf/NaN on large scores",
-    "online_softmax_no_rescale": "block-wise softmax without rescaling: what was summed under an older max "
-                                 "must be multiplied by exp(old_max - new_max)",
-    "chunk_mask_offset": "chunked attention that does not move the mask with the chunk: every chunk "
-                         "reads the first chunk's mask rows/columns",
-    "transposed_output": "transposed output: (*, d_v, n) instead of (*, n, d_v)",
-    "transposed_weights": "the attention weights are returned transposed: (*, m, n) instead of (*, n, m)",
-    "returns_weights": "missing the multiplication by V: the attention weights are returned as the output",
-    "fill_overflows_float16": "a fill value like -1e9 overflows float16 in masked_fill",
-    "view_on_noncontiguous": "`.view` on a tensor that is not contiguous (a transposed or expanded input, "
-                             "or a transposed intermediate)",
-    "fixed_size_buffer": "a fixed-size buffer sliced to the inputs: right up to its size, wrong past it",
-    "hard_coded_device": "tensors created on a fixed device instead of the inputs' device",
-}
-
-
 def sdpa_candidates(Q, K, V, mask, case_dtype):
     """[(mistake id, thunk)] for every known SDPA mistake; a thunk returns (output, weights) or None."""
     out = []
@@ -198,36 +166,6 @@ def sdpa_candidates(Q, K, V, mask, case_dtype):
             out.append(("chunk_mask_offset", lambda b=block: remapped_mask_attention(Q, K, V, mask, b, "queries")))
             out.append(("chunk_mask_offset", lambda b=block: remapped_mask_attention(Q, K, V, mask, b, "keys")))
     return out
-
-
-MHA_MISTAKES = {
-    "split_without_transpose": "heads split without transposing: .view(batch, heads, seq, d_head) mixes positions across heads",
-    "heads_not_transposed": "heads split with .view(batch, seq, heads, d_head) but never transposed to (batch, heads, seq, d_head): "
-                            "attention runs across heads instead of across positions",
-    "split_interleaved": "d_model split in the wrong order, as (d_head, heads): head h gets features h, h+H, ... "
-                         "instead of the contiguous block h*d_head:(h+1)*d_head",
-    "merge_without_transpose": "heads merged without transposing back: .view(batch, seq, d_model) on (batch, heads, seq, d_head)",
-    "merge_interleaved": "heads merged in the wrong order, as (d_head, heads): transpose to (batch, seq, heads, d_head) "
-                         "before flattening",
-    "no_output_projection": "missing the output projection W_o",
-    "missing_biases": "the Linear biases are not applied (using .weight only)",
-    "inputs_already_projected": "Q, K, V are taken as already projected: they are the inputs BEFORE projection, "
-                                "apply W_q, W_k, W_v first",
-    "scale_by_d_model": "scaling by sqrt(d_model) instead of sqrt(d_head)",
-    "power_precedence": "`d_head ** 1/2` is (d_head ** 1) / 2, not a square root: write d_head ** 0.5",
-    "mask_not_broadcast_over_heads": "the mask is not broadcast over heads (its batch dim lands on the heads dim)",
-    "no_scaling": "no scaling: the scores are not divided by sqrt(d_head)",
-    "mask_ignored": "the mask is ignored",
-    "inverted_mask": "inverted mask: blocking where the mask is 1/True instead of 0/False",
-    "additive_float_mask": "the float 0/1 mask is ADDED to the scores (PyTorch's convention for float "
-                           "attn_mask); here 0 means blocked: use mask == 0 (or mask.bool()) to block",
-    "softmax_wrong_dim": "softmax over the wrong dim (queries) instead of the keys",
-    "unstable_softmax": "unstable softmax: exp() without subtracting each row's max overflows to inf/NaN on large scores",
-    "transposed_weights": "the attention weights are returned transposed: (batch, heads, m, n) instead of (batch, heads, n, m)",
-    "fill_overflows_float16": "a fill value like -1e9 overflows float16 in masked_fill",
-    "view_on_noncontiguous": "`.view` on a tensor that is not contiguous (after .transpose, call .contiguous() or use .reshape)",
-    "hard_coded_device": "tensors created on a fixed device instead of the inputs' device",
-}
 
 
 def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transpose",
@@ -331,3 +269,17 @@ def mha_candidates(payload: dict):
 
     out.append(("transposed_weights", transposed_weights))
     return out
+
+
+_MISTAKES_OF = {"SDPA_MISTAKES": "sdpa", "MHA_MISTAKES": "mha"}
+
+
+def __getattr__(name: str) -> dict[str, str]:
+    """`SDPA_MISTAKES` and `MHA_MISTAKES`: the known mistakes named in those drills' `drill.toml`
+    (kept importable for drills that extend them; the folder is the one place they live)."""
+    if name not in _MISTAKES_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .catalog import CATALOG
+
+    return dict(CATALOG[_MISTAKES_OF[name]].mistakes)
+

@@ -53,6 +53,7 @@ def test_folder_is_complete(folder):
 def test_starter_fails(folder):
     verdict = kernels.grade_in_process(folder.name, folder / "starter.py")
     assert verdict["status"] in ("fail", "error"), verdict["summary"]
+    assert "NotImplementedError" in verdict["summary"], "the starter fails by saying what is left to write"
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: folder.name)

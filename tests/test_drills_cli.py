@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BANK = ROOT / "tests" / "drill_bank"
-RIGHT = BANK / "sdpa" / "right" / "masked_fill_inf.py"
-WRONG = BANK / "sdpa" / "wrong" / "no_scaling.py"
+BANK = ROOT / "kernels" / "sdpa" / "bank"
+RIGHT = BANK / "right" / "masked_fill_inf.py"
+WRONG = BANK / "wrong" / "no_scaling.py"
 
 
 def studyapp(*args: str, data_dir: Path, **kw) -> subprocess.CompletedProcess:
@@ -52,7 +52,7 @@ def test_start_defaults_to_the_data_dirs_workspace(tmp_path):
 
 def test_grade_json_is_an_array_in_argument_order_and_records_attempts(tmp_path):
     starter = tmp_path / "starter.py"
-    starter.write_text((ROOT / "kernels" / "starters" / "sdpa.py").read_text())
+    starter.write_text((ROOT / "kernels" / "sdpa" / "starter.py").read_text())
     out = studyapp("grade", "sdpa", str(WRONG), str(RIGHT), str(starter), "--json",
                    "--device", "cpu", "--timeout", "5", data_dir=tmp_path)
     assert out.returncode == 1, out.stderr

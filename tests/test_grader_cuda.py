@@ -90,11 +90,11 @@ def test_cuda_submissions_get_cuda_tensors_and_the_cpu_worker_stays_fork_safe(tm
 def test_real_drills_pass_and_fail_on_cuda():
     from studyapp.grader.client import GraderClient
 
-    bank = ROOT / "tests" / "drill_bank"
+    kernels = ROOT / "kernels"
     with GraderClient() as grader:
         for drill_id in ("sdpa", "mha", "causal_mask", "padding_mask"):
-            for path in sorted((bank / drill_id / "right").glob("*.py"))[:2]:
+            for path in sorted((kernels / drill_id / "bank" / "right").glob("*.py"))[:2]:
                 verdict = grader.grade(drill_id, path, device="cuda")
                 assert verdict["status"] == "pass" and verdict["device"] == "cuda", verdict
-        wrong = grader.grade("sdpa", bank / "sdpa" / "wrong" / "no_scaling.py", device="cuda")
+        wrong = grader.grade("sdpa", kernels / "sdpa" / "bank" / "wrong" / "no_scaling.py", device="cuda")
         assert wrong["status"] == "fail"

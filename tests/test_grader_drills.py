@@ -13,18 +13,36 @@ pytest.importorskip("torch")
 from studyapp.grader.client import GraderClient  # noqa: E402
 from studyapp.kernels_loader import load_kernels  # noqa: E402
 
-BANK = Path(__file__).parent / "drill_bank"
-COVERAGE_BANK = Path(__file__).parent / "drill_bank_coverage"
-BANK_FILES = sorted(p for p in BANK.glob("*/*/*.py") if p.parent.name in ("right", "wrong")) + [
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+
+
+def _bank(drill_id: str, kind: str, *names: str) -> list[Path]:
+    return [KERNELS / drill_id / "bank" / kind / f"{name}.py" for name in names]
+
+
+BANK_FILES = [
+    *_bank("causal_mask", "right", "arange_compare_int", "tril_bool"),
+    *_bank("causal_mask", "wrong", "additive_mask", "inverted_mask", "strict_diagonal"),
+    *_bank("mha", "right", "fused_qkv_einsum", "pytorch_sdpa_heads", "reference"),
+    *_bank("mha", "wrong", "mask_not_broadcast_over_heads", "merge_without_transpose", "missing_biases",
+           "no_output_projection", "scale_by_d_model", "split_without_transpose"),
+    *_bank("padding_mask", "right", "arange_compare", "loop_float_4d"),
+    *_bank("padding_mask", "wrong", "blocks_queries", "inverted_mask", "missing_query_dim", "off_by_one"),
+    *_bank("sdpa", "right", "additive_mask_tuple", "einsum_tuple", "float64_cast_back", "masked_fill_inf",
+           "online_softmax_chunked", "pytorch_sdpa", "torch_where_finfo_min"),
+    *_bank("sdpa", "wrong", "inverted_mask", "mask_after_softmax", "mask_ignored", "mask_leak__multiply",
+           "mask_leak__small_fill", "mutates_inputs", "no_scaling", "returns_weights", "scale_by_d_k",
+           "scale_by_sqrt_d_v", "softmax_wrong_dim", "transposed_output", "unstable_softmax", "wrong_dtype"),
     # what the sandbox must carry over intact: the meta-device probe, non-contiguous inputs,
     # errors named by their message, float16 cases
-    COVERAGE_BANK / path for path in (
-        "sdpa/wrong/hard_coded_device.py", "sdpa/wrong/view_on_noncontiguous.py",
-        "sdpa/wrong/fill_overflows_float16.py", "sdpa/wrong/chunk_mask_offset.py",
-        "sdpa/right/query_chunks_baddbmm.py", "causal_mask/wrong/hard_coded_device.py",
-        "causal_mask/wrong/fixed_size_buffer__8.py", "padding_mask/wrong/hard_coded_device.py",
-        "padding_mask/wrong/position_overflow__uint8.py", "mha/wrong/hard_coded_device.py",
-        "mha/wrong/heads_not_transposed.py", "mha/right/loop_over_heads.py")]
+    *_bank("sdpa", "wrong", "hard_coded_device", "view_on_noncontiguous", "fill_overflows_float16",
+           "chunk_mask_offset"),
+    *_bank("sdpa", "right", "query_chunks_baddbmm"),
+    *_bank("causal_mask", "wrong", "hard_coded_device", "fixed_size_buffer__8"),
+    *_bank("padding_mask", "wrong", "hard_coded_device", "position_overflow__uint8"),
+    *_bank("mha", "wrong", "hard_coded_device", "heads_not_transposed"),
+    *_bank("mha", "right", "loop_over_heads"),
+]
 SEED = 12345
 
 
@@ -48,9 +66,9 @@ def test_every_starter_fails_in_the_sandbox(grader, drill_id):
     assert "NotImplementedError" in verdict["summary"]
 
 
-@pytest.mark.parametrize("path", BANK_FILES, ids=lambda p: "/".join(p.parts[-4:]))
+@pytest.mark.parametrize("path", BANK_FILES, ids=lambda p: "/".join(p.parts[-5:]))
 def test_bank_file_gets_the_in_process_verdict(grader, path):
-    drill_id, kind = path.parts[-3], path.parts[-2]
+    drill_id, kind = path.parts[-4], path.parts[-2]
     sandboxed = grader.grade(drill_id, path, device="cpu", seed=SEED)
     trusted = load_kernels().grade_in_process(drill_id, path, seed=SEED, device="cpu")
     assert sandboxed["status"] == ("pass" if kind == "right" else trusted["status"]), (sandboxed, trusted)
@@ -95,7 +113,7 @@ def test_grade_seed_reproduces_a_verdict_from_the_cli(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=str(root))
-    wrong = COVERAGE_BANK / "sdpa" / "wrong" / "scale_by_sqrt_m.py"
+    wrong = KERNELS / "sdpa" / "bank" / "wrong" / "scale_by_sqrt_m.py"
 
     def grade(*extra: str) -> list[dict]:
         done = subprocess.run([sys.executable, "-m", "studyapp", "--data-dir", str(tmp_path), "grade", "sdpa",

@@ -37,6 +37,18 @@ def test_wheel_bundles_cards_and_kernels_inside_the_package(wheel):
     assert "kernels" not in top_level and "cards" not in top_level
 
 
+def test_wheel_ships_every_drill_folder_whole(wheel):
+    """Each drill is its folder: metadata, statement, starter, reference, grading and its bank
+    (the bank is what `studyapp dev-check` grades on an installed copy)."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    folders = sorted(path.parent for path in (ROOT / "kernels").glob("*/drill.toml"))
+    assert {folder.name for folder in folders} >= {"sdpa", "causal_mask", "padding_mask", "mha"}
+    for folder in folders:
+        shipped = {f"studyapp/_bundled/kernels/{p.relative_to(ROOT / 'kernels').as_posix()}"
+                   for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+        assert shipped and shipped <= names, sorted(shipped - names)[:5]
+
+
 def test_installed_wheel_finds_its_bundled_folders(wheel, tmp_path):
     target = tmp_path / "site"
     with zipfile.ZipFile(wheel) as zf:

@@ -1,0 +1,177 @@
+"""The `mha` drill: the learner's own nn.Module, loaded with the grader's weights and biases."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..attention import allowed_mask, merge_heads, mha_forward, split_heads
+from ..device_probe import PROBE, probe_result
+from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, clone_tree, export, shape_text
+from ..mistakes import mha_candidates
+from ..tensor_drill import AttentionDrill
+
+PUBLIC_SEED = 31415
+LAYERS = ("W_q", "W_k", "W_v", "W_o")
+
+
+def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.float32,
+               mask=None, mask_kind="bool", tier=CORE, device="cpu", lengths=None, scale=1.0,
+               mask_rank=2, layout="contiguous", public=True) -> Case:
+    """One mha case; `mask` is None, "causal" (n, m), "padding" (batch, 1, 1, m) or "combined".
+
+    `scale` multiplies the inputs (large activations, large scores); `mask_rank=3` gives a causal
+    mask as (1, n, m); `layout="strided"` hands over inputs stored transposed (non-contiguous).
+    """
+    def randn(*shape):
+        return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+    weights = {layer: (randn(d_model, d_model) / d_model ** 0.5, 0.5 * randn(d_model)) for layer in LAYERS}
+    Q, K, V = (scale * randn(batch, seq, d_model) for seq in (n, m, m))
+    allowed = None
+    if mask == "causal":
+        allowed = torch.ones(n, m, dtype=torch.bool).tril()
+        if mask_rank == 3:
+            allowed = allowed.unsqueeze(0)
+    elif mask in ("padding", "combined"):
+        drawn = torch.randint(1, m + 1, (batch,), generator=gen)
+        drawn[0] = max(1, m - 1)
+        lengths = drawn if lengths is None else torch.tensor(lengths)
+        allowed = (torch.arange(m)[None, :] < lengths[:, None]).reshape(batch, 1, 1, m)
+        if mask == "combined":
+            allowed = allowed & torch.ones(n, m, dtype=torch.bool).tril()
+    cast = lambda t: t.to(dtype).to(device)  # noqa: E731
+    mask_tensor = None
+    if allowed is not None:
+        mask_tensor = {"bool": allowed, "int": allowed.long(), "float": allowed.float()}[mask_kind].to(device)
+    payload = {"d_model": d_model, "num_heads": heads, "Q": cast(Q), "K": cast(K), "V": cast(V),
+               "mask": mask_tensor, "weights": {k: (cast(w), cast(b)) for k, (w, b) in weights.items()}}
+    if layout == "strided":
+        for key in ("Q", "K", "V"):
+            payload[key] = payload[key].transpose(-2, -1).contiguous().transpose(-2, -1)
+    mask_text = "no mask" if allowed is None else f"{mask_kind} {mask} mask {shape_text(mask_tensor.shape)}"
+    notes = (f"Q {shape_text(Q.shape)}, K/V {shape_text(K.shape)}, d_model={d_model}, heads={heads}, "
+             f"{str(dtype).replace('torch.', '')}, {mask_text}" + (f", inputs x{scale:g}" if scale != 1 else "")
+             + (", transposed views" if layout == "strided" else ""))
+    check = {torch.float32: "values float32", torch.float64: "values float64",
+             torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}[dtype]
+    if max(n, m) > BIG:
+        payload[ONE_CALL] = True
+    return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
+
+
+class MhaDrill(AttentionDrill):
+    def public_cases(self, device: str) -> list[Case]:
+        public = torch.Generator().manual_seed(PUBLIC_SEED)
+        f32, f64 = torch.float32, torch.float64
+        cases = [build_case(public, f"public {name}", device=device, **kw) for name, kw in [
+            ("self-attention", dict(batch=2, n=4, m=4, d_model=8, heads=2, dtype=f32)),
+            ("cross-attention, longer keys", dict(batch=2, n=3, m=5, d_model=12, heads=3, dtype=f64,
+                                                  mask="padding")),
+            ("cross-attention, shorter keys", dict(batch=3, n=5, m=2, d_model=8, heads=4, dtype=f32)),
+            ("causal int mask", dict(batch=2, n=4, m=4, d_model=6, heads=3, dtype=f64, mask="causal",
+                                     mask_kind="int")),
+            ("causal+padding float mask", dict(batch=2, n=5, m=5, d_model=8, heads=2, dtype=f32,
+                                               mask="combined", mask_kind="float")),
+            ("one head, one query", dict(batch=1, n=1, m=3, d_model=4, heads=1, dtype=f64)),
+            ("float16", dict(batch=2, n=3, m=4, d_model=8, heads=2, dtype=torch.float16, mask="causal",
+                             tier=EXTRA)),
+            ("long cross-attention, per-item padding", dict(batch=3, n=130, m=260, d_model=24, heads=3,
+                                                            dtype=f32, mask="padding", mask_kind="int",
+                                                            lengths=[260, 131, 7])),
+            ("long causal self-attention, 3-D mask, transposed views",
+             dict(batch=2, n=150, m=150, d_model=16, heads=4, dtype=f64, mask="causal", mask_rank=3,
+                  layout="strided")),
+            ("large activations", dict(batch=2, n=6, m=9, d_model=8, heads=2, dtype=f32, scale=7.0)),
+        ]]
+        probe = build_case(public, "public device probe", batch=2, n=3, m=5, d_model=8, heads=2, dtype=f32,
+                           mask="padding")
+        probe.payload[PROBE] = True
+        probe.notes = "inputs on a stand-in device: every tensor must follow them"
+        return cases + [probe]
+
+    def fresh_cases(self, seed: int, device: str) -> list[Case]:
+        f32, f64 = torch.float32, torch.float64
+        cases = []
+        fresh = torch.Generator().manual_seed(seed)
+        for i in range(2):
+            pick = lambda k: int(torch.randint(0, k, (1,), generator=fresh))  # noqa: E731
+            heads = 1 + pick(4)
+            cases.append(build_case(
+                fresh, f"seed {seed} #{i + 1}", device=device, batch=1 + pick(3), n=1 + pick(24),
+                m=1 + pick(24), d_model=heads * (1 + pick(4)), heads=heads,
+                dtype=[f32, f64][pick(2)], mask=[None, "padding"][pick(2)],
+                mask_kind=["bool", "int", "float"][pick(3)], public=False))
+        return cases
+
+    def run_case(self, entry_obj, payload: dict) -> dict:
+        """In the child: build the learner's module, load our weights and biases, call it twice."""
+        module = entry_obj(payload["d_model"], payload["num_heads"])
+        if PROBE in payload:
+            return self._probe(module, payload)
+        Q = payload["Q"]
+        module.to(device=Q.device, dtype=Q.dtype)
+        with torch.no_grad():
+            for layer, (weight, bias) in payload["weights"].items():
+                linear = getattr(module, layer, None)
+                if linear is None or getattr(linear, "weight", None) is None:
+                    raise AttributeError(f"MultiHeadAttention has no {layer} = nn.Linear(d_model, d_model) (the grader "
+                                         "loads its weights into W_q..W_o, so nn.MultiheadAttention cannot stand in)")
+                if getattr(linear, "bias", None) is None:
+                    raise AttributeError(f"{layer} has no bias: the contract needs nn.Linear(d_model, d_model) with bias")
+                linear.weight.copy_(weight)
+                linear.bias.copy_(bias)
+        module.eval()
+        calls, inputs_after = [], []
+        for attempt in range(1 if payload.get(ONE_CALL) else 2):
+            args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
+            with torch.no_grad():
+                value = module(*args) if args[3] is not None else module(*args[:3])
+            calls.append(export(value))
+            if attempt == 0 and not payload.get(ONE_CALL):
+                inputs_after = [export(arg) for arg in args]
+        return {"calls": calls, "inputs": inputs_after}
+
+    def _probe(self, module, payload: dict) -> dict:
+        """The forward under the device audit, with the mask and without."""
+        Q, K, V, mask = clone_tree([payload[key] for key in ("Q", "K", "V", "mask")])
+        with torch.no_grad():
+            masked = probe_result(lambda: module(Q, K, V, mask), default_is_wrong=True)
+            if masked[PROBE].get("problems"):
+                return masked
+            return probe_result(lambda: module(Q, K, V), default_is_wrong=True)
+
+    def _flat_weights(self, payload, convert):
+        out = []
+        for layer in LAYERS:
+            weight, bias = payload["weights"][layer]
+            out += [convert(weight), convert(bias)]
+        return out
+
+    def oracle(self, case):
+        p = case.payload
+        mask = None if p["mask"] is None else p["mask"].cpu()
+        return mha_forward(p["Q"].cpu(), p["K"].cpu(), p["V"].cpu(),
+                           *self._flat_weights(p, lambda t: t.cpu()), num_heads=p["num_heads"],
+                           mask=mask, return_weights=True)
+
+    def same_dtype_references(self, case):
+        p = case.payload
+        (wq, bq, wk, bk, wv, bv, wo, bo) = self._flat_weights(p, lambda t: t)
+        heads = p["num_heads"]
+        q = split_heads(F.linear(p["Q"], wq, bq), heads)
+        k = split_heads(F.linear(p["K"], wk, bk), heads)
+        v = split_heads(F.linear(p["V"], wv, bv), heads)
+        allowed = None if p["mask"] is None else allowed_mask(p["mask"], q.device)
+        attended = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        return [F.linear(merge_heads(attended), wo, bo)]
+
+    def candidates(self, case):
+        return mha_candidates(case.payload)
+
+    def weights_shape(self, case):
+        p = case.payload
+        return (p["Q"].shape[0], p["num_heads"], p["Q"].shape[1], p["K"].shape[1])
+
+
+DRILL = MhaDrill.from_folder(__file__)
