@@ -9,18 +9,19 @@ How to call it:
     notes_for_drill("sdpa", pairings)             # the inverse, for `studyapp drills --json`
 
 Suggestions are computed on the fly and never written into a note; a note that declares
-`drills:` (even an empty list) is taken at its word.
+`drills:` (even an empty list) is taken at its word. The drills and their terms come from the
+drill folders (`kernels/<id>/drill.toml`, read without torch): adding a drill touches only its folder.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Literal, TypeVar
-
-KNOWN_DRILLS: tuple[str, ...] = ("sdpa", "causal_mask", "padding_mask", "mha")
-"""Drill ids the grader offers (kept torch-free here so the UI can import it)."""
 
 SUGGEST_THRESHOLD = 3.0
 """A drill is suggested when the weights of its matched terms add up to at least this."""
@@ -55,66 +56,69 @@ def _term(label: str, weight: float, regex: str | None = None, needles: tuple[st
     return Term(label, re.compile(regex, re.IGNORECASE), weight, needles)
 
 
-# Identifiers specific to one drill weigh 3 (enough alone), strong terms 2, weak clues 1, and
-# mask words shared by both mask drills 0.5 (they must not pair a note with either on their own).
-DRILL_TERMS: dict[str, tuple[Term, ...]] = {
-    "sdpa": (
-        _term("scaled_dot_product_attention", 3),
-        _term("sdpa", 3),
-        _term("scaled dot-product", 3, r"scaled[\s_-]*dot[\s_-]*product", ("scaled",)),
-        _term("dot-product attention", 3, r"dot[\s_-]*product[\s_-]*attention", ("dot",)),
-        _term("缩放点积", 3),
-        _term("点积注意力", 3),
-        _term("√d_k", 2, r"(?:√|sqrt\(?\s*)d_?k", ("√", "sqrt")),
-        _term("K^T", 2, r"Kᵀ|K\^T|K\^\{?\\top\}?|k\.transpose\(\s*-2\s*,\s*-1\s*\)|k\.T\b|\.mT\b",
-              ("kᵀ", "^", "k.t", ".mt")),
-        _term("softmax", 1),
-        _term("attention scores", 1, r"attention[\s_-]*(?:scores?|weights?)", ("attention",)),
-        _term("注意力分数", 1, r"注意力(?:分数|权重)", ("注意力",)),
-    ),
-    "causal_mask": (
-        _term("causal mask", 3, r"causal[\s_-]*(?:mask|attention)|因果(?:掩码|注意力)", ("causal", "因果")),
-        _term("causal", 2),
-        _term("因果", 2),
-        _term("tril", 3),
-        _term("triu", 2.5),
-        _term("下三角", 2),
-        _term("上三角", 1),
-        _term("look-ahead", 2, r"look[\s-]*ahead", ("look",)),
-        _term("autoregressive", 1),
-        _term("自回归", 1),
-        _term("future tokens", 1, r"future\s+(?:tokens?|positions?)", ("future",)),
-        _term("未来", 1),
-        _term("掩码", 0.5),
-        _term("mask", 0.5, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER, ("mask",)),
-        _term("masked_fill", 0.5),
-    ),
-    "padding_mask": (
-        _term("padding mask", 3, r"padding[\s_-]*mask|填充掩码", ("padding", "填充掩码")),
-        _term("padding", 2),
-        _term("填充", 2),
-        _term("key_padding_mask", 3),
-        _term("<pad>", 2, r"<pad>|\bpad_(?:token|id|idx)\b", ("<pad>", "pad_")),
-        _term("lengths", 1),
-        _term("变长", 1),
-        _term("variable-length", 1, r"variable[\s-]*length", ("variable",)),
-        _term("attention_mask", 1),
-        _term("掩码", 0.5),
-        _term("mask", 0.5, _ASCII_BEFORE + r"masks?" + _ASCII_AFTER, ("mask",)),
-        _term("masked_fill", 0.5),
-    ),
-    "mha": (
-        _term("MultiHeadAttention", 3, r"multi_?head_?attention", ("multi",)),
-        _term("split_heads", 3),
-        _term("merge_heads", 3, r"(?:merge|combine)_heads", ("_heads",)),
-        _term("num_heads", 2, r"\b(?:num_heads|n_heads|n_head|nhead)\b", ("_head", "nhead")),
-        _term("多头注意力", 3),
-        _term("多头", 2),
-        _term("multi-head", 2, r"multi[\s-]*head(?:ed)?", ("multi",)),
-        _term("head_dim", 1, r"\b(?:head_dim|d_head)\b", ("head_dim", "d_head")),
-        _term("out_proj", 1, r"\b(?:out_proj|W_o|w_o)\b", ("out_proj", "w_o")),
-    ),
+@dataclass(frozen=True)
+class Scorer:
+    """Every drill's pairing terms, as the drill folders' `drill.toml` files declare them.
+
+    Weights (kernels/README.md): 3 for an identifier specific enough alone, 2 strong, 1 weak,
+    0.5 for words several drills share (they must not pair a note on their own).
+    """
+
+    drills: tuple[str, ...]
+    """Drill ids in the catalog's list order: the order of suggestions."""
+    terms: Mapping[str, tuple[Term, ...]]
+    version: str
+    """Changes whenever the drills, terms or threshold do: cached pairings made by a scorer of
+    another version are recomputed instead of trusted (a new drill re-pairs every note)."""
+
+
+def load_scorer(root: Path | None = None) -> Scorer:
+    """The scorer of the drill folders under `root` (default: the bundled kernels), torch-free."""
+    from studyapp.kernels_loader import load_kernels
+
+    load_kernels()
+    from studyapp_kernels.catalog import CATALOG, load_catalog
+
+    catalog = CATALOG if root is None else load_catalog(root)
+    terms = {drill_id: tuple(_term(t.label, t.weight, t.regex, tuple(t.needles)) for t in info.terms)
+             for drill_id, info in catalog.items()}
+    return Scorer(tuple(catalog), terms, _scorer_version(tuple(catalog), terms))
+
+
+@cache
+def bundled_scorer() -> Scorer:
+    """The scorer of the drills this install ships, read once per process."""
+    return load_scorer()
+
+
+def _scorer_version(drills: tuple[str, ...], terms: Mapping[str, tuple[Term, ...]]) -> str:
+    import zlib
+
+    spec = repr((drills, SUGGEST_THRESHOLD, DECLARED_REASON,
+                 [(d, t.label, t.pattern.pattern, t.weight, t.needles) for d, ts in terms.items() for t in ts]))
+    return f"{zlib.crc32(spec.encode('utf-8')):08x}"
+
+
+_DERIVED = {
+    "KNOWN_DRILLS": lambda scorer: scorer.drills,
+    "DRILL_TERMS": lambda scorer: scorer.terms,
+    "PAIRING_VERSION": lambda scorer: scorer.version,
 }
+
+
+def __getattr__(name: str):
+    """`KNOWN_DRILLS`, `DRILL_TERMS`, `PAIRING_VERSION`: the bundled scorer's, read on first use
+    (importing this module stays cheap: the drill folders are read only when a note is paired)."""
+    if name not in _DERIVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = _DERIVED[name](bundled_scorer())
+    globals()[name] = value
+    return value
+
+
+def _current(name: str):
+    """A derived module attribute as callers see it (so a patched or cached value wins)."""
+    return getattr(sys.modules[__name__], name)
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,7 @@ class Pairing:
     """The drills for one note, where they came from, and why each was chosen."""
 
     drills: list[str]
-    """Known drill ids, in declaration order (declared) or `KNOWN_DRILLS` order (suggested)."""
+    """Known drill ids, in declaration order (declared) or the catalog's order (suggested)."""
     source: Literal["declared", "suggested"]
     """`declared`: the note's `drills:` key decided; `suggested`: computed from its content."""
     reasons: dict[str, list[str]]
@@ -131,15 +135,15 @@ class Pairing:
     """Declared ids that no drill has: reported to the user, never a crash."""
 
 
-def drills_for(meta: Mapping | None, text: str) -> Pairing:
+def drills_for(meta: Mapping | None, text: str, scorer: Scorer | None = None) -> Pairing:
     """The note's declared drills when it has a `drills:` key, else suggestions from content."""
     meta = meta or {}
     if "drills" in meta:
-        return _declared(meta["drills"])
-    return suggest_drills(text, tags=meta.get("tags"))
+        return _declared(meta["drills"], scorer)
+    return suggest_drills(text, tags=meta.get("tags"), scorer=scorer)
 
 
-def _declared(value) -> Pairing:
+def _declared(value, scorer: Scorer | None = None) -> Pairing:
     if value is None:
         items: list = []
     elif isinstance(value, str):
@@ -148,11 +152,12 @@ def _declared(value) -> Pairing:
         items = list(value)
     else:
         items = [value]
+    known = scorer.drills if scorer is not None else _current("KNOWN_DRILLS")
     drills: list[str] = []
     unknown: list[str] = []
     for item in items:
         name = str(item).strip()
-        if name in KNOWN_DRILLS:
+        if name in known:
             if name not in drills:
                 drills.append(name)
         elif name not in unknown:
@@ -161,8 +166,9 @@ def _declared(value) -> Pairing:
     return Pairing(drills, "declared", reasons, unknown)
 
 
-def suggest_drills(text: str, tags=None) -> Pairing:
+def suggest_drills(text: str, tags=None, scorer: Scorer | None = None) -> Pairing:
     """Score each drill by the weights of the distinct terms found in the text (and tags)."""
+    scorer = scorer or bundled_scorer()
     haystack = text
     if isinstance(tags, (list, tuple)):
         haystack = "\n".join([text, *map(str, tags)])
@@ -171,8 +177,8 @@ def suggest_drills(text: str, tags=None) -> Pairing:
     lowered: str | None = haystack.lower()
     if _CASE_ODDITIES.search(haystack):
         lowered = None  # needles could miss a case-insensitive match: run every regex
-    for drill in KNOWN_DRILLS:
-        matched = [term for term in DRILL_TERMS[drill]
+    for drill in scorer.drills:
+        matched = [term for term in scorer.terms[drill]
                    if (lowered is None or any(needle in lowered for needle in term.needles))
                    and term.pattern.search(haystack)]
         if sum(term.weight for term in matched) >= SUGGEST_THRESHOLD:
@@ -181,24 +187,11 @@ def suggest_drills(text: str, tags=None) -> Pairing:
     return Pairing(drills, "suggested", reasons)
 
 
-def _scorer_version() -> str:
-    """Changes whenever the drills, terms or threshold do: cached pairings of older scorers
-    are then recomputed instead of trusted."""
-    import zlib
-
-    spec = repr((KNOWN_DRILLS, SUGGEST_THRESHOLD, DECLARED_REASON,
-                 [(d, t.label, t.pattern.pattern, t.weight, t.needles) for d, ts in DRILL_TERMS.items() for t in ts]))
-    return f"{zlib.crc32(spec.encode('utf-8')):08x}"
-
-
-PAIRING_VERSION = _scorer_version()
-
-
 def encode_pairing(pairing: Pairing) -> str:
     """A pairing as JSON for the metadata cache, stamped with the scorer's version."""
     import json
 
-    return json.dumps([PAIRING_VERSION, pairing.drills, pairing.source, pairing.reasons,
+    return json.dumps([_current("PAIRING_VERSION"), pairing.drills, pairing.source, pairing.reasons,
                        pairing.unknown], ensure_ascii=False)
 
 
@@ -210,7 +203,7 @@ def decode_pairing(text: str) -> Pairing | None:
         version, drills, source, reasons, unknown = json.loads(text)
     except (ValueError, TypeError):
         return None
-    if version != PAIRING_VERSION:
+    if version != _current("PAIRING_VERSION"):
         return None
     return Pairing(drills, source, reasons, unknown)
 
@@ -224,7 +217,7 @@ K = TypeVar("K", bound=Hashable)
 
 def notes_by_drill(pairings: Mapping[K, Pairing]) -> dict[str, list[K]]:
     """Invert note -> drills into drill -> notes (every known drill present, maybe empty)."""
-    inverse: dict[str, list[K]] = {drill: [] for drill in KNOWN_DRILLS}
+    inverse: dict[str, list[K]] = {drill: [] for drill in _current("KNOWN_DRILLS")}
     for key, pairing in pairings.items():
         for drill in pairing.drills:
             inverse[drill].append(key)
