@@ -200,7 +200,7 @@ def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transp
     project = linear if project_inputs else (lambda x, name: x)
     q, k, v = split_(project(Q, "W_q")), split_(project(K, "W_k")), split_(project(V, "W_v"))
     factor = {"d_head": 1 / math.sqrt(d_head), "d_model": 1 / math.sqrt(d_model), "none": 1.0,
-              "over_d_head_over_2": 1 / d_head / 2, "over_half_d_head": 2 / d_head}[scale]
+              "over_d_head_over_2": 1 / d_head / 2, "over_half_d_head": 2 / d_head, "sqrt_m": 1 / math.sqrt(m)}[scale]
     scores = (q @ k.transpose(-2, -1)) * factor
     if mask is not None and mask_mode != "ignore":
         allowed = allowed_mask(mask).cpu()
@@ -251,6 +251,7 @@ def mha_candidates(payload: dict):
         ("scale_by_d_model", {"scale": "d_model"}),
         ("power_precedence", {"scale": "over_d_head_over_2"}),
         ("power_precedence", {"scale": "over_half_d_head"}),
+        ("scale_by_sqrt_m", {"scale": "sqrt_m"}),
         ("no_scaling", {"scale": "none"}),
         ("mask_not_broadcast_over_heads", {"mask_mode": "heads_as_batch"}),
         ("mask_ignored", {"mask_mode": "ignore"}),
@@ -261,6 +262,8 @@ def mha_candidates(payload: dict):
     ]:
         if payload.get("mask") is None and "mask_mode" in kwargs:
             continue
+        if kwargs.get("scale") == "sqrt_m" and payload["K"].shape[1] == payload["d_model"] // payload["num_heads"]:
+            continue  # sqrt(m) is sqrt(d_head) here: not a mistake on this case
         out.append((mistake, lambda kw=kwargs: mha_variant(payload, **kw)))
 
     def transposed_weights():

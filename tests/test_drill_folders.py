@@ -8,6 +8,7 @@ every seed, and every correct solution in `bank/right` passes on every seed. Gra
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,18 @@ def test_folder_is_complete(folder):
     named = {path.stem.split("__")[0] for path in wrong}
     assert set(info.mistakes) <= named, f"mistakes without a wrong solution: {set(info.mistakes) - named}"
     assert named <= set(info.mistakes) | {"raises"}, f"bank files naming unknown mistakes: {named - set(info.mistakes)}"
+
+
+CODE = re.compile(r"`|\btorch\.|\bF\.|\.\w+\(")
+"""What gives code away: a code span, a torch call, a method call."""
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: folder.name)
+def test_hints_climb_from_the_idea_to_the_code(folder):
+    """The first hint says why, in words (it never hands over the answer); the last one shows code."""
+    hints = load_folder(folder).hints
+    assert not CODE.search(hints[0]), f"the first hint names code: {hints[0]!r}"
+    assert CODE.search(hints[-1]), f"the last hint shows no code: {hints[-1]!r}"
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: folder.name)

@@ -152,9 +152,10 @@ def test_sdpa_statement_says_the_score_range_its_cases_reach():
     ("sdpa", ["NOT PyTorch's additive float mask", "not graded", "F.scaled_dot_product_attention` is allowed",
               "never name a device yourself", "(heads, n, m)"]),
     ("mha", ["BEFORE projection", "not PyTorch's additive one", "nn.MultiheadAttention` cannot stand in",
-             "`F.scaled_dot_product_attention` per head is", "not graded", "never on one you name"]),
-    ("causal_mask", ["additive mask", "never name one", "past 8, 64, 128 and 256"]),
-    ("padding_mask", ["past 128 and 256", "never on one you name", "not graded"]),
+             "`F.scaled_dot_product_attention` per head is", "not graded: zeros there", "never on one you name",
+             "sqrt(d_head)", "float32 and float64 are graded strictly", "-1e9"]),
+    ("causal_mask", ["additive mask", "never name one", "past 8, 64, 128 and 256", "Any torch op is allowed"]),
+    ("padding_mask", ["past 128 and 256", "never on one you name", "not graded", "Any torch op is allowed"]),
 ])
 def test_statements_say_what_they_grade(drill_id, words):
     statement = " ".join(kernels.CATALOG[drill_id].statement.split())
