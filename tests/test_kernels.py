@@ -163,6 +163,19 @@ def test_statements_say_what_they_grade(drill_id, words):
         assert " ".join(phrase.split()) in statement, phrase
 
 
+@pytest.mark.parametrize("drill_id, named", [
+    ("sdpa", ["power_precedence", "scale_by_sqrt_m", "fill_overflows_float16", "additive_float_mask"]),
+    ("mha", ["power_precedence", "scale_by_sqrt_m", "heads_not_transposed", "fill_overflows_float16",
+             "additive_float_mask", "inputs_already_projected"]),
+    ("causal_mask", ["additive_mask"]),
+    ("padding_mask", ["additive_mask"]),
+])
+def test_the_mistakes_issue_12_lists_are_named(drill_id, named):
+    """`d_k ** 1/2`, sqrt(m), view without transpose, -1e9 in float16, an additive float mask: each
+    is a named mistake (the dev check proves each has a bank file diagnosed as itself)."""
+    assert set(named) <= set(kernels.CATALOG[drill_id].mistakes)
+
+
 @pytest.mark.parametrize("drill_id", FOLDER_IDS)
 def test_every_drill_probes_the_device_without_a_gpu(drill_id):
     """The reference passes the meta-device probe (the check is 'device', and it is exercised)."""
