@@ -62,10 +62,10 @@ def test_the_legacy_mistake_tables_read_the_folders():
 def test_cases_are_fixed_plus_fresh(drill_id):
     drill = kernels.DRILLS[drill_id]
     one, again, other = drill.make_cases(1, "cpu"), drill.make_cases(1, "cpu"), drill.make_cases(2, "cpu")
-    assert [c.notes for c in one] == [c.notes for c in again]
-    public = [c.name for c in one if c.name.startswith("public")]
-    assert public and public == [c.name for c in other if c.name.startswith("public")]
-    assert [c.name for c in one] != [c.name for c in other]
+    assert [(c.name, c.notes) for c in one] == [(c.name, c.notes) for c in again]
+    public = [(c.name, c.notes) for c in one if c.public]
+    assert public and public == [(c.name, c.notes) for c in other if c.public]
+    assert any(not c.public for c in one) and any(not c.public for c in other)
 
 
 def test_sdpa_cases_cover_the_required_shapes_and_masks():
