@@ -17,6 +17,7 @@ from .grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, 
 CHECK_ORDER = [("return type", CORE), ("shape", CORE), ("mask values", CORE),
                ("allowed positions", CORE), ("deterministic", CORE), ("device", CORE)]
 
+
 def wrap_int8(values: torch.Tensor) -> torch.Tensor:
     """What int64 values become when cast to int8 (wrapping at 128), kept as int64."""
     return (values + 128) % 256 - 128

@@ -10,6 +10,8 @@ from ..mask_drills import MaskDrill, wrap_int8
 
 
 class CausalMaskDrill(MaskDrill):
+    """The (n, n) mask built from `n` alone: graded on every size, past the small-type and buffer limits."""
+
     arg_names = ("n",)
 
     def public_cases(self, device: str) -> list[Case]:

@@ -61,6 +61,8 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
 
 
 class MhaDrill(AttentionDrill):
+    """The learner's own nn.Module, loaded with the grader's weights and biases, against the float64 oracle."""
+
     def public_cases(self, device: str) -> list[Case]:
         public = torch.Generator().manual_seed(PUBLIC_SEED)
         f32, f64 = torch.float32, torch.float64

@@ -10,6 +10,8 @@ from ..mask_drills import MaskDrill, wrap_int8
 
 
 class PaddingMaskDrill(MaskDrill):
+    """The mask built from `(lengths, max_len)`: graded on the rows of real queries only."""
+
     arg_names = ("lengths", "max_len")
 
     def public_cases(self, device: str) -> list[Case]:

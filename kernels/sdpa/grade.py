@@ -183,6 +183,8 @@ def fresh_cases(seed: int, device: str, count: int = 4) -> list[Case]:
 
 
 class SdpaDrill(AttentionDrill):
+    """The learner's function against the float64 oracle, on the public cases and the seed's fresh ones."""
+
     def public_cases(self, device: str) -> list[Case]:
         return public_cases(device)
 
