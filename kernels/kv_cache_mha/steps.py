@@ -9,6 +9,8 @@ error floor, and the re-enacted known mistakes are all compared the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from ..device_probe import PROBE, probe_result, probe_verdict
@@ -116,7 +118,7 @@ class StepsDrill(Drill):
         """Correct traces computed in the case's dtype (they set the error floor)."""
         raise NotImplementedError
 
-    def candidates(self, case: Case) -> list[tuple[str, object]]:
+    def candidates(self, case: Case) -> list[tuple[str, Callable[[], Trace | None]]]:
         """[(mistake id, thunk)]: each thunk re-enacts a mistake over the case's steps and
         returns its trace, or None where the mistake cannot happen (it would raise)."""
         raise NotImplementedError
