@@ -4,6 +4,7 @@ but not graded, and the results cross the sandbox unchanged."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,16 @@ def test_all_padding_sources_are_reported_not_graded(tmp_path):
     assert _checks(right)["fully masked rows"]["status"] == "pass"
 
 
+def test_projecting_the_memory_again_fails_even_with_right_values():
+    verdict = kernels.grade_in_process("cross_attention", FOLDER / "bank/wrong/memory_reprojected.py", seed=2)
+    checks = _checks(verdict)
+    assert verdict["status"] == "fail"
+    assert all(checks[name]["status"] == "pass" for name in ("values float32", "values float64", "cache values"))
+    assert checks["memory projected once"]["status"] == "fail"
+    assert "linear(...)" in checks["memory projected once"]["message"]
+    assert re.match(r"(\d+) of \1 cases fail", checks["memory projected once"]["message"]), "every case's calls"
+
+
 @pytest.fixture(scope="module")
 def grader():
     with GraderClient(timeout=20.0) as client:
@@ -59,7 +70,7 @@ def grader():
 
 
 @pytest.mark.parametrize("name", ["reference.py", "bank/wrong/cache_ignored.py", "bank/wrong/mask_on_queries.py",
-                                  "bank/right/loop_over_batch.py"])
+                                  "bank/wrong/memory_reprojected.py", "bank/right/loop_over_batch.py"])
 def test_sandboxed_verdict_is_the_in_process_one(grader, name):
     path = FOLDER / name
     sandboxed = grader.grade("cross_attention", path, device="cpu", seed=7)

@@ -4,14 +4,16 @@ mask and the encoder's K/V projected once and reused, graded call by call."""
 from __future__ import annotations
 
 import math
+import weakref
 
 import torch
 import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
 from ..attention import allowed_mask, merge_heads, split_heads
 from ..device_probe import PROBE
 from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case
-from ..kv_cache_mha.steps import VALUE_CHECK, StepsDrill, random_weights, strided
+from ..kv_cache_mha.steps import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, strided
 
 PUBLIC_SEED = 5021
 MASK_KINDS = {"bool": torch.bool, "int": torch.int64, "float": torch.float32}
@@ -74,6 +76,45 @@ def build_case(gen, name, *, batch=2, d_model=8, heads=2, queries=(3, 1, 2), m=5
              + (", transposed decoder states, memory expanded over the batch" if layout == "strided" else ""))
     return Case(name, payload, tier=tier, value_check=VALUE_CHECK[dtype], notes=notes, public=public,
                 size=max(m, *queries))
+
+
+PROJECTIONS = frozenset({"linear", "matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "addmm", "einsum",
+                         "tensordot", "baddbmm", "conv1d", "bilinear"})
+"""Ops that project: run on the memory (or anything computed from it) they redo the projection."""
+MEMORY_CHECK = "memory projected once"
+
+
+class MemoryReads(TorchFunctionMode):
+    """Records projections computed from `memory` during a call that was handed a cache.
+
+    Anything computed from the memory (`memory.contiguous()`, a slice) counts as the memory;
+    reading its shape does not. The learner's values may be right (the new projection thrown
+    away), which is why this watches the call instead of its result.
+    """
+
+    def __init__(self, memory: torch.Tensor):
+        super().__init__()
+        self.tainted: dict[int, weakref.ref] = {id(memory): weakref.ref(memory)}
+        self.projections: list[str] = []
+
+    def _from_memory(self, value) -> bool:
+        if isinstance(value, torch.Tensor):
+            ref = self.tainted.get(id(value))
+            return ref is not None and ref() is value
+        if isinstance(value, (list, tuple)):
+            return any(self._from_memory(item) for item in value)
+        return False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        if self._from_memory(args) or self._from_memory(list(kwargs.values())):
+            name = getattr(func, "__name__", "?")
+            if name in PROJECTIONS and len(self.projections) < 3:
+                self.projections.append(name)
+            if isinstance(result, torch.Tensor):
+                self.tainted[id(result)] = weakref.ref(result)
+        return result
 
 
 def _linear(x, weights, layer):
@@ -153,6 +194,8 @@ def cross_steps(payload: dict, *, dtype=torch.float64, kv_source: str = "memory"
 
 class CrossAttentionDrill(StepsDrill):
     module_name = "CrossAttention"
+    check_order = [*CHECK_ORDER[:-3], (MEMORY_CHECK, CORE), *CHECK_ORDER[-3:]]
+    late_checks = {MEMORY_CHECK: "memory_reprojected"}
 
     def public_cases(self, device: str) -> list[Case]:
         gen = torch.Generator().manual_seed(PUBLIC_SEED)
@@ -205,6 +248,25 @@ class CrossAttentionDrill(StepsDrill):
         if cache is not None:
             options["cache"] = cache
         return module(step["x"], step["memory"], **options)
+
+    def watch_step(self, module, step, previous_cache):
+        """A call handed a cache is watched: it must not project the memory again."""
+        if step.get("given_cache", previous_cache) is None:
+            return self.call_step(module, step, previous_cache), None
+        reads = MemoryReads(step["memory"])
+        with reads:
+            value = self.call_step(module, step, previous_cache)
+        return value, {"projections": list(reads.projections)}
+
+    def check_notes(self, case, notes, result, book, where):
+        for index, note in enumerate(notes):
+            if note and note.get("projections"):
+                ops = ", ".join(f"{op}(...)" for op in note["projections"])
+                book.failed(MEMORY_CHECK, case, result,
+                            f"{where}, {self.describe_step(case, index)}: handed a cache, the code still ran {ops} "
+                            "on the memory: project the encoder output only when cache is None")
+                return
+        book.passed(MEMORY_CHECK)
 
     def describe_step(self, case, index):
         t = case.payload["steps"][index]["x"].shape[1]

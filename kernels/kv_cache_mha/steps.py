@@ -83,7 +83,7 @@ def parse_step(exported: dict):
         if (cache.get("type") in ("tuple", "list") and cache.get("length") == 2
                 and all(part.get("type") == "Tensor" for part in parts)):
             return (items[0], parts[0], parts[1]), None
-        return None, f"returned (output, {describe_returned(cache)}) ; the cache must be a tuple (K, V) of two Tensors"
+        return None, f"returned (output, {describe_returned(cache)}); the cache must be a tuple (K, V) of two Tensors"
     got = describe_returned(exported)
     return None, f"returned {got}; expected a tuple (output, (K, V))"
 
@@ -104,6 +104,9 @@ class StepsDrill(Drill):
 
     check_order = CHECK_ORDER
     module_name = "the module"
+    late_checks: dict[str, str] = {}
+    """Check -> the mistake it names, when no known mistake's trace explains the failures (a
+    check of HOW the code ran, e.g. work redone, whose values can be right)."""
 
     # --- per-drill pieces -------------------------------------------------------------------
     def call_step(self, module, step: dict, previous_cache):
@@ -148,17 +151,26 @@ class StepsDrill(Drill):
         module.eval()
         return module
 
-    def _run_steps(self, module, steps: list[dict]) -> list:
-        """Every step's raw return value; stops after one that returns no usable cache."""
-        values, cache = [], None
+    def watch_step(self, module, step: dict, previous_cache):
+        """In the child: (return value, a note of plain data on how the call went, or None).
+        A drill that must see what the call did (not only what it returned) overrides this."""
+        return self.call_step(module, step, previous_cache), None
+
+    def _run_steps(self, module, steps: list[dict], watched: bool = False) -> tuple[list, list]:
+        """Every step's raw return value (and note); stops after one that returns no usable cache."""
+        values, notes, cache = [], [], None
         for step in steps:
             with torch.no_grad():
-                value = self.call_step(module, step, cache)
+                if watched:
+                    value, note = self.watch_step(module, step, cache)
+                else:
+                    value, note = self.call_step(module, step, cache), None
             values.append(value)
+            notes.append(note)
             if not (isinstance(value, (tuple, list)) and len(value) == 2):
                 break
             cache = value[1]
-        return values
+        return values, notes
 
     def run_case(self, entry_obj, payload: dict) -> dict:
         """In the child: the steps once (a big case) or twice on the same module (a second
@@ -166,14 +178,17 @@ class StepsDrill(Drill):
         module = self.build_module(entry_obj, payload)
         if PROBE in payload:
             steps = clone_tree(payload["steps"])
-            return probe_result(lambda: self._run_steps(module, steps)[-1], default_is_wrong=True)
-        runs, inputs_after = [], []
+            return probe_result(lambda: self._run_steps(module, steps)[0][-1], default_is_wrong=True)
+        runs, inputs_after, notes = [], [], []
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             steps = clone_tree(payload["steps"])
-            runs.append([export(value) for value in self._run_steps(module, steps)])
-            if attempt == 0 and not payload.get(ONE_CALL):
-                inputs_after = [export(t) for t in step_tensors(steps)]
-        return {"runs": runs, "inputs": inputs_after}
+            values, step_notes = self._run_steps(module, steps, watched=attempt == 0)
+            runs.append([export(value) for value in values])
+            if attempt == 0:
+                notes = step_notes
+                if not payload.get(ONE_CALL):
+                    inputs_after = [export(t) for t in step_tensors(steps)]
+        return {"runs": runs, "inputs": inputs_after, "notes": notes}
 
     # --- the parent ---------------------------------------------------------------------------
     def _expected(self, case: Case) -> Trace:
@@ -267,6 +282,11 @@ class StepsDrill(Drill):
                 self._check_fresh_sequence(case, result, book, where)
         trace, _ = self.learner_trace(run)
         self._check_values(case, result, book, trace, expected, where)
+        if core:
+            self.check_notes(case, result.get("notes") or [], result, book, where)
+
+    def check_notes(self, case: Case, notes: list, result: dict, book: CheckBook, where: str) -> None:
+        """Judge what `watch_step` noted in the child (in the parent, like every check)."""
 
     def _check_inputs(self, case, result, book, where):
         for before, after in zip(step_tensors(case.payload["steps"]), result.get("inputs", [])):
@@ -361,10 +381,14 @@ class StepsDrill(Drill):
         shaped = [f for f in failures if f.check in SHAPED]
         if shaped:
             return self.match_mistakes(shaped) or self.diagnose_without_match(shaped)
-        valued = [f for f in failures if f.check not in STRUCTURAL + SHAPED + ("device",)]
+        late = [f for f in failures if f.check in self.late_checks]
+        valued = [f for f in failures if f.check not in (*STRUCTURAL, *SHAPED, "device", *self.late_checks)]
         named = self.match_mistakes(valued) if valued else None
         if named:
             return named
+        if late and not valued:
+            mistake = self.late_checks[late[0].check]
+            return mistake, f"Looks like {self.mistakes[mistake]}. {late[0].check}: {late[0].message}"
         if probed and "hard_coded_device" in self.mistakes:
             return "hard_coded_device", f"Looks like {self.mistakes['hard_coded_device']}. device: {probed[0].message}"
         return self.diagnose_without_match(valued or failures)
@@ -411,5 +435,6 @@ class StepsDrill(Drill):
             "wrong_dtype": " Compute in any precision you like, but return the inputs' dtype (.to(x.dtype)).",
             "mutates_inputs": " Don't use in-place ops (+=, masked_fill_, copy_ ...) on what you are handed.",
             "nondeterministic": " Remove randomness (dropout, torch.rand) and state kept between calls.",
+            "wrong_return_type": " Return a tuple (out, (K, V)): the output and the cache.",
         }
         return mistake, f"{first.check}: {first.message}.{advice.get(mistake, ' No known mistake matches; re-read the statement.')}"
