@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from ..device_probe import PROBE, probe_result
+from ..device_probe import PROBE, probe_result, probe_verdict
 from ..grading import (
     BIG,
     CORE,
@@ -373,6 +373,14 @@ class RopeDrill(AttentionDrill):
                         f"(got {got:.6g}, expected {want:.6g}; tolerance {atol:.1g} + {rtol:.1g}*|expected|)")
         if case.payload.get("relative"):
             self._check_relative(case, result, book, out["tensor"], where)
+
+    def _check_probe(self, case, result, book):
+        on_device, why = probe_verdict(result)
+        if on_device is False:
+            book.failed("device", case, result, f"{case.name}: {why}. Create tensors with device=x.device "
+                        "(or *_like / new_* ops) and never pick a device yourself")
+        elif on_device:
+            book.passed("device")
 
     def _check_relative(self, case, result, book, shifted, where):
         at_zero, _, problem = unpack_output(result.get("at_zero") or {}, allow_weights=False)
