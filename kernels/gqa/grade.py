@@ -103,6 +103,17 @@ def candidates(Q, K, V, mask) -> list[tuple[str, object]]:
     out += [("scale_wrong_dim", scaled(size)) for size in sorted({heads * d, d_v, m, heads})]
     out.append(("no_scaling", lambda: attend(q, per_query_head(k, heads), per_query_head(v, heads), allowed, 1.0)))
     out += [("group_on_wrong_dim", copies_along_positions), ("mask_wrong_dim", mask_without_group_dim)]
+
+    def leaky(how):
+        """Blocked keys kept in the softmax: a finite fill (-1e4, which a score of -2e4 beats)
+        or scores multiplied by the mask (a blocked score becomes 0)."""
+        scores = (q @ per_query_head(k, heads).transpose(-2, -1)) * right
+        scores = scores.masked_fill(~allowed, -1e4) if how == "fill" else scores * allowed
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ per_query_head(v, heads), weights
+
+    if allowed is not None:
+        out += [("mask_leak", lambda: leaky("fill")), ("mask_leak", lambda: leaky("multiply"))]
     return [(mistake, thunk) for mistake, thunk in out if thunk is not None]
 
 
@@ -157,7 +168,7 @@ def build_case(gen, name, *, batch=2, heads=4, kv_heads=2, n=5, m=6, d=8, d_v=No
     kind = "MHA" if kv_heads == heads else "MQA" if kv_heads == 1 else f"GQA, groups of {heads // kv_heads}"
     mask_text = "no mask" if allowed is None else f"bool {mask} mask {shape_text(payload['mask'].shape)}"
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)} ({kind}), "
-             f"{str(dtype).replace('torch.', '')}, {mask_text}" + (", large scores" if scores != "normal" else "")
+             f"{str(dtype).replace('torch.', '')}, {mask_text}" + {"normal": "", "large": ", large scores", "very_negative": ", scores near -2e4"}[scores]
              + (", transposed and expanded views" if layout == "strided" else ""))
     if max(n, m) > BIG:
         payload[ONE_CALL] = True
