@@ -22,13 +22,13 @@ from ..grading import (
     Case,
     CheckBook,
     Failure,
+    clone_tree,
     compare_values,
+    export,
     format_index,
     shape_text,
     unpack_output,
 )
-from ..grading import clone_tree as clone_inputs
-from ..grading import export as export_value
 from ..tensor_drill import FLOOR_FACTOR, LOW_PRECISION_FACTOR, AttentionDrill
 
 PUBLIC_SEED = 20260035
@@ -277,7 +277,10 @@ def relative_violation(shifted: torch.Tensor, at_zero: torch.Tensor, offset: int
 
 
 class RopeDrill(AttentionDrill):
-    """`apply_rope(x, offset=0, base=10000.0, interleaved=False)` on `(B, H, n, d)`."""
+    """`apply_rope(x, offset=0, base=10000.0, interleaved=False)` on `(B, H, n, d)`.
+
+    The answer is the rotated x, not attention output; AttentionDrill is reused for what is the
+    same (inputs unchanged, determinism, the device probe, diagnosis by re-enacted mistakes)."""
 
     check_order = CHECK_ORDER
     input_names = ("x",)
@@ -293,18 +296,18 @@ class RopeDrill(AttentionDrill):
         property case, once more from position 0; export the results and the input."""
         kwargs = payload["kwargs"]
         if PROBE in payload:
-            x = clone_inputs(payload["x"])
+            x = clone_tree(payload["x"])
             return probe_result(lambda: entry_obj(x, **kwargs), default_is_wrong=True)
         calls, inputs_after = [], []
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
-            x = clone_inputs(payload["x"])
-            calls.append(export_value(entry_obj(x, **kwargs)))
+            x = clone_tree(payload["x"])
+            calls.append(export(entry_obj(x, **kwargs)))
             if attempt == 0 and not payload.get(ONE_CALL):
-                inputs_after = [export_value(x)]
+                inputs_after = [export(x)]
         result = {"calls": calls, "inputs": inputs_after}
         if payload.get("relative"):
-            x = clone_inputs(payload["x"])
-            result["at_zero"] = export_value(entry_obj(x, **{**kwargs, "offset": 0}))
+            x = clone_tree(payload["x"])
+            result["at_zero"] = export(entry_obj(x, **{**kwargs, "offset": 0}))
         return result
 
     # --- parent side ----------------------------------------------------------------------------
