@@ -268,7 +268,7 @@ class TupleDrill(Drill):
 
     def match_mistakes(self, failures: list[Failure]):
         """The known mistake whose outputs match the learner's on every examined failing case
-        (smallest first, at most six) and that shows on each of them (differs from the oracle)."""
+        (smallest first, at most six) and that shows (differs from the oracle) on at least one."""
         by_case: dict[int, Failure] = {}
         for failure in failures:
             if "calls" in failure.result:
@@ -283,6 +283,7 @@ class TupleDrill(Drill):
             actual = [o["tensor"] for o in outputs]
             expected, masked = self._expected(failure.case)
             matched: dict[str, float] = {}
+            neutral: set[str] = set()  # matches, but does not show on this case: no evidence either way
             for mistake, produced, symptom in self._candidate_outputs(failure.case, alive):
                 if mistake in matched:
                     continue
@@ -297,11 +298,15 @@ class TupleDrill(Drill):
                     shows = max(shows, symptom_distance(want, cand, compared))
                 if distance < MISTAKE_MATCH <= shows:
                     matched[mistake] = distance
-            alive = set(matched) if alive is None else alive & set(matched)
+                elif distance < MISTAKE_MATCH:
+                    neutral.add(mistake)
+            fits = set(matched) | neutral
+            alive = fits if alive is None else alive & fits
             if not alive:
                 return None
-            for mistake in alive:
+            for mistake in alive & set(matched):
                 distances[mistake] = distances.get(mistake, 0.0) + matched[mistake]
+        alive = {mistake for mistake in alive or () if mistake in distances}  # it must show somewhere
         if not alive:
             return None
         mistake = min(alive, key=lambda m: (distances[m], m))
