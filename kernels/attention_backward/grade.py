@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch.overrides import TorchFunctionMode
 
 from ..device_probe import PROBE, probe_result
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, Failure, clone_tree, export, shape_text
 from ..flash_attention.multi_output import Candidate, TupleDrill
+from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, Failure, clone_tree, export, shape_text
 from .variants import autograd_backward, by_hand
 
 PUBLIC_SEED = 20261124
@@ -80,8 +82,8 @@ def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None
 
 def public_cases(device: str) -> list[Case]:
     gen = torch.Generator().manual_seed(PUBLIC_SEED)
-    f32, f64 = torch.float32, torch.float64
-    specs = [
+    f64 = torch.float64
+    specs: list[tuple[str, dict[str, Any]]] = [
         ("n < m, no mask", dict(n=3, m=5, d=4, dv=6)),
         ("square, explicit scale", dict(lead=(2,), n=6, m=6, d=4, dv=3, scale=0.3, dtype=f64)),
         ("random mask, n < m", dict(lead=(2, 3), n=4, m=7, d=8, dv=5, mask="random")),

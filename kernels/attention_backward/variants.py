@@ -30,7 +30,8 @@ def autograd_backward(Q, K, V, dO, mask, scale, dtype=torch.float64):
     """(dQ, dK, dV) by autograd of `safe_forward` in `dtype`, on CPU: the oracle in float64."""
     leaves = [t.detach().cpu().to(dtype).requires_grad_() for t in (Q, K, V)]
     with torch.enable_grad():
-        out = safe_forward(*leaves, None if mask is None else mask.cpu(), scale_of(Q, scale))
+        q, k, v = leaves
+        out = safe_forward(q, k, v, None if mask is None else mask.cpu(), scale_of(Q, scale))
         grads = torch.autograd.grad(out, leaves, dO.detach().cpu().to(dtype))
     return tuple(g.detach() for g in grads)
 

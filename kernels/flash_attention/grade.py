@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
@@ -69,8 +70,8 @@ def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4,
 
 def public_cases(device: str) -> list[Case]:
     gen = torch.Generator().manual_seed(PUBLIC_SEED)
-    f32, f64 = torch.float32, torch.float64
-    specs = [
+    f64 = torch.float64
+    specs: list[tuple[str, dict[str, Any]]] = [
         ("blocks larger than the inputs", dict(n=5, m=7, block_q=8, block_k=8)),
         ("blocks not dividing n and m", dict(lead=(2,), n=13, m=22, d=8, dv=5, block_q=4, block_k=6, dtype=f64)),
         ("causal, diagonal blocks", dict(lead=(2,), n=16, m=16, block_q=4, block_k=4, causal=True, dtype=f64)),

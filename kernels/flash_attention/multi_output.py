@@ -10,6 +10,7 @@ diagnosis by re-enacting known mistakes on the failing public cases.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -53,23 +54,23 @@ class Candidate:
     """A known mistake re-enacted on one case: `run()` gives its outputs, or None where it cannot happen."""
 
     mistake: str
-    run: object
+    run: Callable[[], tuple[torch.Tensor, ...] | None]
     symptom: bool = False
     """True: its NaN/inf/-inf ARE the mistake and must sit exactly where the learner's do, and it
     is compared on fully masked rows too. False: a NaN it leaves is undefined (matches anything)
     and fully masked rows are left to the masked-rows check."""
 
 
-def tensors_of(exported: dict, count: int) -> tuple[list[dict] | None, str | None]:
-    """The exported tensors of a returned tuple of `count`, or why the return value is not that."""
-    items = exported.get("items")
+def tensors_of(exported: dict, count: int) -> tuple[list[dict], str | None]:
+    """The exported tensors of a returned tuple of `count`, or ([], why the return value is not that)."""
+    items = exported.get("items") or []
     if exported.get("type") in ("tuple", "list") and exported.get("length") == count and all(
             item.get("type") == "Tensor" for item in items):
         return items, None
     got = describe_returned(exported)
     if exported.get("type") == "ndarray":
         got += " (a numpy array: keep it a torch.Tensor)"
-    return None, f"returned {got}; expected a tuple of {count} tensors"
+    return [], f"returned {got}; expected a tuple of {count} tensors"
 
 
 def symptom_distance(actual: torch.Tensor, candidate: torch.Tensor, compared: torch.Tensor) -> float:
@@ -194,7 +195,7 @@ class TupleDrill(Drill):
         if core and len(calls) > 1:
             self._check_inputs(case, result, book, where)
             second, _ = tensors_of(calls[1], len(self.output_names))
-            if second is not None and all(same_values(a["tensor"], b["tensor"]) for a, b in zip(outputs, second)):
+            if second and all(same_values(a["tensor"], b["tensor"]) for a, b in zip(outputs, second)):
                 book.passed("deterministic")
             else:
                 book.failed("deterministic", case, result, f"{where}: two calls on the same inputs returned different results")

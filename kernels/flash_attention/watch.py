@@ -6,6 +6,10 @@ PyTorch decomposes them (`F.scaled_dot_product_attention` is one op there). `Tor
 sees every aten op with its real outputs: a tensor is counted as created when its storage is
 shared with none of the op's inputs (views and in-place ops create nothing). Both are plain
 Python and need no GPU, no memory accounting from the allocator and no files.
+
+The record is taken in the learner's own process, so code written to fool it could (by leaving
+the modes); it is there to catch the honest mistakes, which it names reliably, not to stop a
+determined cheat, who fools only themselves.
 """
 
 from __future__ import annotations
@@ -74,11 +78,11 @@ class _Ops(TorchDispatchMode):
             batch = operand.shape[0] if packet is aten.addbmm else 1
             self.matmul_work += sum(o.numel() for o in outputs) * contraction * batch
         elif packet in EXPS or func is aten.pow.Scalar:
-            inputs = _tensors(list(args))
-            self.exp_elements += inputs[0].numel() if inputs else 0
-        inputs = {_storage(t) for t in _tensors(list(args) + list(kwargs.values()))}
+            operands = _tensors(list(args))
+            self.exp_elements += operands[0].numel() if operands else 0
+        storages = {_storage(t) for t in _tensors(list(args) + list(kwargs.values()))}
         for tensor in _tensors([result]):
-            if tensor.numel() > self.largest and _storage(tensor) not in inputs:
+            if tensor.numel() > self.largest and _storage(tensor) not in storages:
                 self.largest, self.largest_op, self.largest_shape = tensor.numel(), str(packet), list(tensor.shape)
         return result
 
