@@ -197,6 +197,7 @@ class AttentionBackwardDrill(TupleDrill):
             Candidate("scale_missing", run(dq_scale=False)),
             Candidate("scale_missing", run(dk_scale=False)),
             Candidate("no_rowsum_term", run(rowsum=False)),
+            Candidate("rowsum_wrong_dim", run(rowsum_dim=-2)),
             Candidate("transposes_swapped", run(dk_transposed=False)),
             Candidate("transposes_swapped", run(dq_transposed=False)),
             Candidate("transposes_swapped", run(dk_transposed=False, dq_transposed=False)),

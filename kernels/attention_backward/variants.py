@@ -37,7 +37,7 @@ def autograd_backward(Q, K, V, dO, mask, scale, dtype=torch.float64):
 
 
 def by_hand(Q, K, V, dO, mask, scale, *, dtype=torch.float64, dq_scale: bool = True, dk_scale: bool = True,
-            rowsum: bool = True, dk_transposed: bool = True, dq_transposed: bool = True,
+            rowsum: bool = True, rowsum_dim: int = -1, dk_transposed: bool = True, dq_transposed: bool = True,
             dv_transposed: bool = True, mask_in_backward: bool = True, safe: bool = True):
     """(dQ, dK, dV) from the formulas, with one step optionally wrong; None where the mistake
     cannot happen on these inputs (a swapped transpose on non-square scores raises instead)."""
@@ -56,7 +56,7 @@ def by_hand(Q, K, V, dO, mask, scale, *, dtype=torch.float64, dq_scale: bool = T
         p = torch.nan_to_num(p, nan=0.0)
     dv = (p.transpose(-2, -1) if dv_transposed else p) @ do
     dp = do @ v.transpose(-2, -1)
-    ds = p * (dp - (dp * p).sum(dim=-1, keepdim=True)) if rowsum else p * dp
+    ds = p * (dp - (dp * p).sum(dim=rowsum_dim, keepdim=True)) if rowsum else p * dp
     dq = (ds if dq_transposed else ds.transpose(-2, -1)) @ k * (factor if dq_scale else 1.0)
     dk = (ds.transpose(-2, -1) if dk_transposed else ds) @ q * (factor if dk_scale else 1.0)
     return dq, dk, dv

@@ -188,6 +188,8 @@ class FlashAttentionDrill(TupleDrill):
             Candidate("max_init_zero", run(max_init=0.0, dtype=own, guard=True), symptom=True),
             Candidate("nan_masked_rows", run(safe=False), symptom=True),
         ]
+        if p["causal"] and p["Q"].shape[-2] != p["K"].shape[-2]:
+            found.append(Candidate("causal_top_left", run(top_left=True)))
         if p["causal"]:
             found += [Candidate("diagonal_block_dropped", run(keep="below")),
                       Candidate("diagonal_block_dropped", run(keep="before_start"))]

@@ -14,13 +14,14 @@ import torch
 NEG_INF = float("-inf")
 
 
-def allowed_keys(n: int, m: int, causal: bool, rows=None, cols=None) -> torch.Tensor | None:
-    """Bool `(rows, cols)` (default all n x m): True where the query may attend to the key."""
+def allowed_keys(n: int, m: int, causal: bool, rows=None, cols=None, offset: int | None = None) -> torch.Tensor | None:
+    """Bool `(rows, cols)` (default all n x m): True where the query may attend to the key.
+    `offset` defaults to m - n (bottom-right); 0 is PyTorch's `is_causal` (top-left)."""
     if not causal:
         return None
     rows = torch.arange(n) if rows is None else rows
     cols = torch.arange(m) if cols is None else cols
-    return cols[None, :] <= rows[:, None] + (m - n)
+    return cols[None, :] <= rows[:, None] + (m - n if offset is None else offset)
 
 
 def oracle(Q, K, V, causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -63,16 +64,17 @@ def block_is_kept(rule: str, q_start: int, q_end: int, k_start: int, k_end: int,
 def tiled(Q, K, V, block_q: int, block_k: int, causal: bool, *, dtype=torch.float64,
           rescale_sum: bool = True, rescale_output: bool = True, update_max: bool = True,
           max_init: float = NEG_INF, keep: str = "visible", safe: bool = True, guard: bool = False,
-          lse_adds_max: bool = True, lse_known: bool = True):
+          lse_adds_max: bool = True, lse_known: bool = True, top_left: bool = False):
     """(output, lse) of online-softmax attention computed block by block, as a learner writes it.
 
     `safe`: a running max of -inf is replaced by 0 before subtracting (no -inf - -inf);
     `guard`: a zero running sum gives output 0 instead of 0/0. `lse_known=False` returns a NaN
     lse (undefined: the mistake's lse depends on details the learner may write either way).
+    `top_left`: causal aligned top-left (j <= i) instead of bottom-right.
     """
     q, k, v = (t.cpu().to(dtype) for t in (Q, K, V))
     n, m, scale = q.shape[-2], k.shape[-2], 1 / math.sqrt(q.shape[-1])
-    lead, offset = q.shape[:-2], m - n
+    lead, offset = q.shape[:-2], (0 if top_left else m - n)
     outputs, lses = [], []
     for q_start in range(0, n, block_q):
         q_end = min(q_start + block_q, n)
@@ -86,7 +88,7 @@ def tiled(Q, K, V, block_q: int, block_k: int, causal: bool, *, dtype=torch.floa
             if causal and not block_is_kept(keep, q_start, q_end, k_start, k_end, offset):
                 continue
             scores = q_block @ k[..., k_start:k_end, :].transpose(-2, -1) * scale
-            allowed = allowed_keys(n, m, causal, torch.arange(q_start, q_end), torch.arange(k_start, k_end))
+            allowed = allowed_keys(n, m, causal, torch.arange(q_start, q_end), torch.arange(k_start, k_end), offset)
             if allowed is not None:
                 scores = scores.masked_fill(~allowed, NEG_INF)
             new_max = torch.maximum(running_max, scores.amax(dim=-1))
