@@ -64,3 +64,20 @@ def test_matmul_work_is_counted_for_every_matmul_spelling():
         torch.einsum("bnd,bmd->bnm", q, k)
         torch.baddbmm(torch.zeros(2, 8, 16), q, k.transpose(-2, -1))
     assert watch.record()["matmul_work"] == 3 * 2 * 8 * 16 * 4
+
+
+def test_the_watch_and_the_reference_import_nothing_heavy_in_the_child():
+    """Each sandboxed child is forked from the worker: torch._dynamo (PyTorch's default guard
+    around a dispatch mode) or sympy (torch.broadcast_shapes) would cost seconds in every grade."""
+    import subprocess
+    import sys
+
+    code = ("import sys, torch; from studyapp.kernels_loader import load_kernels; load_kernels(); "
+            "from studyapp_kernels.flash_attention.watch import Watch; "
+            "import importlib.util as u; s = u.spec_from_file_location('ref', sys.argv[1]); "
+            "m = u.module_from_spec(s); s.loader.exec_module(m); q = torch.randn(2, 9, 4)\n"
+            "with Watch(): m.flash_attention(q, q, q, block_q=4, block_k=4, causal=True)\n"
+            "print(sorted(name for name in ('torch._dynamo', 'sympy') if name in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(FOLDER / "reference.py")],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -9,7 +9,7 @@ def flash_attention(Q, K, V, block_q=64, block_k=64, causal=False):
     scale = 1 / math.sqrt(Q.shape[-1])
     offset = m - n  # causal is aligned bottom-right: query i sees keys j <= i + offset
     work = torch.promote_types(Q.dtype, torch.float32)  # accumulate float16/bfloat16 in float32
-    lead = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    lead = Q.shape[:-2]
     out = torch.zeros((*lead, n, V.shape[-1]), dtype=Q.dtype, device=Q.device)
     lse = torch.full((*lead, n), float("-inf"), dtype=work, device=Q.device)
     for q_start in range(0, n, block_q):
