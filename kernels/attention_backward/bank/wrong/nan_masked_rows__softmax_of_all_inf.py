@@ -1,0 +1,19 @@
+"""masked_fill(-inf) + softmax, with nothing done about rows that are all -inf."""
+import math
+
+import torch
+
+
+def attention_backward(Q, K, V, dO, mask=None, scale=None):
+    if scale is None:
+        scale = 1 / math.sqrt(Q.shape[-1])
+    S = Q @ K.transpose(-2, -1) * scale
+    if mask is not None:
+        S = S.masked_fill(~mask, float("-inf"))
+    P = torch.softmax(S, dim=-1)
+    dV = P.transpose(-2, -1) @ dO
+    dP = dO @ V.transpose(-2, -1)
+    dS = P * (dP - (dP * P).sum(dim=-1, keepdim=True))
+    dQ = dS @ K * scale
+    dK = dS.transpose(-2, -1) @ Q * scale
+    return dQ, dK, dV

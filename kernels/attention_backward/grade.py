@@ -1,0 +1,225 @@
+"""The `attention_backward` drill: dQ, dK, dV by hand, checked against autograd in float64."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ..device_probe import PROBE, probe_result
+from ..flash_attention.multi_output import Candidate, TupleDrill
+from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, Failure, clone_tree, export, shape_text
+from .variants import autograd_backward, by_hand
+
+PUBLIC_SEED = 20261124
+CHECK_VALUES = {torch.float32: "values float32", torch.float64: "values float64",
+                torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}
+AUTOGRAD_NAMES = ("backward", "grad", "requires_grad_", "vjp", "jacrev", "jacfwd", "jvp")
+"""Functions that hand the work to autograd (Tensor.backward, torch.autograd.grad, torch.func...)."""
+
+
+class AutogradWatch(TorchFunctionMode):
+    """Records autograd entry points the learner's call reaches (it runs under torch.no_grad())."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        enabling = name == "_set_grad_enabled" and bool(args and args[0])
+        if (name in AUTOGRAD_NAMES or enabling) and len(self.used) < 3:
+            self.used.append("torch.enable_grad()" if enabling else name)
+        return func(*args, **(kwargs or {}))
+
+
+def _strided(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.transpose(-2, -1).contiguous().transpose(-2, -1)
+
+
+def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None, dtype=torch.float32,
+               scores="normal", layout="contiguous", masked_row=False, tier=CORE, public=True,
+               device="cpu") -> Case:
+    """One case; `mask` is None, "random" (per item), "causal" ((n, m), bottom-right) or "padding"."""
+    Q = torch.randn(*lead, n, d, generator=gen, dtype=torch.float64)
+    K = torch.randn(*lead, m, d, generator=gen, dtype=torch.float64)
+    V = torch.randn(*lead, m, dv, generator=gen, dtype=torch.float64)
+    dO = torch.randn(*lead, n, dv, generator=gen, dtype=torch.float64)
+    if scores == "large":  # scores of about +-100: the softmax is nearly one-hot
+        Q, K = Q * 10, K * 10
+    allowed = None
+    if mask == "random":
+        allowed = torch.rand(*lead, n, m, generator=gen) < 0.6
+        allowed[..., torch.arange(n), torch.randint(0, m, (n,), generator=gen)] = True
+        if masked_row:
+            allowed[..., min(1, n - 1), :] = False
+    elif mask == "causal":
+        allowed = torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)
+    elif mask == "padding":
+        lengths = torch.randint(1, m + 1, (lead[0] if lead else 1,), generator=gen)
+        lengths[0] = max(1, m - 1)
+        keys = torch.arange(m) < lengths[:, None]
+        allowed = keys.reshape(*lead[:1], *(1,) * (len(lead) - 1), 1, m) if lead else keys.reshape(1, m)
+    payload = {"Q": Q.to(dtype).to(device), "K": K.to(dtype).to(device), "V": V.to(dtype).to(device),
+               "dO": dO.to(dtype).to(device), "mask": None if allowed is None else allowed.to(device),
+               "scale": scale}
+    if layout == "strided":
+        for key in ("Q", "V", "dO"):
+            payload[key] = _strided(payload[key])
+        if lead:
+            payload["K"] = payload["K"].narrow(0, 0, 1).expand(payload["K"].shape)
+    if max(n, m) > BIG:
+        payload[ONE_CALL] = True
+    mask_text = "no mask" if allowed is None else f"{mask} mask {shape_text(allowed.shape)}"
+    notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
+             f"{str(dtype).replace('torch.', '')}, {mask_text}, scale "
+             + ("default" if scale is None else f"{scale:g}") + (", large scores" if scores == "large" else "")
+             + (", transposed and expanded views" if layout == "strided" else ""))
+    return Case(name, payload, tier=tier, value_check=CHECK_VALUES[dtype], notes=notes, public=public,
+                size=max(n, m))
+
+
+def public_cases(device: str) -> list[Case]:
+    gen = torch.Generator().manual_seed(PUBLIC_SEED)
+    f64 = torch.float64
+    specs: list[tuple[str, dict[str, Any]]] = [
+        ("n < m, no mask", dict(n=3, m=5, d=4, dv=6)),
+        ("square, explicit scale", dict(lead=(2,), n=6, m=6, d=4, dv=3, scale=0.3, dtype=f64)),
+        ("random mask, n < m", dict(lead=(2, 3), n=4, m=7, d=8, dv=5, mask="random")),
+        ("square, random mask, a fully masked row", dict(lead=(2,), n=5, m=5, dv=4, mask="random",
+                                                         masked_row=True, dtype=f64)),
+        ("square, causal", dict(lead=(3,), n=8, m=8, d=4, dv=5, mask="causal", scale=0.5)),
+        ("n > m, causal: fully masked rows", dict(lead=(2,), n=7, m=4, d=4, dv=3, mask="causal", dtype=f64)),
+        ("large scores", dict(lead=(2,), n=8, m=8, d=8, dv=4, scores="large")),
+        ("float16", dict(lead=(2,), n=12, m=20, d=8, dv=4, mask="padding", dtype=torch.float16, tier=EXTRA)),
+        ("bfloat16", dict(lead=(2,), n=12, m=12, d=8, dv=4, mask="causal", dtype=torch.bfloat16, tier=EXTRA)),
+        ("long keys, padding, transposed and expanded views",
+         dict(lead=(2, 2), n=70, m=300, d=16, dv=8, mask="padding", layout="strided")),
+        ("square past 256, causal", dict(lead=(2,), n=260, m=260, d=8, dv=8, mask="causal", dtype=f64)),
+    ]
+    cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
+    probe = build_case(gen, "public device probe", lead=(2,), n=5, m=7, mask="random")
+    probe.payload[PROBE] = True
+    probe.notes = "inputs on a stand-in device: every tensor must follow them"
+    return cases + [probe]
+
+
+def fresh_cases(seed: int, device: str, count: int = 3) -> list[Case]:
+    gen = torch.Generator().manual_seed(seed)
+    cases = []
+    for i in range(count):
+        pick = lambda k: int(torch.randint(0, k, (1,), generator=gen))  # noqa: E731
+        n = 1 + pick(40)
+        m = n if pick(2) else 1 + pick(40)
+        kwargs = dict(lead=[(), (2,), (2, 3)][pick(3)], n=n, m=m, d=2 + pick(7), dv=1 + pick(8),
+                      mask=[None, "random", "causal", "padding"][pick(4)],
+                      scale=[None, 0.25, 1.0][pick(3)], dtype=[torch.float32, torch.float64][pick(2)],
+                      scores=["normal", "large"][pick(2)], layout=["contiguous", "strided"][pick(2)])
+        cases.append(build_case(gen, f"seed {seed} #{i + 1}", device=device, public=False, **kwargs))
+    return cases
+
+
+def _arguments(payload: dict) -> tuple[list, dict]:
+    """Copies of the inputs, and the keywords the call passes (only those the case sets)."""
+    tensors = clone_tree([payload["Q"], payload["K"], payload["V"], payload["dO"], payload["mask"]])
+    keywords = {}
+    if tensors[4] is not None:
+        keywords["mask"] = tensors[4]
+    if payload["scale"] is not None:
+        keywords["scale"] = payload["scale"]
+    return tensors, keywords
+
+
+class AttentionBackwardDrill(TupleDrill):
+    output_names = ("dQ", "dK", "dV")
+    input_names = ("Q", "K", "V", "dO", "mask")
+    masked_values = (0.0, 0.0, 0.0)
+    record_checks = [("no autograd", CORE)]
+
+    def public_cases(self, device):
+        return public_cases(device)
+
+    def fresh_cases(self, seed, device):
+        return fresh_cases(seed, device)
+
+    def run_case(self, entry_obj, payload: dict) -> dict:
+        """In the child, under torch.no_grad(): autograd has nothing recorded to differentiate,
+        and `AutogradWatch` names any way back into it."""
+        if PROBE in payload:
+            tensors, keywords = _arguments(payload)
+            with torch.no_grad():
+                return probe_result(lambda: entry_obj(*tensors[:4], **keywords), default_is_wrong=True)
+        calls, inputs_after, used = [], [], []
+        for attempt in range(1 if payload.get(ONE_CALL) else 2):
+            tensors, keywords = _arguments(payload)
+            watch = AutogradWatch()
+            with torch.no_grad(), watch:
+                value = entry_obj(*tensors[:4], **keywords)
+            if attempt == 0:
+                returned = value if isinstance(value, (tuple, list)) else [value]
+                used = watch.used + ["a result with a grad_fn" for t in returned
+                                     if isinstance(t, torch.Tensor) and t.grad_fn is not None][:1]
+            calls.append(export(value))
+            if attempt == 0 and not payload.get(ONE_CALL):
+                inputs_after = [export(t) for t in tensors if t is not None]
+        return {"calls": calls, "inputs": inputs_after, "record": {"autograd": used}}
+
+    def oracle(self, case):
+        p = case.payload
+        return autograd_backward(p["Q"], p["K"], p["V"], p["dO"], p["mask"], p["scale"])
+
+    def masked_positions(self, case):
+        p = case.payload
+        n, m = p["Q"].shape[-2], p["K"].shape[-2]
+        lead = p["Q"].shape[:-2]
+        if p["mask"] is None:
+            rows = torch.zeros((*lead, n), dtype=torch.bool)
+        else:
+            rows = ~p["mask"].cpu().expand(*lead, n, m).any(dim=-1)
+        return rows.unsqueeze(-1).expand(*lead, n, p["Q"].shape[-1]), None, None
+
+    def output_dtypes(self, case):
+        return (case.payload["Q"].dtype,) * 3
+
+    def same_dtype_references(self, case):
+        p = case.payload
+        args = (p["Q"], p["K"], p["V"], p["dO"], p["mask"], p["scale"])
+        dtype = p["Q"].dtype
+        return [autograd_backward(*args, dtype=dtype), by_hand(*args, dtype=dtype)]
+
+    def candidates(self, case):
+        p = case.payload
+        args = (p["Q"], p["K"], p["V"], p["dO"], p["mask"], p["scale"])
+        run = lambda **knobs: (lambda: by_hand(*args, **knobs))  # noqa: E731
+        return [
+            Candidate("scale_missing", run(dq_scale=False, dk_scale=False)),
+            Candidate("scale_missing", run(dq_scale=False)),
+            Candidate("scale_missing", run(dk_scale=False)),
+            Candidate("no_rowsum_term", run(rowsum=False)),
+            Candidate("rowsum_wrong_dim", run(rowsum_dim=-2)),
+            Candidate("transposes_swapped", run(dk_transposed=False)),
+            Candidate("transposes_swapped", run(dq_transposed=False)),
+            Candidate("transposes_swapped", run(dk_transposed=False, dq_transposed=False)),
+            Candidate("dv_not_transposed", run(dv_transposed=False)),
+            Candidate("mask_not_in_backward", run(mask_in_backward=False)),
+            Candidate("nan_masked_rows", run(safe=False), symptom=True),
+        ]
+
+    def check_record(self, case: Case, record: dict, book: CheckBook, where: str) -> None:
+        used = record.get("autograd") or []
+        if used:
+            book.failed("no autograd", case, {"record": record},
+                        f"{where}: the call reached autograd ({', '.join(used)}); this drill asks for the "
+                        "gradients from the formulas, and the grader runs it under torch.no_grad()")
+        else:
+            book.passed("no autograd")
+
+    def diagnose_record(self, failures: list[Failure]):
+        for failure in failures:
+            if failure.check == "no autograd":
+                return "used_autograd", f"Looks like {self.mistakes['used_autograd']}. no autograd: {failure.message}"
+        return None
+
+
+DRILL = AttentionBackwardDrill.from_folder(__file__)
