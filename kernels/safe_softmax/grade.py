@@ -138,7 +138,7 @@ def build_case(gen, name, *, shape, dim=-1, dtype=torch.float32, mask="random", 
 
 def public_cases(device: str) -> list[Case]:
     gen = torch.Generator().manual_seed(PUBLIC_SEED)
-    f32, f64 = torch.float32, torch.float64
+    f64 = torch.float64
     specs = [
         ("one fully masked row", dict(shape=(3, 5))),
         ("1-D, nothing masked", dict(shape=(7,), mask="all", empty_rows=0)),

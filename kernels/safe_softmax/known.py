@@ -116,6 +116,14 @@ def _finite_fill(value):
     return softmax, logsumexp
 
 
+def _additive_softmax(x, mask, dim):
+    return torch.softmax(x + (~mask).to(x.dtype) * -1e9, dim)
+
+
+def _additive_logsumexp(x, mask, dim):
+    return torch.logsumexp(x + (~mask).to(x.dtype) * -1e9, dim)
+
+
 def _inverted(right):
     return lambda x, mask, dim: right(x, ~mask, dim)
 
@@ -158,6 +166,7 @@ SOFTMAX_MISTAKES: list[tuple[str, Variant]] = [
     ("nan_on_masked_rows", _nan_rows_builtin), ("nan_on_masked_rows", _nan_rows_manual),
     ("nan_gradient_on_masked_rows", _nan_grad_where_after_exp),
     ("finite_fill_on_masked_rows", _fill_1e9), ("finite_fill_on_masked_rows", _fill_finfo),
+    ("finite_fill_on_masked_rows", _additive_softmax),
     ("inverted_mask", _inverted(safe_softmax)),
     ("wrong_dim", _last_dim(safe_softmax)),
     ("max_over_masked_entries", _max_all_guarded), ("max_over_masked_entries", _max_all_unguarded),
@@ -169,6 +178,7 @@ LSE_MISTAKES: list[tuple[str, Variant]] = [
     ("nan_on_masked_rows", _nan_rows_lse),
     ("nan_gradient_on_masked_rows", _nan_grad_lse_single_where),
     ("finite_fill_on_masked_rows", _fill_1e9_lse), ("finite_fill_on_masked_rows", _fill_finfo_lse),
+    ("finite_fill_on_masked_rows", _additive_logsumexp),
     ("inverted_mask", _inverted(safe_logsumexp)),
     ("lse_without_max", _lse_no_add_back),
     ("wrong_dim", _last_dim(safe_logsumexp)),
