@@ -8,7 +8,6 @@ which builder is wrong, and the diagnosis names the mistake of the first wrong o
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 
 import torch
 
@@ -56,7 +55,6 @@ def pattern_text(allowed: torch.Tensor, at: tuple[int, ...]) -> str:
     return where + " / ".join("".join("1" if v else "0" for v in line.tolist()) for line in block)
 
 
-@dataclass(frozen=True)
 class Builder:
     """One builder's contract: its arguments, the truth, the accepted shapes, known mistakes."""
 
@@ -65,100 +63,162 @@ class Builder:
 
     def expected(self, p: dict) -> torch.Tensor:
         """The allowed pattern in the graded layout (bool)."""
-        if self.name == "causal_mask":
-            q, k = self._positions(p["n_q"], p["n_k"])
-            return k <= q
-        if self.name == "sliding_window_mask":
-            q, k = self._positions(p["n"], p["n"])
-            return (q - k >= 0) & (q - k < p["window"])
-        lengths, n = as_lengths(p["lengths"]), p["n"]
-        keys = torch.arange(n)
-        if self.name == "causal_padding_mask":
-            causal = keys[None, :] <= keys[:, None]
-            return (causal[None] & (keys[None, :] < lengths[:, None])[:, None, :])[:, None]
-        return (keys[None, :] >= n - lengths[:, None])[:, None, None, :].expand(len(lengths), 1, n, n)
+        raise NotImplementedError
 
-    @staticmethod
-    def _positions(n_q: int, n_k: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Absolute positions of the queries (a column) and the keys (a row)."""
-        return torch.arange(n_k - n_q, n_k)[:, None], torch.arange(n_k)[None, :]
+    def expected_shape(self, p: dict) -> tuple[int, ...]:
+        raise NotImplementedError
 
     def normalize(self, p: dict, tensor: torch.Tensor) -> tuple[torch.Tensor | None, str]:
         """The learner's mask as bool in the graded layout, or (None, why its shape is wrong)."""
-        target = tuple(self.expected_shape(p))
+        raise NotImplementedError
+
+    def mistaken(self, p: dict) -> list[tuple[str, torch.Tensor]]:
+        """(mistake, the mask it gives in the graded layout), most specific first."""
+        raise NotImplementedError
+
+    def candidates(self, p: dict) -> list[tuple[str, torch.Tensor]]:
+        return [*self.mistaken(p), ("inverted_mask", ~self.expected(p))]
+
+    def match_shape(self, p: dict, shape: tuple[int, ...]) -> str | None:
+        """The mistake a wrong shape shows, if one does."""
+        return None
+
+
+def _positions(n_q: int, n_k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Absolute positions of the queries (a column) and the keys (a row)."""
+    return torch.arange(n_k - n_q, n_k)[:, None], torch.arange(n_k)[None, :]
+
+
+class SquareBuilder(Builder):
+    """A builder of one `(n_q, n_k)` mask; leading size-1 dims are accepted."""
+
+    def normalize(self, p, tensor):
+        target = self.expected_shape(p)
         shape = tuple(tensor.shape)
-        if self.name in ("causal_mask", "sliding_window_mask"):
-            while len(shape) > 2 and shape[0] == 1:
-                shape = shape[1:]
-            if shape != target:
-                return None, f"shape {shape_text(tensor.shape)}, expected {shape_text(target)}"
-            return (tensor != 0).reshape(target), ""
-        batch, n = target[0], target[-1]
-        wanted = {"causal_padding_mask": [(batch, 1, n, n)],
-                  "left_padding_mask": [(batch, 1, 1, n), (batch, 1, n, n)]}[self.name]
-        if shape not in wanted and not (self.name == "left_padding_mask" and len(shape) == 4 and shape[:2] == (batch, 1)
-                                        and _broadcasts(shape, target)):
-            expected = " or ".join(shape_text(s) for s in wanted)
-            return None, (f"shape {shape_text(tensor.shape)}, expected {expected}: batch first, then a size-1 "
+        while len(shape) > 2 and shape[0] == 1:
+            shape = shape[1:]
+        if shape != target:
+            return None, f"shape {shape_text(tensor.shape)}, expected {shape_text(target)}"
+        return (tensor != 0).reshape(target), ""
+
+
+class CausalMask(SquareBuilder):
+    name, arg_names = "causal_mask", ("n_q", "n_k")
+
+    def expected_shape(self, p):
+        return (p["n_q"], p["n_k"])
+
+    def expected(self, p):
+        q, k = _positions(p["n_q"], p["n_k"])
+        return k <= q
+
+    def mistaken(self, p):
+        q, k = _positions(p["n_q"], p["n_k"])
+        rows = torch.arange(p["n_q"])[:, None]
+        return [("causal_top_left", k <= rows), ("causal_top_left", k < rows),
+                *_overflows(lambda wrap: wrap(k) <= wrap(q), lambda wrap: wrap(q - k) >= 0)]
+
+
+class SlidingWindowMask(SquareBuilder):
+    name, arg_names = "sliding_window_mask", ("n", "window")
+
+    def expected_shape(self, p):
+        return (p["n"], p["n"])
+
+    def expected(self, p):
+        back = self._back(p)
+        return (back >= 0) & (back < p["window"])
+
+    @staticmethod
+    def _back(p: dict) -> torch.Tensor:
+        """How far key j lies behind query i."""
+        q, k = _positions(p["n"], p["n"])
+        return q - k
+
+    def mistaken(self, p):
+        back, window = self._back(p), p["window"]
+        return [("window_off_by_one", (back >= 0) & (back <= window)),
+                ("window_off_by_one", (back >= 0) & (back < window - 1)),
+                ("window_off_by_one", (back > 0) & (back <= window)),
+                ("window_both_sides", back.abs() < window), ("window_both_sides", back.abs() <= window),
+                *_overflows(lambda wrap: (wrap(back) >= 0) & (wrap(back) < window))]
+
+
+class PaddingBuilder(Builder):
+    """A builder of a batch-first `(B, 1, ., n)` mask from per-item lengths."""
+
+    arg_names = ("lengths", "n")
+    shapes: tuple[str, ...] = ()
+    """The accepted shapes, in words: "(B, 1, n, n)"..."""
+
+    def expected_shape(self, p):
+        return (len(as_lengths(p["lengths"])), 1, p["n"], p["n"])
+
+    @staticmethod
+    def _grid(p: dict):
+        """(lengths as (B, 1, 1), query positions (n, n), key positions (n, n))."""
+        lengths, n = as_lengths(p["lengths"]), p["n"]
+        keys = torch.arange(n)
+        return lengths[:, None, None], keys[:, None].expand(n, n), keys[None, :].expand(n, n)
+
+    def accepts(self, shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+        raise NotImplementedError
+
+    def normalize(self, p, tensor):
+        target = self.expected_shape(p)
+        if not self.accepts(tuple(tensor.shape), target):
+            batch, n = target[0], target[-1]
+            wanted = " or ".join(shape.replace("B", str(batch)).replace("n", str(n)) for shape in self.shapes)
+            return None, (f"shape {shape_text(tensor.shape)}, expected {wanted}: batch first, then a size-1 "
                           "heads dim, so it broadcasts over (B, H, n, n) scores")
         return (tensor != 0).expand(target), ""
 
-    def expected_shape(self, p: dict) -> tuple[int, ...]:
-        if self.name == "causal_mask":
-            return (p["n_q"], p["n_k"])
-        if self.name == "sliding_window_mask":
-            return (p["n"], p["n"])
-        return (len(as_lengths(p["lengths"])), 1, p["n"], p["n"])
-
-    def candidates(self, p: dict) -> list[tuple[str, torch.Tensor]]:
-        """(mistake, the mask it gives in the graded layout), most specific first."""
-        truth = self.expected(p)
-        found: list[tuple[str, torch.Tensor]] = []
-        if self.name == "causal_mask":
-            n_q, n_k = p["n_q"], p["n_k"]
-            q, k = self._positions(n_q, n_k)
-            rows, cols = torch.arange(n_q)[:, None], k
-            found += [("causal_top_left", cols <= rows), ("causal_top_left", cols < rows)]
-            found += _overflows(lambda wrap: wrap(k) <= wrap(q), lambda wrap: wrap(q - k) >= 0)
-        elif self.name == "sliding_window_mask":
-            q, k = self._positions(p["n"], p["n"])
-            back, window = q - k, p["window"]
-            found += [("window_off_by_one", (back >= 0) & (back <= window)),
-                      ("window_off_by_one", (back >= 0) & (back < window - 1)),
-                      ("window_off_by_one", (back > 0) & (back <= window)),
-                      ("window_both_sides", back.abs() < window), ("window_both_sides", back.abs() <= window)]
-            found += _overflows(lambda wrap: (wrap(back) >= 0) & (wrap(back) < window))
-        else:
-            lengths, n = as_lengths(p["lengths"]), p["n"]
-            keys = torch.arange(n)
-            rows = keys[:, None].expand(n, n)
-            cols = keys[None, :].expand(n, n)
-            target = truth.shape
-            if self.name == "causal_padding_mask":
-                causal = (cols <= rows)[None, None]
-                queries = (rows[None] < lengths[:, None, None])[:, None]
-                found += [("padding_on_queries", causal & queries)]
-                found += _overflows(lambda wrap: causal & (cols[None] < wrap(lengths)[:, None, None])[:, None],
-                                    lambda wrap: (wrap(cols) <= wrap(rows))[None, None]
-                                    & (wrap(cols)[None] < wrap(lengths)[:, None, None])[:, None])
-            else:
-                start = (n - lengths)[:, None, None]
-                keyed = lambda allowed: allowed[:, None].expand(target)  # noqa: E731
-                found += [("left_as_right_padding", keyed(cols[None] < lengths[:, None, None])),
-                          ("padding_on_queries", keyed(rows[None] >= start)),
-                          ("padding_on_queries", keyed((rows[None] >= start) & (cols[None] >= start)))]
-                found += _overflows(lambda wrap: keyed(wrap(cols)[None] >= wrap(n - lengths)[:, None, None]),
-                                    lambda wrap: keyed(cols[None] >= n - wrap(lengths)[:, None, None]))
-        found.append(("inverted_mask", ~truth))
-        return found
-
-    def match_shape(self, p: dict, shape: tuple[int, ...]) -> str | None:
-        """A padding mask of rank <= 3 with batch first: the head (and query) dims are missing."""
-        if self.name in ("causal_padding_mask", "left_padding_mask"):
-            batch = self.expected_shape(p)[0]
-            if 1 < len(shape) <= 3 and shape[0] == batch:
-                return "missing_head_dim"
+    def match_shape(self, p, shape):
+        """Rank <= 3 with batch first: the head (and query) dims are missing."""
+        if 1 < len(shape) <= 3 and shape[0] == self.expected_shape(p)[0]:
+            return "missing_head_dim"
         return None
+
+
+class CausalPaddingMask(PaddingBuilder):
+    name, shapes = "causal_padding_mask", ("(B, 1, n, n)",)
+
+    def accepts(self, shape, target):
+        return shape == target
+
+    def expected(self, p):
+        lengths, rows, cols = self._grid(p)
+        return ((cols <= rows)[None] & (cols[None] < lengths))[:, None]
+
+    def mistaken(self, p):
+        lengths, rows, cols = self._grid(p)
+        causal = (cols <= rows)[None]
+        return [("padding_on_queries", (causal & (rows[None] < lengths))[:, None]),
+                *_overflows(lambda wrap: (causal & (cols[None] < wrap(lengths)))[:, None],
+                            lambda wrap: ((wrap(cols) <= wrap(rows))[None] & (wrap(cols)[None] < wrap(lengths)))[:, None])]
+
+
+class LeftPaddingMask(PaddingBuilder):
+    name, shapes = "left_padding_mask", ("(B, 1, 1, n)", "(B, 1, n, n)")
+
+    def accepts(self, shape, target):
+        return len(shape) == 4 and shape[:2] == target[:2] and _broadcasts(shape, target)
+
+    def expected(self, p):
+        lengths, _, cols = self._grid(p)
+        return self._keyed(p, cols[None] >= p["n"] - lengths)
+
+    def _keyed(self, p: dict, allowed: torch.Tensor) -> torch.Tensor:
+        return allowed[:, None].expand(self.expected_shape(p))
+
+    def mistaken(self, p):
+        lengths, rows, cols = self._grid(p)
+        start = p["n"] - lengths
+        return [("left_as_right_padding", self._keyed(p, cols[None] < lengths)),
+                ("padding_on_queries", self._keyed(p, rows[None] >= start)),
+                ("padding_on_queries", self._keyed(p, (rows[None] >= start) & (cols[None] >= start))),
+                *_overflows(lambda wrap: self._keyed(p, wrap(cols)[None] >= wrap(start)),
+                            lambda wrap: self._keyed(p, cols[None] >= p["n"] - wrap(lengths)))]
 
 
 def _broadcasts(shape, target) -> bool:
@@ -174,12 +234,8 @@ def _overflows(*builds) -> list[tuple[str, torch.Tensor]]:
     return [("position_overflow", build(wrap)) for build in builds for wrap in wraps]
 
 
-BY_NAME = {
-    "causal_mask": Builder("causal_mask", ("n_q", "n_k")),
-    "sliding_window_mask": Builder("sliding_window_mask", ("n", "window")),
-    "causal_padding_mask": Builder("causal_padding_mask", ("lengths", "n")),
-    "left_padding_mask": Builder("left_padding_mask", ("lengths", "n")),
-}
+BY_NAME: dict[str, Builder] = {builder.name: builder for builder in (
+    CausalMask(), SlidingWindowMask(), CausalPaddingMask(), LeftPaddingMask())}
 
 
 def _notes(builder: str, p: dict) -> str:
