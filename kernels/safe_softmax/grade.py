@@ -54,6 +54,29 @@ MISSING = "missing"
 HUGE = 1e4
 
 
+class OncePerCase:
+    """A case's view of the book: both functions feed the same rows, so a row's pass is counted
+    once per case (and not at all if the other function failed it); failures go straight on."""
+
+    def __init__(self, book: CheckBook):
+        self.book = book
+        self.passes: list[str] = []
+        self.failures: set[str] = set()
+
+    def passed(self, name: str) -> None:
+        if name not in self.passes:
+            self.passes.append(name)
+
+    def failed(self, name: str, case: Case, result: dict, message: str) -> None:
+        self.failures.add(name)
+        self.book.failed(name, case, result, message)
+
+    def flush(self) -> None:
+        for name in self.passes:
+            if name not in self.failures:
+                self.book.passed(name)
+
+
 def function_in_file(entry_obj, name: str):
     """The learner's function `name`, from the file that defines the entry (or None)."""
     namespace = getattr(entry_obj, "__globals__", None)
@@ -279,19 +302,20 @@ class SafeSoftmaxDrill(Drill):
         return rtol, max(atol, factor * self._reference_errors(case)[quantity])
 
     def check_case(self, case: Case, result: dict, book: CheckBook) -> None:
-        if PROBE in case.payload:
-            for key in FUNCTIONS:
-                on_device, why = probe_verdict(result[key]) if PROBE in result[key] else (None, "")
-                if on_device is False:
-                    book.failed("device", case, dict(result, quantity=key), f"{FUNCTIONS[key]}: {why}. Create tensors "
-                                "on x's device (*_like, device=x.device) and never name a device yourself")
-                elif on_device:
-                    book.passed("device")
-            return
+        once = OncePerCase(book)
         for key in FUNCTIONS:
-            self._check_function(case, result, key, book)
+            if PROBE not in case.payload:
+                self._check_function(case, result, key, once)
+                continue
+            on_device, why = probe_verdict(result[key]) if PROBE in result[key] else (None, "")
+            if on_device is False:
+                once.failed("device", case, dict(result, quantity=key), f"{FUNCTIONS[key]}: {why}. Create tensors "
+                            "on x's device (*_like, device=x.device) and never name a device yourself")
+            elif on_device:
+                once.passed("device")
+        once.flush()
 
-    def _check_function(self, case: Case, result: dict, key: str, book: CheckBook) -> None:
+    def _check_function(self, case: Case, result: dict, key: str, book: OncePerCase) -> None:
         core = case.tier == CORE
         name = (lambda check: check) if core else (lambda check: case.value_check)
         part, tagged = result[key], dict(result, quantity=key)
