@@ -1,0 +1,27 @@
+"""Returns an additive float mask (0 / -inf) for the window."""
+import torch
+
+
+def causal_mask(n_q, n_k):
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+
+
+def sliding_window_mask(n, window):
+    i = torch.arange(n)[:, None]
+    j = torch.arange(n)[None, :]
+    keep = (j <= i) & (i - j < window)
+    return torch.zeros(n, n).masked_fill(~keep, float("-inf"))
+
+
+def causal_padding_mask(lengths, n):
+    lengths = torch.as_tensor(lengths)
+    pos = torch.arange(n)
+    causal = pos[None, :] <= pos[:, None]
+    keys = pos[None, :] < lengths[:, None]
+    return (causal[None] & keys[:, None, :]).unsqueeze(1)
+
+
+def left_padding_mask(lengths, n):
+    lengths = torch.as_tensor(lengths)
+    pos = torch.arange(n)
+    return (pos[None, :] >= n - lengths[:, None])[:, None, None, :]

@@ -1,0 +1,27 @@
+"""Left padding as a (B, 1, n, 1) query mask: padding rows blocked, padding keys allowed."""
+import torch
+
+
+def causal_mask(n_q, n_k):
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+
+
+def sliding_window_mask(n, window):
+    i = torch.arange(n)[:, None]
+    j = torch.arange(n)[None, :]
+    return (j <= i) & (i - j < window)
+
+
+def causal_padding_mask(lengths, n):
+    lengths = torch.as_tensor(lengths)
+    pos = torch.arange(n)
+    causal = pos[None, :] <= pos[:, None]
+    keys = pos[None, :] < lengths[:, None]
+    return (causal[None] & keys[:, None, :]).unsqueeze(1)
+
+
+def left_padding_mask(lengths, n):
+    lengths = torch.as_tensor(lengths)
+    pos = torch.arange(n)
+    real = pos[None, :] >= n - lengths[:, None]
+    return real[:, None, :, None]

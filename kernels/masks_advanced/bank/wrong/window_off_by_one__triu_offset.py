@@ -1,0 +1,25 @@
+"""tril minus triu with an offset one too small: window - 1 keys."""
+import torch
+
+
+def causal_mask(n_q, n_k):
+    return torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal=n_k - n_q)
+
+
+def sliding_window_mask(n, window):
+    ones = torch.ones(n, n, dtype=torch.bool)
+    return torch.tril(ones) & torch.triu(ones, diagonal=-(window - 2))
+
+
+def causal_padding_mask(lengths, n):
+    lengths = torch.as_tensor(lengths)
+    pos = torch.arange(n)
+    causal = pos[None, :] <= pos[:, None]
+    keys = pos[None, :] < lengths[:, None]
+    return (causal[None] & keys[:, None, :]).unsqueeze(1)
+
+
+def left_padding_mask(lengths, n):
+    lengths = torch.as_tensor(lengths)
+    pos = torch.arange(n)
+    return (pos[None, :] >= n - lengths[:, None])[:, None, None, :]

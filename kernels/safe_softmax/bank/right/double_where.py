@@ -1,0 +1,21 @@
+"""Mask before exp; a finite stand-in for the max, the sum and log's argument on empty rows."""
+import torch
+
+
+def masked_softmax(x, mask, dim=-1):
+    scores = x.masked_fill(~mask, float("-inf"))
+    row_max = scores.amax(dim=dim, keepdim=True)
+    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+    exps = torch.exp(scores - row_max)
+    total = exps.sum(dim=dim, keepdim=True)
+    return exps / torch.where(total > 0, total, torch.ones_like(total))
+
+
+def masked_logsumexp(x, mask, dim=-1):
+    scores = x.masked_fill(~mask, float("-inf"))
+    m = scores.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    total = torch.exp(scores - m).sum(dim=dim, keepdim=True)
+    nonempty = total > 0
+    safe = torch.where(nonempty, total, torch.ones_like(total))
+    return torch.where(nonempty, torch.log(safe) + m, torch.full_like(total, float("-inf"))).squeeze(dim)
