@@ -11,9 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-BANK = ROOT / "kernels" / "sdpa" / "bank"
+KERNELS = ROOT / "kernels"
+BANK = KERNELS / "sdpa" / "bank"
 RIGHT = BANK / "right" / "masked_fill_inf.py"
 WRONG = BANK / "wrong" / "no_scaling.py"
 
@@ -28,7 +30,9 @@ def test_drills_lists_every_drill_as_not_started(tmp_path):
     out = studyapp("drills", "--json", data_dir=tmp_path)
     assert out.returncode == 0, out.stderr
     drills = json.loads(out.stdout)
-    assert [d["id"] for d in drills] == ["sdpa", "causal_mask", "padding_mask", "mha"]
+    folders = [tomllib.loads(path.read_text(encoding="utf-8")) for path in KERNELS.glob("*/drill.toml")]
+    assert [d["id"] for d in drills] == [meta["id"] for meta in sorted(folders, key=lambda meta: meta["order"])]
+    assert len(drills) >= 12 and drills[0]["id"] == "sdpa"  # the four first drills and issue 12's eight
     assert all(d["status"] == "not started" and d["title"] and d["tags"] for d in drills)
 
 

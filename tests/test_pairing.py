@@ -208,26 +208,26 @@ def test_known_drills_are_the_grader_catalog_in_its_order():
 
 
 TOY_DRILL = """\
-id = "toy_rope"
-title = "Toy rotary embedding"
-tags = ["attention", "rope"]
-entry = "apply_rope"
+id = "toy_alibi"
+title = "Toy linear biases"
+tags = ["attention", "alibi"]
+entry = "alibi_bias"
 order = 1
 hints = ["why", "api", "code"]
 
 [[terms]]
-label = "RoPE"
+label = "ALiBi"
 weight = 3
 
 [[terms]]
-label = "旋转位置编码"
+label = "线性偏置"
 weight = 3
 
 [[terms]]
-label = "rotary"
+label = "linear bias"
 weight = 2
-regex = "rotary|旋转"
-needles = ["rotary", "旋转"]
+regex = 'linear[\s-]*bias|偏置'
+needles = ["linear", "偏置"]
 """
 
 
@@ -242,21 +242,21 @@ def kernels_with_a_new_drill(tmp_path):
         (root / toml.parent.name).mkdir(parents=True)
         for name in ("drill.toml", "statement.md"):
             shutil.copyfile(toml.parent / name, root / toml.parent.name / name)
-    (root / "toy_rope").mkdir()
-    (root / "toy_rope" / "drill.toml").write_text(TOY_DRILL, encoding="utf-8")
-    (root / "toy_rope" / "statement.md").write_text("Rotate pairs.\n", encoding="utf-8")
+    (root / "toy_alibi").mkdir()
+    (root / "toy_alibi" / "drill.toml").write_text(TOY_DRILL, encoding="utf-8")
+    (root / "toy_alibi" / "statement.md").write_text("Add a bias per distance.\n", encoding="utf-8")
     return root
 
 
 def test_a_new_drill_folder_is_known_and_suggested_with_no_other_change(tmp_path):
     scorer = load_scorer(kernels_with_a_new_drill(tmp_path))
-    assert scorer.drills[0] == "toy_rope" and set(scorer.drills) == {*KNOWN_DRILLS, "toy_rope"}
-    english = drills_for({}, "RoPE rotates each pair of features by its position.", scorer)
-    chinese = drills_for({}, "旋转位置编码：把相邻两维看作复数再乘以位置角度。", scorer)
-    assert english.drills == chinese.drills == ["toy_rope"]
-    assert english.reasons["toy_rope"] == ["RoPE"] and chinese.reasons["toy_rope"] == ["旋转位置编码", "rotary"]
-    assert drills_for({"drills": ["toy_rope"]}, "", scorer).drills == ["toy_rope"]
-    assert drills_for({"drills": ["toy_rope"]}, "").unknown == ["toy_rope"]  # the bundled scorer lacks it
+    assert scorer.drills[0] == "toy_alibi" and set(scorer.drills) == {*KNOWN_DRILLS, "toy_alibi"}
+    english = drills_for({}, "ALiBi adds a fixed penalty growing with the distance to each key.", scorer)
+    chinese = drills_for({}, "线性偏置：每个头按距离给分数加一个固定的负斜率。", scorer)
+    assert english.drills == chinese.drills == ["toy_alibi"]
+    assert english.reasons["toy_alibi"] == ["ALiBi"] and chinese.reasons["toy_alibi"] == ["线性偏置", "linear bias"]
+    assert drills_for({"drills": ["toy_alibi"]}, "", scorer).drills == ["toy_alibi"]
+    assert drills_for({"drills": ["toy_alibi"]}, "").unknown == ["toy_alibi"]  # the bundled scorer lacks it
 
 
 def test_a_new_drill_invalidates_cached_pairings(tmp_path, monkeypatch):
