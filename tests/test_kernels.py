@@ -178,9 +178,10 @@ def test_the_mistakes_issue_12_lists_are_named(drill_id, named):
 
 @pytest.mark.parametrize("drill_id", FOLDER_IDS)
 def test_every_drill_probes_the_device_without_a_gpu(drill_id):
-    """The reference passes the meta-device probe (the check is 'device', and it is exercised)."""
+    """The reference passes the meta-device probe (the check is 'device', and it is exercised);
+    a drill of several builders (masks_advanced) probes each of them."""
     cases = kernels.DRILLS[drill_id].make_cases(0, "cpu")
-    assert sum("probe" in c.payload for c in cases) == 1
+    assert sum("probe" in c.payload for c in cases) >= 1
     verdict = kernels.grade_in_process(drill_id, kernels.CATALOG[drill_id].reference_path)
     assert {c["name"]: c for c in verdict["checks"]}["device"]["status"] == "pass"
 
