@@ -22,6 +22,7 @@ from studyapp.views import (
     DrillInfo,
     NoteChangedOutside,
     NoteRow,
+    OtherDevicesReviews,
     Problem,
     RatingOption,
     ReviewOutcome,
@@ -281,6 +282,25 @@ class StudyFacade:
             self._session_set &= after.keys()
             self._requeue(keep_first=True)
         return tuple(sorted(changed))
+
+    @_locked
+    def take_other_devices_reviews(self) -> OtherDevicesReviews | None:
+        """Replay what other devices appended to their review logs (a sync tool copied their
+        files in): card states, the notes' owned keys and the session's queue follow. None when
+        no log file changed, or another process holding the writer lock syncs it instead."""
+        if self._service is None or not self.service.log_changed():
+            return None
+        before = self.service.store.review_count()
+        result = self.service.sync(wait=False)
+        if not result.replayed:
+            return None
+        self._items_cache = None
+        for path in result.written:
+            self._changed(path)
+        if self._session_set:
+            self._requeue(keep_first=True)
+        return OtherDevicesReviews(self.service.store.review_count() - before, tuple(result.written),
+                                   tuple(result.problems))
 
     # -- today ----------------------------------------------------------------------------
 

@@ -211,3 +211,14 @@ class StatsData:
     drill_history: tuple[tuple[date, int, int], ...]
     """Per day: drill attempts passed, attempts not passed."""
     counts_by_state: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OtherDevicesReviews:
+    """What replaying other devices' new log entries changed, for a notification."""
+
+    reviews: int
+    """Reviews the cache holds now that it did not before (negative when undos came in)."""
+    notes: tuple[str, ...]
+    """Notes whose owned keys were rewritten to the replayed state."""
+    problems: tuple[str, ...]

@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
 from studyapp.tui.messages import (
     CachedCountsRead,
+    ReviewLogChanged,
     TodayComputed,
     VaultFilesChanged,
     VaultLoaded,
@@ -205,6 +206,7 @@ class StudyApp(App):
         """Start the thread that posts the notes changed on disk, until the app exits. A plain
         thread rather than a Textual worker: it never completes, and waiting for the app's
         workers to finish must not wait for it."""
+        from studyapp.history.eventlog import log_dir
         from studyapp.tui.vault_watch import watch_notes
 
         if self._watcher is not None:
@@ -213,7 +215,9 @@ class StudyApp(App):
         def run() -> None:
             try:
                 watch_notes(self.ctx.paths.vault_dir, self._stop_watching,
-                            lambda paths: self.post_message(VaultFilesChanged(paths)))
+                            lambda paths: self.post_message(VaultFilesChanged(paths)),
+                            log_dir=log_dir(self.ctx.paths, self.ctx.settings),
+                            on_log_change=lambda: self.post_message(ReviewLogChanged()))
             except Exception as exc:  # noqa: BLE001 - e.g. out of inotify watches: the app still works
                 self.call_from_thread(self.notify, f"Changes made outside the app will show after a restart ({exc}).",
                                       title="Not watching the vault", severity="warning")
@@ -227,6 +231,22 @@ class StudyApp(App):
     @work(thread=True, exclusive=False, exit_on_error=False, group="sync", name="Vault changes")
     def take_outside_changes(self, paths: tuple[str, ...]) -> None:
         self.post_message(VaultSynced(self.session.notes_changed(paths)))
+
+    def on_review_log_changed(self, message: ReviewLogChanged) -> None:
+        self.take_other_devices_reviews()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history", name="Reviews from other devices")
+    def take_other_devices_reviews(self) -> None:
+        taken = self.session.take_other_devices_reviews()
+        if taken is None:
+            return
+        self.call_from_thread(self._refresh_current_screen)
+        if taken.reviews:
+            self.call_from_thread(self.notify, f"{taken.reviews} review(s) from another device taken in"
+                                  + (f"; {len(taken.notes)} note(s) updated." if taken.notes else "."),
+                                  title="Review history")
+        for problem in taken.problems:
+            self.call_from_thread(self.notify, problem, title="Review history", severity="warning")
 
     def on_vault_synced(self, message: VaultSynced) -> None:
         if message.changed:

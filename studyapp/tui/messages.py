@@ -91,6 +91,11 @@ class VaultFilesChanged(Message):
 
 
 @dataclass
+class ReviewLogChanged(Message):
+    """The watcher saw a device's review log file change (maybe another device's reviews)."""
+
+
+@dataclass
 class VaultSynced(Message):
     """The session took outside changes in: these notes were added, removed or changed."""
 

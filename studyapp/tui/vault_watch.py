@@ -1,4 +1,5 @@
-"""Watching the vault for notes changed outside the app (an editor, the CLI, a sync)."""
+"""Watching the vault for notes changed outside the app (an editor, the CLI, a sync), and the
+review log folder for other devices' reviews (a sync tool copying their log files in)."""
 
 from __future__ import annotations
 
@@ -26,13 +27,37 @@ def note_paths(root: Path, changed: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(paths))
 
 
-def watch_notes(root: Path, stop: threading.Event, on_change: Callable[[tuple[str, ...]], object]) -> None:
-    """Call `on_change` with each batch of changed notes until `stop` is set (runs in a thread)."""
+LOG_SUFFIX = ".jsonl"
+
+
+def touches_log(log_dir: Path, changed: Iterable[str]) -> bool:
+    """Whether a device's log file (`<device>.jsonl` directly in `log_dir`) is among `changed`."""
+    for raw in changed:
+        path = Path(raw)
+        if path.suffix == LOG_SUFFIX and path.parent.resolve() == log_dir:
+            return True
+    return False
+
+
+def watch_notes(root: Path, stop: threading.Event, on_change: Callable[[tuple[str, ...]], object],
+                log_dir: Path | None = None, on_log_change: Callable[[], object] | None = None) -> None:
+    """Call `on_change` with each batch of changed notes, and `on_log_change` when a review log
+    file changed, until `stop` is set (runs in a thread). The log folder may be outside the
+    vault (the data-dir setting); it is watched from its parent so it may appear later."""
     from watchfiles import watch
 
     root = root.resolve()
-    for changes in watch(root, stop_event=stop, debounce=WATCH_DEBOUNCE_MS, raise_interrupt=False,
+    targets = [root]
+    if log_dir is not None:
+        log_dir = log_dir.resolve()
+        if not log_dir.is_relative_to(root):
+            log_dir.mkdir(parents=True, exist_ok=True)
+            targets.append(log_dir)
+    for changes in watch(*targets, stop_event=stop, debounce=WATCH_DEBOUNCE_MS, raise_interrupt=False,
                          ignore_permission_denied=True):
-        paths = note_paths(root, (path for _, path in changes))
+        changed = [path for _, path in changes]
+        paths = note_paths(root, changed)
         if paths:
             on_change(paths)
+        if log_dir is not None and on_log_change is not None and touches_log(log_dir, changed):
+            on_log_change()

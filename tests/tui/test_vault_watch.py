@@ -17,3 +17,13 @@ def test_only_visible_notes_inside_the_vault_are_reported(tmp_path):
         tmp_path / "elsewhere.md",
     ]
     assert note_paths(vault.resolve(), [str(p) for p in changed]) == ("a.md", "注意力/缩放因子.md")
+
+
+def test_only_a_device_log_file_in_the_log_folder_counts_as_a_log_change(tmp_path):
+    from studyapp.tui.vault_watch import touches_log
+
+    log = tmp_path / "vault" / ".studyapp" / "log"
+    log.mkdir(parents=True)
+    assert touches_log(log.resolve(), [str(log / "laptop-1a2b.jsonl")])
+    assert not touches_log(log.resolve(), [str(log / ".laptop.jsonl.tmp-x"), str(log / "notes.md"),
+                                           str(tmp_path / "vault" / "other.jsonl")])
