@@ -74,11 +74,6 @@ class DrillScreen(StudyScreen):
         Binding("ctrl+s", "save", "Save", priority=True),
         Binding("f6", "switch_pane", "Focus", priority=True),
         Binding("ctrl+o", "switch_pane", "Focus", show=False, priority=True),
-        Binding("f2", "hint", "Hint", priority=True),
-        Binding("h", "hint", "Hint", show=False),
-        Binding("f3", "give_up", "Give up", show=False, priority=True),
-        Binding("g", "give_up", "Give up", show=False),
-        Binding("enter", "rate_drill", "Accept rating"),
         Binding("1", "rate_drill(1)", "Again", show=False),
         Binding("2", "rate_drill(2)", "Hard", show=False),
         Binding("3", "rate_drill(3)", "Good", show=False),
@@ -86,6 +81,11 @@ class DrillScreen(StudyScreen):
         Binding("f4", "edit", "$EDITOR"),
         Binding("e", "edit", "$EDITOR", show=False),
         Binding("escape", "leave", "Back", priority=True),
+        Binding("enter", "rate_drill", "Accept"),
+        Binding("f2", "hint", "Hint", show=False, priority=True),
+        Binding("h", "hint", "Hint", show=False),
+        Binding("f3", "give_up", "Give up", show=False, priority=True),
+        Binding("g", "give_up", "Give up", show=False),
         *footer_hides("today", "drills", "notes", "stats"),
     ]
 
@@ -125,7 +125,7 @@ class DrillScreen(StudyScreen):
                 yield TextArea.code_editor(text, language="python", id="code", soft_wrap=False)
                 with Horizontal(id="grade-status-row"):
                     yield LoadingIndicator(id="grading-spinner")
-                    yield Static("ctrl+r runs the grader.", id="grade-status")
+                    yield Static("ctrl+r runs the grader · F2 a hint · F3 give up", id="grade-status")
                 with VerticalScroll(id="result-box") as results:
                     results.border_title = "Result"
                     yield Static("", id="drill-proposal")
@@ -347,10 +347,13 @@ class DrillScreen(StudyScreen):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # Textual: False hides a key, None shows it dimmed
+        if action in ("hint", "give_up") and self.proposal is not None:
+            return False  # the try is over: its rating is what is left to do
         if action == "rate_drill":
             if self.proposal is None:
-                return None if not parameters else False
-            return not isinstance(self.focused, TextArea)
+                return False
+            return None if isinstance(self.focused, TextArea) else True
         return True
 
     def action_hint(self) -> None:
