@@ -331,7 +331,7 @@ class DrillScreen(StudyScreen):
         if self.proposal is not None:
             proposal_widget.update(
                 f"[b]Proposed rating: {self.proposal.label}[/b] ({escape(self.proposal.reason)})\n"
-                "[dim]Enter records it · 1 Again · 2 Hard · 3 Good · 4 Easy[/]")
+                "[dim]Enter records it, or a key from 1 (Again) to 4 (Easy) records another[/]")
             self.query_one("#result-box").display = True
         proposal_widget.display = self.proposal is not None
         reference = self.session.drill_reference(self.drill_id)
