@@ -7,8 +7,8 @@ it together with the database, the review log and the learner's workspace.
 
 A *try* is one go at a due (or new) drill: it starts when the drill is opened for review (a
 `start` mark in the log), and holds every graded run, hint and give-up of that drill until its
-review is recorded. Runs made outside a try (practising a drill that is not due) schedule
-nothing.
+review is recorded, or the day ends (a try left unrated yesterday is not today's recall). Runs
+made outside a try (practising a drill that is not due) schedule nothing.
 """
 
 from __future__ import annotations
@@ -326,8 +326,8 @@ class DrillReviews:
     def due(self, notes: Iterable) -> list[DueDrill]:
         """Today's due drills, then the new ones (`new_drills_per_day` applied)."""
         now = self.ctx.now()
-        day_start = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
-        left = self.ctx.settings.new_drills_per_day - self.store.drills_introduced_since(day_start)
+        left = (self.ctx.settings.new_drills_per_day
+                - self.store.drills_introduced_since(_local_midnight(now)))
         order = [(d, info.title) for d, info in self.drills.items()]
         return due_drills(order, self.store.drill_cards(), now,
                           reviewed_paired_drills(self.store, notes), left)
@@ -347,6 +347,8 @@ class DrillReviews:
         if not starts or starts[-1].event_id in self.store.closed_tries(drill):
             return None
         start = starts[-1]
+        if start.at < _local_midnight(self.ctx.now()):
+            return None  # left unrated on an earlier day: today's review is a new try
         after = marks[marks.index(start):]
         attempts = [(parse_utc(r["attempted_at"]), r["verdict"] == "pass")
                     for r in self.store.drill_attempts(drill)
@@ -545,6 +547,10 @@ class DrillReviews:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, Path(info.starter_path).read_bytes())
         return backup
+
+
+def _local_midnight(moment: datetime) -> datetime:
+    return moment.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def new_drill_card(now: datetime) -> CardRow:

@@ -328,3 +328,15 @@ def test_a_card_row_for_a_drill_round_trips(service):
     card = CardRow(0, int(State.Review), None, 3.0, 5.0, T0, T0 - timedelta(days=3), reps=2)
     service.store.put_drill_card("x", card)
     assert service.store.drill_card("x") == card
+
+
+def test_a_try_left_unrated_on_an_earlier_day_gives_way_to_a_new_one(service, ctx, catalog):
+    drills = DrillReviews(service, catalog)
+    drills.begin("sdpa")
+    run(service, "sdpa", passed=True)
+    assert drills.proposal("sdpa") is not None
+    ctx.frozen_now = T0 + timedelta(days=1)
+    assert drills.current_try("sdpa") is None and drills.proposal("sdpa") is None
+    drills.begin("sdpa")
+    attempt = drills.current_try("sdpa")
+    assert attempt is not None and attempt.started_at == ctx.now() and attempt.runs == ()
