@@ -374,14 +374,16 @@ class DrillReviews:
 
     def reference(self, drill: str) -> str | None:
         """The reference solution, only once the current try passed or was given up (or,
-        outside a try, once the latest run passed); None before that. Raises LookupError when
+        outside a try, once the latest run passed or after a give-up); None before that. Raises LookupError when
         the drill ships no reference yet."""
         attempt = self.current_try(drill)
         if attempt is not None:
             allowed = attempt.finished
-        else:
+        else:  # practice: the latest run passed, or the learner gave up since the last review
             rows = self.store.drill_attempts(drill)
-            allowed = bool(rows) and rows[-1]["verdict"] == "pass"
+            last = self.store.last_drill_review_at(drill)
+            allowed = (bool(rows) and rows[-1]["verdict"] == "pass") or any(
+                m.kind == MarkKind.GIVEUP.value for m in self.store.drill_marks(drill, since=last))
         if not allowed:
             return None
         path = self.info(drill).reference_path

@@ -340,3 +340,21 @@ def test_a_try_left_unrated_on_an_earlier_day_gives_way_to_a_new_one(service, ct
     drills.begin("sdpa")
     attempt = drills.current_try("sdpa")
     assert attempt is not None and attempt.started_at == ctx.now() and attempt.runs == ()
+
+
+def test_practice_of_a_drill_not_due_shows_the_reference_after_a_pass_or_a_give_up(
+        service, ctx, catalog):
+    drills = DrillReviews(service, catalog)
+    drills.begin("sdpa")
+    run(service, "sdpa", passed=True)
+    due = drills.record("sdpa").due
+    ctx.frozen_now = due - timedelta(hours=1)  # not due yet: practice, no try
+    assert drills.begin("sdpa")[1] is None and drills.current_try("sdpa") is None
+    run(service, "sdpa", passed=False)
+    assert drills.reference("sdpa") is None
+    run(service, "sdpa", passed=True)
+    assert "reference" in drills.reference("sdpa")
+    run(service, "sdpa", passed=False)
+    assert drills.reference("sdpa") is None
+    drills.give_up("sdpa")
+    assert "reference" in drills.reference("sdpa") and drills.proposal("sdpa") is None
