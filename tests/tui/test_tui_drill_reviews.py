@@ -137,3 +137,50 @@ async def test_one_to_four_override_the_proposed_rating(ctx):
         (row,) = app.session.service.store.drill_reviews("sdpa")
         assert (row["rating"], row["proposed"]) == (4, 3)
         assert not isinstance(app.screen, DrillScreen)
+
+
+async def test_give_up_asks_first_then_shows_the_reference_and_proposes_again(ctx, monkeypatch, tmp_path):
+    """A drill folder that ships `reference.py` (a temporary one: the bundled drills get theirs
+    with the drill-folders work)."""
+    from dataclasses import replace
+
+    from studyapp.facade import StudyFacade
+
+    folder = tmp_path / "sdpa_folder"
+    folder.mkdir()
+    (folder / "starter.py").write_text("def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+                                       "    raise NotImplementedError\n")
+    (folder / "reference.py").write_text("def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+                                         "    return 'the reference'\n")
+    real = StudyFacade._catalog
+
+    def with_reference(self):
+        return [replace(d, folder=folder) if d.id == "sdpa" else d for d in real(self)]
+
+    monkeypatch.setattr(StudyFacade, "_catalog", with_reference)
+    app = StudyApp(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        assert isinstance(drill, DrillScreen) and not drill.query_one("#reference").display
+        await pilot.press("f2", "f2")
+        await settle(pilot)
+        assert "Hint 2/" in text_of(drill, "#drill-hints")
+        await pilot.press("f3")
+        await settle(pilot)
+        await pilot.press("n")  # not yet
+        await settle(pilot)
+        assert drill.proposal is None and not drill.query_one("#reference").display
+        await pilot.press("f3")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert drill.proposal is not None and drill.proposal.rating is Rating.Again
+        assert drill.query_one("#reference").display
+        assert "the reference" in drill.query_one("#reference", Static).content.code
+        await pilot.press("enter")
+        await settle(pilot)
+        (row,) = app.session.service.store.drill_reviews("sdpa")
+        assert (row["rating"], row["gave_up"], row["hints"]) == (1, 1, 2)
