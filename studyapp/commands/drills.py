@@ -98,7 +98,7 @@ def list_drills(args, ctx) -> int:
         return ExitCode.OK
     width = max(len(r["id"]) for r in rows)
     for r in rows:
-        due = "due now" if r["due_now"] else (r["next_due"] or "not due")
+        due = "due now" if r["due_now"] else (r["next_due"] or "-")
         print(f"{r['id']:<{width}}  {r['status']:<11}  {due:<10}  {r['passes']}/{r['attempts']:<3} "
               f"{r['title']}  [{', '.join(r['tags'])}]  {len(r['notes'])} note(s)")
     print(progress_bar(sum(r["status"] == "passed" for r in rows), len(rows)))
