@@ -286,17 +286,22 @@ def backup_workspace_file(path: Path, now: datetime) -> Path | None:
     return target
 
 
-def reviewed_paired_drills(store, notes: Iterable) -> set[str]:
-    """Drills that some note reviewed in studyapp pairs with (declared, else suggested)."""
+def reviewed_paired_drills(store, notes: Iterable, wanted: set[str]) -> set[str]:
+    """Which of the `wanted` drills some note reviewed in studyapp pairs with (declared, else
+    suggested). Stops once all are found: pairing a note may read its body."""
+    if not wanted:
+        return set()
     reviewed = {row[0] for row in store.conn.execute(
         "SELECT DISTINCT n.path FROM reviews r JOIN notes n ON n.key = r.note_key")}
     found: set[str] = set()
     for note in notes:
         if note.path in reviewed:
             try:
-                found.update(note.pairing().drills)
+                found.update(wanted.intersection(note.pairing().drills))
             except (OSError, ValueError):
                 continue
+            if found == wanted:
+                break
     return found
 
 
@@ -329,8 +334,9 @@ class DrillReviews:
         left = (self.ctx.settings.new_drills_per_day
                 - self.store.drills_introduced_since(_local_midnight(now)))
         order = [(d, info.title) for d, info in self.drills.items()]
-        return due_drills(order, self.store.drill_cards(), now,
-                          reviewed_paired_drills(self.store, notes), left)
+        cards = self.store.drill_cards()
+        unseen = set() if left <= 0 else {d for d in self.drills if d not in cards}
+        return due_drills(order, cards, now, reviewed_paired_drills(self.store, notes, unseen), left)
 
     def in_review(self, drill: str) -> bool:
         """Whether opening the drill now is a review: its card is due, or it has none yet."""

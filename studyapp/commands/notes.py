@@ -59,7 +59,7 @@ def print_due(ctx, as_json: bool) -> int:
     from studyapp.commands.drill_reviews import due_drill_rows
 
     due, counts = due_queue(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
-    drills = due_drill_rows(ctx, snapshot.notes)  # due drills follow the notes
+    drills = due_drill_rows(ctx, snapshot.notes, vault)  # due drills follow the notes
     if as_json:
         import json
 
