@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "studyapp.commands.reviews",
     "studyapp.commands.drills",
     "studyapp.commands.history",
+    "studyapp.commands.drill_reviews",
     "studyapp.commands.dev",
 )
 

@@ -31,6 +31,9 @@ class Settings:
     """New notes introduced per day."""
     reviews_per_day: int = 200
     """Reviews shown per day."""
+    new_drills_per_day: int = 2
+    """New coding drills introduced per day (a drill is introduced once a note paired with it
+    has been reviewed); due drills follow the day's note reviews."""
     grader_timeout: float = 10.0
     """Seconds a learner's submission may run before it is stopped."""
     grader_memory_mb: int = 2048

@@ -681,6 +681,72 @@ class StudyFacade:
         if self._grader is not None:
             self._grader.cancel()
 
+    # -- drill reviews (drills as review items: `studyapp.drill_reviews`) ------------------
+
+    def _drill_reviews(self):
+        from studyapp.drill_reviews import DrillReviews
+
+        return DrillReviews(self.service, {d.id: d for d in self._catalog()})
+
+    @_locked
+    def due_drills(self) -> list:
+        """Today's drills (`drill_reviews.DueDrill`): due ones, then new ones within the limit."""
+        return self._drill_reviews().due(self._notes.values())
+
+    @_locked
+    def next_due_drill(self):
+        """The drill the review session shows once the notes are done (None: none is due)."""
+        due = self.due_drills()
+        return due[0] if due else None
+
+    @_locked
+    def begin_drill_review(self, drill_id: str):
+        """Open a due (or new) drill for review: a try starts, from a fresh copy of the starter
+        when the drill comes back; returns (workspace file, backup of the learner's file)."""
+        return self._drill_reviews().begin(drill_id)
+
+    @_locked
+    def drill_proposal(self, drill_id: str):
+        """The rating the drill's finished try earned (`drill_reviews.Proposal`), or None."""
+        return self._drill_reviews().proposal(drill_id)
+
+    @_locked
+    def drill_hint(self, drill_id: str):
+        """Reveal the next hint (`drill_reviews.Hint`); raises NoHintsLeft at the end."""
+        return self._drill_reviews().hint(drill_id)
+
+    @_locked
+    def drill_hints_shown(self, drill_id: str) -> list:
+        return self._drill_reviews().hints_shown(drill_id)
+
+    @_locked
+    def drill_give_up(self, drill_id: str) -> str:
+        """Give up the try and return the reference (LookupError: none ships yet)."""
+        return self._drill_reviews().give_up(drill_id)
+
+    @_locked
+    def drill_reference(self, drill_id: str) -> str | None:
+        """The reference solution once the try passed or was given up, else None."""
+        try:
+            return self._drill_reviews().reference(drill_id)
+        except LookupError:
+            return None
+
+    @_locked
+    def record_drill_review(self, drill_id: str, rating: int | None = None):
+        """Record the drill's review (`drill_reviews.DrillReviewResult`)."""
+        return self._drill_reviews().record(drill_id, rating)
+
+    @_locked
+    def drill_progress(self) -> list:
+        """Each drill's status, next due date, passes/attempts (`drill_reviews.DrillProgress`)."""
+        return self._drill_reviews().progress()
+
+    @_locked
+    def drill_retention_by_week(self) -> tuple[tuple[date, float], ...]:
+        """The drills' retention curve, next to the notes' on Stats."""
+        return self._drill_reviews().retention_by_week()
+
     # -- stats ----------------------------------------------------------------------------
 
     @_locked

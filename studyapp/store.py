@@ -122,6 +122,52 @@ MIGRATIONS: tuple[str, ...] = (
         size INTEGER NOT NULL
     );
     """,
+    # 3 -> 4: drills as review items (`studyapp.drill_reviews`): each drill's own FSRS card,
+    # its reviews, and the marks of a try (start, hints, give-up). Keyed by drill id, apart
+    # from notes: every query over `cards` and `reviews` means notes.
+    """
+    CREATE TABLE drill_cards (
+        drill_id TEXT PRIMARY KEY,
+        state INTEGER NOT NULL,
+        step INTEGER,
+        stability REAL,
+        difficulty REAL,
+        due TEXT NOT NULL,
+        last_review TEXT,
+        suspended INTEGER NOT NULL DEFAULT 0,
+        reps INTEGER NOT NULL DEFAULT 0,
+        lapses INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE drill_reviews (
+        id INTEGER PRIMARY KEY,
+        drill_id TEXT NOT NULL,
+        rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 4),
+        proposed INTEGER,
+        reviewed_at TEXT NOT NULL,
+        duration_ms INTEGER,
+        hints INTEGER NOT NULL DEFAULT 0,
+        runs INTEGER NOT NULL DEFAULT 0,
+        failed_runs INTEGER NOT NULL DEFAULT 0,
+        gave_up INTEGER NOT NULL DEFAULT 0,
+        state_before INTEGER,
+        state_after INTEGER NOT NULL,
+        stability_before REAL,
+        stability_after REAL,
+        due_before TEXT,
+        due_after TEXT NOT NULL,
+        try_start TEXT,
+        event_id TEXT UNIQUE
+    );
+    CREATE INDEX drill_reviews_drill ON drill_reviews(drill_id, reviewed_at);
+    CREATE TABLE drill_marks (
+        id INTEGER PRIMARY KEY,
+        drill_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('start', 'hint', 'giveup')),
+        at TEXT NOT NULL,
+        event_id TEXT UNIQUE
+    );
+    CREATE INDEX drill_marks_drill ON drill_marks(drill_id, at);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -609,6 +655,97 @@ class Store:
             (drill_id,),
         ).fetchall()
 
+    # == drill cards, reviews and try marks (`studyapp.drill_reviews`) ============ NEW BLOCK ==
+    # Drills are review items keyed by drill id, in tables of their own (migration 3 -> 4).
+
+    def drill_card(self, drill_id: str) -> CardRow | None:
+        row = self.conn.execute("SELECT * FROM drill_cards WHERE drill_id = ?",
+                                (drill_id,)).fetchone()
+        return _drill_card(row) if row else None
+
+    def drill_cards(self) -> dict[str, CardRow]:
+        """Every drill's card, by drill id (drills never reviewed have none)."""
+        return {r["drill_id"]: _drill_card(r) for r in self.conn.execute("SELECT * FROM drill_cards")}
+
+    def put_drill_card(self, drill_id: str, card: CardRow) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO drill_cards(drill_id, state, step, stability, difficulty,"
+                " due, last_review, suspended, reps, lapses) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                _drill_card_values(drill_id, card))
+
+    def insert_drill_review(self, row: dict[str, Any]) -> int:
+        names = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        with self.transaction():
+            return _inserted_key(self.conn.execute(
+                f"INSERT INTO drill_reviews({names}) VALUES ({marks})", tuple(row.values())))
+
+    def drill_reviews(self, drill_id: str | None = None) -> list[sqlite3.Row]:
+        """Drill reviews in time order (of one drill, or all)."""
+        if drill_id is None:
+            return self.conn.execute(
+                "SELECT * FROM drill_reviews ORDER BY reviewed_at, id").fetchall()
+        return self.conn.execute(
+            "SELECT * FROM drill_reviews WHERE drill_id = ? ORDER BY reviewed_at, id",
+            (drill_id,)).fetchall()
+
+    def last_drill_review_at(self, drill_id: str) -> datetime | None:
+        row = self.conn.execute("SELECT MAX(reviewed_at) FROM drill_reviews WHERE drill_id = ?",
+                                (drill_id,)).fetchone()
+        return parse_utc(row[0]) if row and row[0] else None
+
+    def drills_introduced_since(self, since: datetime) -> int:
+        """Drills reviewed for the first time since `since` (the new-drill daily limit)."""
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM drill_reviews WHERE state_before IS NULL AND reviewed_at >= ?",
+            (utc_text(since),)).fetchone()[0]
+
+    def add_drill_mark(self, drill_id: str, kind: str, at: datetime,
+                       event_id: str | None = None) -> None:
+        with self.transaction():
+            self.conn.execute("INSERT INTO drill_marks(drill_id, kind, at, event_id)"
+                              " VALUES (?,?,?,?)", (drill_id, kind, utc_text(at), event_id))
+
+    def drill_marks(self, drill_id: str, since: datetime | None = None) -> list[DrillMark]:
+        """A drill's marks (start, hint, giveup) in time order, from `since` when given."""
+        rows = self.conn.execute(
+            "SELECT kind, at, event_id FROM drill_marks WHERE drill_id = ? AND at >= ?"
+            " ORDER BY at, id", (drill_id, utc_text(since) if since is not None else ""))
+        return [DrillMark(drill_id, kind, datetime.fromisoformat(at), event_id)
+                for kind, at, event_id in rows]
+
+    def closed_tries(self, drill_id: str) -> set[str]:
+        """Event ids of the start marks of the drill's tries that a review closed."""
+        return {row[0] for row in self.conn.execute(
+            "SELECT try_start FROM drill_reviews WHERE drill_id = ? AND try_start IS NOT NULL",
+            (drill_id,))}
+
+    def drill_attempt_counts(self) -> dict[str, tuple[int, int]]:
+        """Drill id -> (graded runs passed, graded runs)."""
+        return {row[0]: (int(row[1]), int(row[2])) for row in self.conn.execute(
+            "SELECT drill_id, SUM(verdict = 'pass'), COUNT(*) FROM drill_attempts GROUP BY drill_id")}
+
+    def replace_replayed_drills(self, cards: dict[str, CardRow], reviews: list[dict[str, Any]],
+                                marks: list[tuple[str, str, str, str]]) -> None:
+        """Swap the replayed drill cards, reviews and marks `(drill, kind, at, event id)` in."""
+        with self.transaction():
+            for table in ("drill_cards", "drill_reviews", "drill_marks"):
+                self.conn.execute(f"DELETE FROM {table}")
+            self.conn.executemany(
+                "INSERT INTO drill_cards(drill_id, state, step, stability, difficulty, due,"
+                " last_review, suspended, reps, lapses) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [_drill_card_values(drill, card) for drill, card in cards.items()])
+            if reviews:
+                names = list(reviews[0])
+                self.conn.executemany(
+                    f"INSERT INTO drill_reviews({', '.join(names)}) VALUES"
+                    f" ({', '.join('?' for _ in names)})", map(itemgetter(*names), reviews))
+            self.conn.executemany(
+                "INSERT INTO drill_marks(drill_id, kind, at, event_id) VALUES (?,?,?,?)", marks)
+
+    # == end of the drill block ==================================================================
+
     # -- fitted parameters ---------------------------------------------------------------------
 
     def save_params(self, parameters: Iterable[float], fitted_at: datetime,
@@ -741,6 +878,30 @@ def _inserted_key(cursor: sqlite3.Cursor) -> int:
     key = cursor.lastrowid
     assert key is not None, "an INSERT always sets lastrowid"
     return key
+
+
+@dataclass(frozen=True)
+class DrillMark:
+    """A moment of a try at a drill: its start, a hint shown, a give-up."""
+
+    drill_id: str
+    kind: str
+    at: datetime
+    event_id: str | None = None
+
+
+def _drill_card(row: sqlite3.Row) -> CardRow:
+    return CardRow(
+        note_key=0, state=row["state"], step=row["step"], stability=row["stability"],
+        difficulty=row["difficulty"], due=datetime.fromisoformat(row["due"]),
+        last_review=parse_utc(row["last_review"]), suspended=bool(row["suspended"]),
+        reps=row["reps"], lapses=row["lapses"])
+
+
+def _drill_card_values(drill_id: str, card: CardRow) -> tuple:
+    return (drill_id, card.state, card.step, card.stability, card.difficulty, utc_text(card.due),
+            utc_text(card.last_review) if card.last_review else None, int(card.suspended),
+            card.reps, card.lapses)
 
 
 def _note(row: sqlite3.Row) -> NoteRow:

@@ -83,22 +83,34 @@ def _workspace(args, ctx) -> Path:
 
 
 def list_drills(args, ctx) -> int:
+    from studyapp.commands.drill_reviews import progress_bar, progress_by_drill
     from studyapp.grader.attempts import drill_status
 
     status = drill_status(ctx.paths)
     paired = _paired_notes(ctx)
+    progress = progress_by_drill(ctx)
     rows = [{"id": info.id, "title": info.title, "tags": list(info.tags), "entry": info.entry,
              "status": status.get(info.id, "not started"), "statement": info.statement,
-             "notes": paired.get(info.id, [])}
+             "notes": paired.get(info.id, []), **_progress_fields(progress.get(info.id))}
             for info in _catalog().values()]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return ExitCode.OK
     width = max(len(r["id"]) for r in rows)
     for r in rows:
-        print(f"{r['id']:<{width}}  {r['status']:<11}  {r['title']}  [{', '.join(r['tags'])}]"
-              f"  {len(r['notes'])} note(s)")
+        due = "due now" if r["due_now"] else (r["next_due"] or "-")
+        print(f"{r['id']:<{width}}  {r['status']:<11}  {due:<10}  {r['passes']}/{r['attempts']:<3} "
+              f"{r['title']}  [{', '.join(r['tags'])}]  {len(r['notes'])} note(s)")
+    print(progress_bar(sum(r["status"] == "passed" for r in rows), len(rows)))
     return ExitCode.OK
+
+
+def _progress_fields(progress) -> dict:
+    """A drill's review fields in `drills --json`: next due date, due now, passes/attempts."""
+    if progress is None:
+        return {"next_due": None, "due_now": False, "passes": 0, "attempts": 0}
+    return {"next_due": progress.next_due.isoformat() if progress.next_due else None,
+            "due_now": progress.due_now, "passes": progress.passes, "attempts": progress.attempts}
 
 
 def _paired_notes(ctx) -> dict[str, list[str]]:
@@ -116,6 +128,16 @@ def _paired_notes(ctx) -> dict[str, list[str]]:
 def start_drill(args, ctx) -> int:
     info = _drill_info(args.drill)
     target = _workspace(args, ctx) / f"{info.id}.py"
+    if not getattr(args, "workspace", None):  # a due drill: a try starts, from a fresh starter
+        from studyapp.commands.drill_reviews import drill_reviews
+
+        with drill_reviews(ctx) as drills:
+            if drills.in_review(info.id):
+                path, backup = drills.begin(info.id)
+                if backup is not None:
+                    print(f"your previous file is kept as {backup}", file=sys.stderr)
+                print(path)
+                return ExitCode.OK
     if target.exists():
         print(f"{target} already exists; left as it is", file=sys.stderr)
     else:
@@ -167,6 +189,12 @@ def grade_files(args, ctx) -> int:
                 print(format_verdict(verdict), flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
+    else:
+        from studyapp.commands.drill_reviews import proposal_line
+
+        line = proposal_line(ctx, args.drill)
+        if line:
+            print(line)
     return ExitCode.OK if all(v["status"] == "pass" for v in results) else ExitCode.FAILED
 
 

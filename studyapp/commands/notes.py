@@ -56,16 +56,23 @@ def print_due(ctx, as_json: bool) -> int:
 
     vault = Vault(ctx.paths.vault_dir, ctx.paths.cache_file)
     snapshot = load_vault(ctx, vault)
+    from studyapp.commands.drill_reviews import due_drill_rows
+
     due, counts = due_queue(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
+    drills = due_drill_rows(ctx, snapshot.notes, vault)  # due drills follow the notes
     if as_json:
         import json
 
         # One object per line: readable, and json's C encoder (an indent would use the slow one).
-        rows = ",\n".join(json.dumps(d.as_json(), ensure_ascii=False) for d in due)
+        rows = ",\n".join([json.dumps({**d.as_json(), "kind": "note"}, ensure_ascii=False) for d in due]
+                          + [json.dumps(d, ensure_ascii=False) for d in drills])
         vault.remember_pairings([cast("Note", d.note) for d in due])  # their drills: cached from now on
         sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
         return ExitCode.OK
     _print_due_table(due, counts, total=len(snapshot.notes))
+    if drills:
+        print("Drills due after the notes: " + ", ".join(
+            f"{d['id']}{' (new)' if d['is_new'] else ''}" for d in drills))
     return ExitCode.OK
 
 

@@ -26,6 +26,15 @@ class EventKind(str, Enum):
     the note already has a card by then."""
     MOVE = "move"
     """The note at `note` is now at `data["to"]` (a rename seen by one device)."""
+    DRILL_START = "drill_start"
+    """A try at `data["drill"]` began (opened for review); see `studyapp.drill_reviews`."""
+    DRILL_HINT = "drill_hint"
+    """The next hint of `data["drill"]` was shown."""
+    DRILL_GIVEUP = "drill_giveup"
+    """The learner gave up `data["drill"]` and saw the reference solution."""
+    DRILL_REVIEW = "drill_review"
+    """A drill's review: `drill`, `rating`, the `proposed` one, the try's `duration_ms`,
+    `hints`, `runs`, `failed_runs`, `gave_up`, and the `try` (its start event's id)."""
 
 
 @dataclass(slots=True)

@@ -108,6 +108,11 @@ class Replayed:
     reviews: list[dict[str, Any]] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
     params: list[dict[str, Any]] = field(default_factory=list)
+    drill_cards: dict[str, CardRow] = field(default_factory=dict)
+    """Each reviewed drill's card, by drill id (`studyapp.drill_reviews`)."""
+    drill_reviews: list[dict[str, Any]] = field(default_factory=list)
+    drill_marks: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """(drill, kind, time, event id) of each try's start, hints and give-up."""
     events: int = 0
     """Distinct events replayed."""
     malformed: int = 0
@@ -174,6 +179,13 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
                 "summary": data.get("summary", ""), "attempted_at": utc_text(event.at),
                 "duration_ms": data.get("duration_ms"), "file_path": data.get("file"),
                 "event_id": event.id})
+        elif kind in _DRILL_MARKS and isinstance(data.get("drill"), str):
+            result.drill_marks.append((data["drill"], _DRILL_MARKS[kind], utc_text(event.at), event.id))
+        elif kind is EventKind.DRILL_REVIEW and isinstance(data.get("drill"), str):
+            try:
+                _replay_drill_review(event, scheduler, result)
+            except (KeyError, TypeError, ValueError):
+                result.malformed += 1
         elif kind is EventKind.PARAMS and isinstance(data.get("parameters"), list):
             scheduler = schedule.build_scheduler(settings, data["parameters"])
             fingerprint = scheduler_fingerprint(scheduler)
@@ -188,6 +200,26 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
         result.notes[index].live = False
     _undo_data(result.reviews)
     return result
+
+
+_DRILL_MARKS = {EventKind.DRILL_START: "start", EventKind.DRILL_HINT: "hint",
+                EventKind.DRILL_GIVEUP: "giveup"}
+
+
+def _replay_drill_review(event: Event, scheduler: Scheduler, result: Replayed) -> None:
+    """A drill review through the drills' scheduler (no learning steps), fuzz from its id."""
+    from studyapp.drill_reviews import drill_review_row, drill_scheduler, new_drill_card
+
+    data = event.data
+    drill = data["drill"]
+    rating = _RATINGS[data["rating"]]
+    before = result.drill_cards.get(drill)
+    drills = drill_scheduler(scheduler)
+    drills.enable_fuzzing = bool(data.get("fuzz", True))
+    after = review_for_event(drills, before or new_drill_card(event.at), rating, event.at,
+                             data.get("duration_ms"), event.id)
+    result.drill_cards[drill] = after
+    result.drill_reviews.append(drill_review_row(event.id, drill, data, before, after, event.at))
 
 
 _RATINGS: dict[object, Rating] = {int(r): r for r in Rating}

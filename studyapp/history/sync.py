@@ -135,7 +135,10 @@ def _catch_up(service, force: bool) -> SyncResult:
     rows = [r for r in replayed.reviews if r["note_key"] in keys]
     for row in rows:
         row["note_key"] = keys[row["note_key"]]
-    store.replace_replayed(cards, rows, replayed.attempts, replayed.params, contents.sizes)
+    with store.transaction():  # notes and drills change together
+        store.replace_replayed(cards, rows, replayed.attempts, replayed.params, contents.sizes)
+        store.replace_replayed_drills(replayed.drill_cards, replayed.drill_reviews,
+                                      replayed.drill_marks)
     service.scheduler = schedule.scheduler_for(service.ctx, store)
     result.replayed = replayed.events
     if contents.skipped:

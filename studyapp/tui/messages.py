@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
@@ -69,11 +69,20 @@ class NotesSearched(Message):
 @dataclass
 class DrillsListed(Message):
     drills: list[DrillInfo]
+    progress: list[Any] = field(default_factory=list)
+    """Each drill as a review item (`drill_reviews.DrillProgress`): next due, passes/attempts."""
 
 
 @dataclass
 class StatsComputed(Message):
     stats: StatsData
+
+
+@dataclass
+class DrillRetentionComputed(Message):
+    """The drills' weekly retention, drawn next to the notes' on Stats."""
+
+    weeks: tuple[tuple[Any, float], ...]
 
 
 @dataclass

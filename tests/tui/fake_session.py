@@ -148,6 +148,32 @@ class FakeSession:
     def cancel_grade(self) -> None:
         self.calls.append(("cancel",))
 
+    # drills as review items: nothing due, no try, so the screens look as before
+    def next_due_drill(self):
+        return None
+
+    def begin_drill_review(self, drill_id: str):
+        return self.workspace / f"{drill_id}.py", None
+
+    def drill_proposal(self, drill_id: str):
+        return None
+
+    def drill_hints_shown(self, drill_id: str) -> list:
+        return []
+
+    def drill_reference(self, drill_id: str):
+        return None
+
+    def drill_progress(self) -> list:
+        from studyapp.drill_reviews import DrillProgress
+
+        return [DrillProgress("sdpa", "Scaled dot-product attention", "failing", TODAY + timedelta(days=3),
+                              False, 0, 2),
+                DrillProgress("causal_mask", "Causal mask", "not started", None, False, 0, 0)]
+
+    def drill_retention_by_week(self):
+        return tuple((TODAY - timedelta(weeks=6 - i), 0.6 + i / 20) for i in range(6))
+
     def stats(self) -> StatsData:
         heatmap = {TODAY - timedelta(days=i): (i * 3) % 7 for i in range(200)}
         return StatsData(

@@ -56,6 +56,7 @@ async def test_review_good_writes_the_note_and_undo_restores_its_bytes(ctx, vaul
 
 
 async def test_again_brings_the_note_back_in_the_same_session(ctx, vault):
+    ctx.settings.new_drills_per_day = 0  # notes only: no drill follows them
     app = StudyApp(ctx)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await start_review(pilot)

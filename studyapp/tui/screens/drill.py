@@ -74,9 +74,18 @@ class DrillScreen(StudyScreen):
         Binding("ctrl+s", "save", "Save", priority=True),
         Binding("f6", "switch_pane", "Focus", priority=True),
         Binding("ctrl+o", "switch_pane", "Focus", show=False, priority=True),
+        Binding("1", "rate_drill(1)", "Again", show=False),
+        Binding("2", "rate_drill(2)", "Hard", show=False),
+        Binding("3", "rate_drill(3)", "Good", show=False),
+        Binding("4", "rate_drill(4)", "Easy", show=False),
         Binding("f4", "edit", "$EDITOR"),
         Binding("e", "edit", "$EDITOR", show=False),
         Binding("escape", "leave", "Back", priority=True),
+        Binding("enter", "rate_drill", "Accept"),
+        Binding("f2", "hint", "Hint", show=False, priority=True),
+        Binding("h", "hint", "Hint", show=False),
+        Binding("f3", "give_up", "Give up", show=False, priority=True),
+        Binding("g", "give_up", "Give up", show=False),
         *footer_hides("today", "drills", "notes", "stats"),
     ]
 
@@ -90,11 +99,16 @@ class DrillScreen(StudyScreen):
         self.grading = False
         self.asking = False
         """A question about the file is on screen; the watcher waits for the answer."""
+        self.proposal = None
+        """The rating the try earned (`drill_reviews.Proposal`), once it passed or was given up."""
+        self.backup: Path | None = None
+        """Where the learner's previous file went when the drill came back due (fresh starter)."""
 
     def compose(self) -> ComposeResult:
         # Opened here, not on mount, so the editor holds the file before the first key arrives.
         text = ""
         try:
+            _, self.backup = self.session.begin_drill_review(self.drill_id)
             self.detail = self.session.open_drill(self.drill_id)
             text = self.path.read_text(encoding="utf-8")
             self.saved_text = text
@@ -106,13 +120,15 @@ class DrillScreen(StudyScreen):
             with VerticalScroll(id="statement-box", classes="box") as box:
                 box.border_title = "Task"
                 yield Markdown("", id="statement")
+                yield Static("", id="drill-hints")
             with Vertical(id="work"):
                 yield TextArea.code_editor(text, language="python", id="code", soft_wrap=False)
                 with Horizontal(id="grade-status-row"):
                     yield LoadingIndicator(id="grading-spinner")
-                    yield Static("ctrl+r runs the grader.", id="grade-status")
+                    yield Static("ctrl+r runs the grader · F2 a hint · F3 give up", id="grade-status")
                 with VerticalScroll(id="result-box") as results:
                     results.border_title = "Result"
+                    yield Static("", id="drill-proposal")
                     yield Static("", id="verdict-summary")
                     yield Static("", id="hint")
                     table: DataTable[str | Text] = DataTable(id="checks", cursor_type="none", show_cursor=False)
@@ -120,6 +136,7 @@ class DrillScreen(StudyScreen):
                     table.add_columns("", "Check", "Message")
                     yield table
                     yield Static("", id="detail")
+                    yield Static("", id="reference")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -133,6 +150,10 @@ class DrillScreen(StudyScreen):
         self.query_one("#result-box").display = False
         if self.detail.last_verdict:
             self.show_verdict(self.detail.last_verdict)
+        self.refresh_review_state()
+        if self.backup is not None:
+            self.notify(f"The drill is due: write it again from memory. Your previous file is kept as "
+                        f"{self.backup}.", timeout=6)
         editor = self.query_one("#code", TextArea)
         editor.move_cursor((first_code_line(editor.text), 0))
         self.call_after_refresh(editor.scroll_cursor_visible, center=True, animate=False)
@@ -239,6 +260,7 @@ class DrillScreen(StudyScreen):
         self.query_one("#grading-spinner").display = False
         verdict = message.verdict
         self.show_verdict(verdict)
+        self.refresh_review_state()
         if verdict.get("status") == "error" and verdict.get("summary") in GRADER_FAILURES:
             self.notify(f"{verdict['summary']}: {verdict.get('detail', '')[-300:]}", title="Grader", severity="error")
 
@@ -294,6 +316,91 @@ class DrillScreen(StudyScreen):
             return
         if edit_file(self.app, self.path):
             self._poll_file()
+
+    # -- the drill as a review item: hints, give-up, the proposed rating -------------------
+
+    def refresh_review_state(self) -> None:
+        """Hints shown, the proposed rating and the reference, as the try stands now."""
+        hints = self.session.drill_hints_shown(self.drill_id)
+        hints_widget = self.query_one("#drill-hints", Static)
+        hints_widget.update("\n".join(f"[b]Hint {h.number}/{h.of}:[/b] {escape(h.text)}" for h in hints))
+        hints_widget.display = bool(hints)
+        had = self.proposal
+        self.proposal = self.session.drill_proposal(self.drill_id)
+        proposal_widget = self.query_one("#drill-proposal", Static)
+        if self.proposal is not None:
+            proposal_widget.update(
+                f"[b]Proposed rating: {self.proposal.label}[/b] ({escape(self.proposal.reason)})\n"
+                "[dim]Enter records it, or a key from 1 (Again) to 4 (Easy) records another[/]")
+            self.query_one("#result-box").display = True
+        proposal_widget.display = self.proposal is not None
+        reference = self.session.drill_reference(self.drill_id)
+        reference_widget = self.query_one("#reference", Static)
+        if reference:
+            from rich.syntax import Syntax
+
+            reference_widget.update(Syntax(reference, "python", line_numbers=False, word_wrap=True))
+        reference_widget.display = bool(reference)
+        if self.proposal is not None and had is None:
+            self.query_one("#result-box").focus()  # so 1-4 and Enter rate, not type
+            self.query_one("#result-box", VerticalScroll).scroll_home(animate=False)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # Textual: False hides a key, None shows it dimmed
+        if action in ("hint", "give_up") and self.proposal is not None:
+            return False  # the try is over: its rating is what is left to do
+        if action == "rate_drill":
+            if self.proposal is None:
+                return False
+            return None if isinstance(self.focused, TextArea) else True
+        return True
+
+    def action_hint(self) -> None:
+        from studyapp.drill_reviews import NoHintsLeft
+
+        try:
+            hint = self.session.drill_hint(self.drill_id)
+        except NoHintsLeft as exc:
+            self.notify(f"{exc}; F3 gives up and shows the reference.", timeout=4)
+            return
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Could not show a hint")
+            return
+        self.notify(f"Hint {hint.number}/{hint.of} (counted in the rating).", timeout=3)
+        self.refresh_review_state()
+
+    def action_give_up(self) -> None:
+        def answered(sure: bool | None) -> None:
+            if not sure:
+                return
+            try:
+                self.session.drill_give_up(self.drill_id)
+            except LookupError as exc:
+                self.notify(str(exc), severity="warning", timeout=5)
+            except Exception as exc:  # noqa: BLE001
+                self.app.report_error(exc, title="Could not give up")
+                return
+            self.refresh_review_state()
+
+        self.app.push_screen(Confirm(
+            "Give up this drill? The reference solution is shown and the drill is rated Again.",
+            yes="Give up, show the reference", no="Keep trying"), answered)
+
+    def action_rate_drill(self, rating: int | None = None) -> None:
+        if self.proposal is None:
+            return
+        try:
+            result = self.session.record_drill_review(self.drill_id, rating)
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Rating not saved")
+            return
+        from studyapp.drill_reviews import DRILL_RATING_LABELS
+        from studyapp.schedule import format_interval
+
+        self.notify(f"{DRILL_RATING_LABELS[result.rating]}: next in {format_interval(result.interval)} "
+                    f"({result.due.astimezone():%Y-%m-%d})", timeout=3)
+        self.action_leave()
 
     def can_leave(self, retry: Callable[[], object]) -> bool:
         """Save before the screen goes; when saving fails, ask (and `retry` after a yes)."""

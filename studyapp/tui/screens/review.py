@@ -48,6 +48,8 @@ class ReviewScreen(StudyScreen):
         self.options: dict[int, RatingOption] = {}
         self.shown_at = time.monotonic()
         self.showing_full = False
+        self.due_drill = None
+        """The drill due after the notes (`drill_reviews.DueDrill`), shown once they are done."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -93,6 +95,9 @@ class ReviewScreen(StudyScreen):
         if not self.is_active or self.finished and self.card is None:
             return
         card = self.session.current_card()
+        if card is None and self.card is None:
+            self._show(None)  # back from a drill: the next drill, or the summary
+            return
         if card == self.card:
             return
         was_revealed = self.revealed and card is not None and self.card is not None and card.path == self.card.path
@@ -108,7 +113,12 @@ class ReviewScreen(StudyScreen):
         self.revealed = False
         self.card = card
         self._update_progress()
+        self.due_drill = None
         if card is None:
+            self.due_drill = self.session.next_due_drill()
+            if self.due_drill is not None:
+                self._show_due_drill(self.due_drill)
+                return
             self._show_summary()
             return
         self.finished = False
@@ -134,6 +144,20 @@ class ReviewScreen(StudyScreen):
             f"[$success]{progress.review} review[/]  [dim]{progress.reviewed} reviewed{later}[/]"
         )
 
+    def _show_due_drill(self, drill) -> None:
+        """The notes are done and a drill is due: offer it (Enter opens it, from a fresh starter)."""
+        self.finished = False
+        self.query_one("#review-summary").display = False
+        kind = "New drill" if drill.is_new else "Drill due"
+        self.query_one("#question", Static).update(f"[b]{kind}: {escape(drill.title)}[/b]")
+        self.query_one("#question").display = True
+        self.query_one("#review-drills", Static).update(
+            "[dim]Write it from memory, run the grader (ctrl+r); the rating comes from what happened "
+            "(runs, hints, time). Enter opens it · Esc ends the session.[/]")
+        self.query_one("#answer").display = False
+        self.query_one("#ratings").display = False
+        self.refresh_bindings()
+
     def _show_summary(self) -> None:
         self.finished = True
         summary = self.session.summary()
@@ -153,6 +177,8 @@ class ReviewScreen(StudyScreen):
         summary_widget.display = True
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "reveal" and self.card is None and self.due_drill is not None:
+            return True  # opens the due drill
         if action in ("reveal", "full_note", "edit", "suspend_note", "practise") and self.card is None:
             return None
         if action == "rate" and not self.revealed:
@@ -164,6 +190,9 @@ class ReviewScreen(StudyScreen):
         return True
 
     def action_reveal(self) -> None:
+        if self.card is None and self.due_drill is not None:
+            self.app.action_open_drill(self.due_drill.id)
+            return
         if self.card is None or self.revealed:
             return
         try:

@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
-from studyapp.tui.messages import StatsComputed
+from studyapp.tui.messages import DrillRetentionComputed, StatsComputed
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.bars import MasteryBars
 from studyapp.tui.widgets.heatmap import Heatmap
@@ -25,6 +25,12 @@ def _box(widget_id: str, title: str, *children, classes: str = "box") -> Vertica
 class StatsScreen(StudyScreen):
     BINDINGS = [Binding("r", "app.start_review", "Review")]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats: StatsData | None = None
+        self.drill_weeks: tuple = ()
+        """The drills' weekly retention, plotted with the notes' (`DrillRetentionComputed`)."""
+
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="stats"):
@@ -33,7 +39,7 @@ class StatsScreen(StudyScreen):
                 yield _box("forecast-box", "Due in the next 30 days", PlotextPlot(id="forecast"))
                 yield _box(
                     "retention-box",
-                    "Retention (reviews not forgotten)",
+                    "Retention (reviews not forgotten): notes and drills",
                     Static("…", id="retention-figures"),
                     PlotextPlot(id="retention"),
                 )
@@ -48,9 +54,15 @@ class StatsScreen(StudyScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
     def compute_stats(self) -> None:
         self.post_message(StatsComputed(self.session.stats()))
+        self.post_message(DrillRetentionComputed(self.session.drill_retention_by_week()))
+
+    def on_drill_retention_computed(self, message: DrillRetentionComputed) -> None:
+        self.drill_weeks = message.weeks
+        if self.stats is not None:
+            self._plot_retention(self.stats)
 
     def on_stats_computed(self, message: StatsComputed) -> None:
-        stats = message.stats
+        stats = self.stats = message.stats
         self.query_one("#stats-heatmap", Heatmap).set_data(stats.heatmap, self.app.ctx.today())
         self._plot_forecast(stats)
         self._plot_retention(stats)
@@ -81,13 +93,18 @@ class StatsScreen(StudyScreen):
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
-        if stats.retention_by_week:
-            weeks: list[float] = list(range(len(stats.retention_by_week)))
-            plt.plot(weeks, [v * 100 for _, v in stats.retention_by_week], marker="braille")
+        notes, drills = dict(stats.retention_by_week), dict(self.drill_weeks)
+        if notes or drills:
+            weeks = sorted(notes.keys() | drills.keys())
+            where = {week: float(i) for i, week in enumerate(weeks)}
+            for label, series, color in (("notes", notes, "blue"), ("drills", drills, "orange")):
+                if series:
+                    plt.plot([where[w] for w in sorted(series)], [series[w] * 100 for w in sorted(series)],
+                             marker="braille", label=label, color=color)
             plt.ylim(0, 100)
-            plt.xticks(weeks, [d.strftime("%m-%d") for d, _ in stats.retention_by_week])
+            plt.xticks(list(where.values()), [d.strftime("%m-%d") for d in weeks])
         else:
-            plt.title("no reviews of graduated notes yet")
+            plt.title("no reviews of graduated notes or drills yet")
         plot.refresh()
 
     def _plot_drills(self, stats: StatsData) -> None:

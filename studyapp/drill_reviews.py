@@ -1,0 +1,583 @@
+"""Drills as review items: each drill has its own FSRS card, comes back when due, and is rated
+from what happened in the attempt (runs, hints, give-up, time) rather than by the learner's guess.
+
+Torch-free and Textual-free. The pure part (a try, the rating rule, the queue of due drills,
+the retention curve) sits at the top and is unit-tested on its own; `DrillReviews` below puts
+it together with the database, the review log and the learner's workspace.
+
+A *try* is one go at a due (or new) drill: it starts when the drill is opened for review (a
+`start` mark in the log), and holds every graded run, hint and give-up of that drill until its
+review is recorded, or the day ends (a try left unrated yesterday is not today's recall). Runs
+made outside a try (practising a drill that is not due) schedule nothing.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta, timezone
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fsrs import Rating, Scheduler, State
+
+from studyapp.store import CardRow, parse_utc, utc_text
+
+if TYPE_CHECKING:
+    from studyapp.reviews import ReviewService
+
+FAST_SHARE = 0.5
+"""A first-run pass without hints is Easy when it took under this share of the learner's own
+median time for the drill (over earlier passed reviews of it)."""
+FAST_MIN_HISTORY = 2
+"""Passed reviews of a drill needed before "fast" means anything (fewer: never Easy)."""
+TRY_SECONDS_CAP = 2 * 60 * 60
+"""A try's recorded duration is capped (a drill left open overnight is not a 10-hour review)."""
+DRILL_RATING_LABELS = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+
+
+class MarkKind(str, Enum):
+    """What a drill mark records (besides graded runs, which are drill attempts)."""
+
+    START = "start"
+    """A try began: the drill was opened for review (with a fresh copy of the starter)."""
+    HINT = "hint"
+    """The next hint of the ladder was shown."""
+    GIVEUP = "giveup"
+    """The learner gave up and the reference solution was shown."""
+
+
+# -- the pure part -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DrillTry:
+    """What happened in one try at a drill, in the order it happened."""
+
+    drill: str
+    started_at: datetime
+    runs: tuple[bool, ...] = ()
+    """Each graded run until the first pass (inclusive): True passed, False failed or errored."""
+    hints: int = 0
+    """Hints revealed during the try (before it ended)."""
+    gave_up: bool = False
+    ended_at: datetime | None = None
+    """The first pass or the give-up, whichever came first; None while the try goes on."""
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.runs) and self.runs[-1] and not self.gave_up
+
+    @property
+    def finished(self) -> bool:
+        return self.ended_at is not None
+
+    @property
+    def failed_runs(self) -> int:
+        return sum(1 for ok in self.runs if not ok)
+
+    @property
+    def seconds(self) -> float | None:
+        """Time from the start of the try to its end (capped), None while it goes on."""
+        if self.ended_at is None:
+            return None
+        return min(max((self.ended_at - self.started_at).total_seconds(), 0.0), TRY_SECONDS_CAP)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The rating a finished try earns, and why, shown before it is recorded."""
+
+    rating: Rating
+    reason: str
+
+    @property
+    def label(self) -> str:
+        return DRILL_RATING_LABELS[int(self.rating)]
+
+
+def fast_limit(past_seconds: Sequence[float]) -> float | None:
+    """Seconds under which a clean pass counts as fast: half the learner's median time over
+    earlier passed reviews of this drill; None with too little history to say."""
+    usable = [s for s in past_seconds if s is not None and s > 0]
+    if len(usable) < FAST_MIN_HISTORY:
+        return None
+    return FAST_SHARE * statistics.median(usable)
+
+
+def propose_rating(attempt: DrillTry, past_seconds: Sequence[float] = ()) -> Proposal | None:
+    """The rating rule (README, "Drills come back when due"); None while the try goes on.
+
+    - gave up (the reference was shown): Again
+    - passed after a failed run, or after a hint: Hard
+    - passed on the first run with no hint: Good, or Easy when faster than `fast_limit`
+    """
+    if not attempt.finished:
+        return None
+    if attempt.gave_up:
+        return Proposal(Rating.Again, "gave up: the reference was shown")
+    helped = []
+    if attempt.failed_runs:
+        helped.append(f"{attempt.failed_runs} failed run{'s' if attempt.failed_runs != 1 else ''}")
+    if attempt.hints:
+        helped.append(f"{attempt.hints} hint{'s' if attempt.hints != 1 else ''}")
+    if helped:
+        return Proposal(Rating.Hard, "passed after " + " and ".join(helped))
+    limit = fast_limit(past_seconds)
+    seconds = attempt.seconds
+    if limit is not None and seconds is not None and seconds < limit:
+        return Proposal(Rating.Easy, f"passed first time in {_duration(seconds)}, under half your "
+                                     f"median ({_duration(2 * limit)})")
+    return Proposal(Rating.Good, "passed on the first run with no hint")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
+
+
+def build_try(drill: str, started_at: datetime, attempts: Iterable[tuple[datetime, bool]],
+              hints: Iterable[datetime], gave_up_at: datetime | None) -> DrillTry:
+    """A try from the events after its start: runs `(time, passed)`, hint times, give-up time."""
+    runs: list[bool] = []
+    ended: datetime | None = None
+    for at, ok in sorted(attempts):
+        if at < started_at or (gave_up_at is not None and at > gave_up_at):
+            continue
+        runs.append(ok)
+        if ok:
+            ended = at
+            break
+    gave_up = gave_up_at is not None and (ended is None or gave_up_at <= ended)
+    if gave_up:
+        ended = gave_up_at
+    used = sum(1 for at in hints if at >= started_at and (ended is None or at <= ended))
+    return DrillTry(drill, started_at, tuple(runs), used, gave_up, ended)
+
+
+def drill_scheduler(scheduler: Scheduler) -> Scheduler:
+    """The notes' scheduler without learning steps: a drill takes minutes and is rated from a
+    whole attempt, so it never comes back 10 minutes later; Again brings it back tomorrow."""
+    return Scheduler(parameters=scheduler.parameters, desired_retention=scheduler.desired_retention,
+                     learning_steps=(), relearning_steps=(),
+                     maximum_interval=scheduler.maximum_interval,
+                     enable_fuzzing=scheduler.enable_fuzzing)
+
+
+@dataclass(frozen=True)
+class DueDrill:
+    """A drill in today's session."""
+
+    id: str
+    title: str
+    is_new: bool
+    due_at: datetime
+
+
+def due_drills(order: Sequence[tuple[str, str]], cards: Mapping[str, CardRow], now: datetime,
+               eligible_new: set[str], new_left: int) -> list[DueDrill]:
+    """Today's drills: the due ones (earliest due first), then new ones in catalog order, at
+    most `new_left`. `order`: (id, title) of every drill; `eligible_new`: drills with no card
+    yet that some reviewed note pairs with (they are introduced then)."""
+    titles = dict(order)
+    due = sorted((card.due, drill) for drill, card in cards.items()
+                 if drill in titles and not card.suspended and card.due <= now)
+    result = [DueDrill(drill, titles[drill], False, at) for at, drill in due]
+    for drill, title in order:
+        if new_left <= 0:
+            break
+        if drill not in cards and drill in eligible_new:
+            result.append(DueDrill(drill, title, True, now))
+            new_left -= 1
+    return result
+
+
+def weekly_retention(rows: Iterable[Any], since: datetime) -> tuple[tuple[date, float], ...]:
+    """Share of drill reviews of graduated cards (state Review before) not rated Again, per
+    Monday-dated local week from `since`: the drills' retention curve."""
+    weeks: dict[date, list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows:
+        at = parse_utc(row["reviewed_at"])
+        if at < since or row["state_before"] != State.Review:
+            continue
+        day = at.astimezone().date()
+        monday = day - timedelta(days=day.weekday())
+        weeks[monday][0] += 1
+        weeks[monday][1] += row["rating"] != Rating.Again
+    return tuple((week, passed / total) for week, (total, passed) in sorted(weeks.items()))
+
+
+# -- with the database, the log and the workspace ------------------------------------------
+
+
+@dataclass(frozen=True)
+class DrillReviewResult:
+    """What recording a drill review did."""
+
+    drill: str
+    rating: int
+    proposed: int | None
+    due: datetime
+    interval: timedelta
+
+
+@dataclass(frozen=True)
+class DrillProgress:
+    """One drill as the Drills screen and `studyapp drills` show it."""
+
+    id: str
+    title: str
+    status: str
+    """"not started", "failing" or "passed" (ever passed)."""
+    next_due: date | None
+    """When its card is due (None: not introduced yet)."""
+    due_now: bool
+    passes: int
+    attempts: int
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One rung of a drill's hint ladder."""
+
+    number: int
+    of: int
+    text: str
+
+
+class NoHintsLeft(Exception):
+    """Every hint of the drill has been shown in this try."""
+
+
+def catalog() -> dict[str, Any]:
+    """Drill id -> `DrillInfo` (torch-free), in list order."""
+    from studyapp.kernels_loader import load_kernels
+
+    load_kernels()
+    from studyapp_kernels.catalog import CATALOG
+
+    return dict(CATALOG)
+
+
+def workspace_file(ctx, drill: str) -> Path:
+    return ctx.paths.workspace_dir / f"{drill}.py"
+
+
+def backup_workspace_file(path: Path, now: datetime) -> Path | None:
+    """Copy the learner's file to `<workspace>/backups/<name>-<time>.py` (None: no file)."""
+    from studyapp.atomic import atomic_write_bytes
+
+    try:
+        content = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    folder = path.parent / "backups"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = now.astimezone().strftime("%Y%m%d-%H%M%S")
+    target = folder / f"{path.stem}-{stamp}{path.suffix}"
+    n = 1
+    while target.exists():
+        n += 1
+        target = folder / f"{path.stem}-{stamp}-{n}{path.suffix}"
+    atomic_write_bytes(target, content)
+    return target
+
+
+def reviewed_paired_drills(store, notes: Iterable, wanted: set[str]) -> set[str]:
+    """Which of the `wanted` drills some note reviewed in studyapp pairs with (declared, else
+    suggested). Stops once all are found: pairing a note may read its body."""
+    if not wanted:
+        return set()
+    reviewed = {row[0] for row in store.conn.execute(
+        "SELECT DISTINCT n.path FROM reviews r JOIN notes n ON n.key = r.note_key")}
+    found: set[str] = set()
+    for note in notes:
+        if note.path in reviewed:
+            try:
+                found.update(wanted.intersection(note.pairing().drills))
+            except (OSError, ValueError):
+                continue
+            if found == wanted:
+                break
+    return found
+
+
+class DrillReviews:
+    """Drill cards, tries and reviews for one review service (its store, log, lock, clock)."""
+
+    def __init__(self, service: ReviewService, drills: Mapping[str, Any] | None = None) -> None:
+        self.service = service
+        self.store = service.store
+        self.ctx = service.ctx
+        self.drills = dict(drills) if drills is not None else catalog()
+        """Drill id -> DrillInfo (tests pass their own)."""
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def info(self, drill: str):
+        from studyapp.errors import UsageError
+
+        if drill not in self.drills:
+            raise UsageError(f"unknown drill {drill!r}; choose from: {', '.join(self.drills)}")
+        return self.drills[drill]
+
+    @property
+    def scheduler(self) -> Scheduler:
+        return drill_scheduler(self.service.scheduler)
+
+    def due(self, notes: Iterable) -> list[DueDrill]:
+        """Today's due drills, then the new ones (`new_drills_per_day` applied)."""
+        now = self.ctx.now()
+        left = (self.ctx.settings.new_drills_per_day
+                - self.store.drills_introduced_since(_local_midnight(now)))
+        order = [(d, info.title) for d, info in self.drills.items()]
+        cards = self.store.drill_cards()
+        unseen = set() if left <= 0 else {d for d in self.drills if d not in cards}
+        return due_drills(order, cards, now, reviewed_paired_drills(self.store, notes, unseen), left)
+
+    def in_review(self, drill: str) -> bool:
+        """Whether opening the drill now is a review: its card is due, or it has none yet."""
+        card = self.store.drill_card(drill)
+        return card is None or (not card.suspended and card.due <= self.ctx.now())
+
+    def current_try(self, drill: str) -> DrillTry | None:
+        """The try in progress, or finished but not yet recorded; None when there is none.
+
+        Its start mark is the latest one no review has closed; what follows it (runs, hints,
+        a give-up) is the try. (Ordered by time, then by insertion: a frozen clock is fine.)"""
+        marks = self.store.drill_marks(drill)
+        starts = [m for m in marks if m.kind == MarkKind.START.value]
+        if not starts or starts[-1].event_id in self.store.closed_tries(drill):
+            return None
+        start = starts[-1]
+        if start.at < _local_midnight(self.ctx.now()):
+            return None  # left unrated on an earlier day: today's review is a new try
+        after = marks[marks.index(start):]
+        attempts = [(parse_utc(r["attempted_at"]), r["verdict"] == "pass")
+                    for r in self.store.drill_attempts(drill)
+                    if parse_utc(r["attempted_at"]) >= start.at]
+        hints = [m.at for m in after if m.kind == MarkKind.HINT.value]
+        giveups = [m.at for m in after if m.kind == MarkKind.GIVEUP.value]
+        return build_try(drill, start.at, attempts, hints, giveups[0] if giveups else None)
+
+    def _start_mark(self, drill: str) -> str | None:
+        starts = [m for m in self.store.drill_marks(drill) if m.kind == MarkKind.START.value]
+        return starts[-1].event_id if starts else None
+
+    def past_seconds(self, drill: str) -> list[float]:
+        """Durations of earlier reviews of the drill that ended in a pass (not a give-up)."""
+        return [row["duration_ms"] / 1000 for row in self.store.drill_reviews(drill)
+                if row["duration_ms"] and not row["gave_up"] and row["rating"] != Rating.Again]
+
+    def proposal(self, drill: str) -> Proposal | None:
+        attempt = self.current_try(drill)
+        if attempt is None:
+            return None
+        return propose_rating(attempt, self.past_seconds(drill))
+
+    def reference(self, drill: str) -> str | None:
+        """The reference solution, only once the current try passed or was given up (or,
+        outside a try, once the latest run passed or after a give-up); None before that. Raises LookupError when
+        the drill ships no reference yet."""
+        attempt = self.current_try(drill)
+        if attempt is not None:
+            allowed = attempt.finished
+        else:  # practice: the latest run passed, or the learner gave up since the last review
+            rows = self.store.drill_attempts(drill)
+            last = self.store.last_drill_review_at(drill)
+            allowed = (bool(rows) and rows[-1]["verdict"] == "pass") or any(
+                m.kind == MarkKind.GIVEUP.value for m in self.store.drill_marks(drill, since=last))
+        if not allowed:
+            return None
+        path = self.info(drill).reference_path
+        if path is None or not Path(path).is_file():
+            raise LookupError(f"the drill {drill!r} ships no reference solution yet")
+        return Path(path).read_text(encoding="utf-8")
+
+    def progress(self) -> list[DrillProgress]:
+        cards = self.store.drill_cards()
+        status = self.store.drill_status()
+        counts = self.store.drill_attempt_counts()
+        now = self.ctx.now()
+        rows = []
+        for drill, info in self.drills.items():
+            card = cards.get(drill)
+            passes, attempts = counts.get(drill, (0, 0))
+            rows.append(DrillProgress(
+                drill, info.title, status.get(drill, "not started"),
+                None if card is None else card.due.astimezone().date(),
+                card is not None and not card.suspended and card.due <= now, passes, attempts))
+        return rows
+
+    def retention_by_week(self, weeks: int = 26) -> tuple[tuple[date, float], ...]:
+        now = self.ctx.now()
+        return weekly_retention(self.store.drill_reviews(), now - timedelta(weeks=weeks))
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _log(self, kind, **data) -> str:
+        from studyapp.history.events import new_event
+        from studyapp.history.sync import record
+
+        event = new_event(kind, self.ctx.now(), self.service.history_log.device, None, **data)
+        record(self.store, self.service.history_log, event)
+        return event.id
+
+    def _mark(self, drill: str, kind: MarkKind) -> None:
+        from studyapp.history.events import EventKind
+
+        event_kind = {MarkKind.START: EventKind.DRILL_START, MarkKind.HINT: EventKind.DRILL_HINT,
+                      MarkKind.GIVEUP: EventKind.DRILL_GIVEUP}[kind]
+        with self.store.transaction():
+            event_id = self._log(event_kind, drill=drill)
+            self.store.add_drill_mark(drill, kind.value, self.ctx.now(), event_id)
+
+    def begin(self, drill: str) -> tuple[Path, Path | None]:
+        """Open the drill for review when it is due (or new): start a try unless one is
+        already going, and, for a drill that comes back due, put a fresh copy of the starter in
+        the workspace so it is written again from memory (the learner's file is backed up).
+        Returns (the workspace file, the backup made or None)."""
+        from studyapp.atomic import atomic_write_bytes
+
+        info = self.info(drill)
+        path = workspace_file(self.ctx, drill)
+        backup = None
+        with self.service.writer_lock.hold():
+            if not self.in_review(drill) or self.current_try(drill) is not None:
+                return path, None
+            starter = Path(info.starter_path).read_bytes()
+            comes_back = self.store.drill_card(drill) is not None
+            if comes_back or not path.exists():
+                if path.exists() and path.read_bytes() != starter:
+                    backup = backup_workspace_file(path, self.ctx.now())
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_bytes(path, starter)
+            self._mark(drill, MarkKind.START)
+        return path, backup
+
+    def _ensure_try(self, drill: str) -> None:
+        if self.in_review(drill) and self.current_try(drill) is None:
+            self._mark(drill, MarkKind.START)
+
+    def hint(self, drill: str) -> Hint:
+        """Reveal the next hint of the ladder (recorded with the try); NoHintsLeft at the end."""
+        hints = tuple(self.info(drill).hints)
+        with self.service.writer_lock.hold():
+            self._ensure_try(drill)
+            attempt = self.current_try(drill)
+            used = attempt.hints if attempt is not None else self._hints_outside_try(drill)
+            if used >= len(hints):
+                raise NoHintsLeft(f"all {len(hints)} hints of {drill} are shown")
+            self._mark(drill, MarkKind.HINT)
+        return Hint(used + 1, len(hints), hints[used])
+
+    def hints_shown(self, drill: str) -> list[Hint]:
+        """The hints revealed so far in the current try (or since the last review)."""
+        hints = tuple(self.info(drill).hints)
+        attempt = self.current_try(drill)
+        used = attempt.hints if attempt is not None else self._hints_outside_try(drill)
+        return [Hint(i + 1, len(hints), hints[i]) for i in range(min(used, len(hints)))]
+
+    def _hints_outside_try(self, drill: str) -> int:
+        """Hints shown since the drill's last review, when no try is going (practice)."""
+        last = self.store.last_drill_review_at(drill)
+        return sum(1 for m in self.store.drill_marks(drill, since=last) if m.kind == MarkKind.HINT.value)
+
+    def give_up(self, drill: str) -> str:
+        """Give up the current try (it will be rated Again) and return the reference solution."""
+        info = self.info(drill)
+        with self.service.writer_lock.hold():
+            self._ensure_try(drill)
+            attempt = self.current_try(drill)
+            if attempt is None or not attempt.finished:
+                self._mark(drill, MarkKind.GIVEUP)
+        if info.reference_path is None or not Path(info.reference_path).is_file():
+            raise LookupError(f"the drill {drill!r} ships no reference solution yet")
+        return Path(info.reference_path).read_text(encoding="utf-8")
+
+    def record(self, drill: str, rating: int | None = None) -> DrillReviewResult:
+        """Record the drill's review: the proposed rating, or `rating` (1-4) overriding it.
+
+        Without a finished try a rating must be given. The try's time is the review duration;
+        its runs, hints and give-up go with the review into the log."""
+        from studyapp.errors import UsageError
+        from studyapp.history.events import EventKind, new_event
+        from studyapp.history.replay import review_for_event
+        from studyapp.history.sync import record
+
+        self.info(drill)
+        with self.service.writer_lock.hold():
+            attempt = self.current_try(drill)
+            proposal = None
+            if attempt is not None:
+                proposal = propose_rating(attempt, self.past_seconds(drill))
+            if rating is None:
+                if proposal is None:
+                    raise UsageError(f"{drill}: nothing to rate yet (pass the drill or give up "
+                                     "first, or give a rating)")
+                rating = int(proposal.rating)
+            if rating not in DRILL_RATING_LABELS:
+                raise UsageError(f"rating must be 1-4, got {rating}")
+            now = self.ctx.now()
+            stored = self.store.drill_card(drill)
+            before = stored if stored is not None else new_drill_card(now)
+            seconds = attempt.seconds if attempt is not None else None
+            duration_ms = None if seconds is None else int(round(seconds * 1000))
+            scheduler = self.scheduler
+            event = new_event(
+                EventKind.DRILL_REVIEW, now, self.service.history_log.device, None,
+                drill=drill, rating=rating, proposed=None if proposal is None else int(proposal.rating),
+                duration_ms=duration_ms, hints=attempt.hints if attempt else 0,
+                runs=len(attempt.runs) if attempt else 0,
+                failed_runs=attempt.failed_runs if attempt else 0,
+                gave_up=bool(attempt and attempt.gave_up), fuzz=scheduler.enable_fuzzing)
+            after = review_for_event(scheduler, before, Rating(rating), now, duration_ms, event.id)
+            after = replace(after, suspended=before.suspended)
+            if attempt is not None:
+                event.data["try"] = self._start_mark(drill)
+            with self.store.transaction():
+                record(self.store, self.service.history_log, event)
+                self.store.put_drill_card(drill, after)
+                self.store.insert_drill_review(drill_review_row(
+                    event.id, drill, event.data, stored, after, now))
+        return DrillReviewResult(drill, rating, event.data["proposed"], after.due, after.due - now)
+
+    def reset(self, drill: str) -> Path | None:
+        """Put the starter back in the workspace; returns the backup of the learner's file."""
+        from studyapp.atomic import atomic_write_bytes
+
+        info = self.info(drill)
+        path = workspace_file(self.ctx, drill)
+        backup = backup_workspace_file(path, self.ctx.now())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, Path(info.starter_path).read_bytes())
+        return backup
+
+
+def _local_midnight(moment: datetime) -> datetime:
+    return moment.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def new_drill_card(now: datetime) -> CardRow:
+    """A drill never reviewed: a new FSRS card due now (note_key 0: drills are keyed by id)."""
+    return CardRow(note_key=0, state=int(State.Learning), step=0, stability=None,
+                   difficulty=None, due=now.astimezone(timezone.utc), last_review=None)
+
+
+def drill_review_row(event_id: str, drill: str, data: Mapping[str, Any], before: CardRow | None,
+                     after: CardRow, at: datetime) -> dict[str, Any]:
+    """The `drill_reviews` row of one drill review (live and replayed alike)."""
+    return {
+        "drill_id": drill, "rating": int(data["rating"]), "proposed": data.get("proposed"),
+        "reviewed_at": utc_text(at), "duration_ms": data.get("duration_ms"),
+        "hints": int(data.get("hints") or 0), "runs": int(data.get("runs") or 0),
+        "failed_runs": int(data.get("failed_runs") or 0), "gave_up": int(bool(data.get("gave_up"))),
+        "state_before": None if before is None else before.state, "state_after": after.state,
+        "stability_before": None if before is None else before.stability,
+        "stability_after": after.stability,
+        "due_before": None if before is None else utc_text(before.due),
+        "due_after": utc_text(after.due), "try_start": data.get("try"), "event_id": event_id,
+    }

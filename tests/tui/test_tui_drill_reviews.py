@@ -1,0 +1,186 @@
+"""A due drill in the day's session, with the real facade and database and a stub grader:
+it follows the notes, a wrong run and a hint make the proposed rating Hard, accepting it moves
+the drill's due date as FSRS says, and a second drill passed first time is proposed Good."""
+
+from __future__ import annotations
+
+from fsrs import Rating
+from textual.widgets import Static
+
+from studyapp.drill_reviews import drill_scheduler, new_drill_card
+from studyapp.schedule import review as fsrs_review
+from studyapp.tui.app import StudyApp
+from studyapp.tui.screens.drill import DrillScreen
+from studyapp.tui.screens.review import ReviewScreen
+
+from .conftest import settle
+
+NOTE = """---
+created: '2026-10-01'
+last_reviewed: '2026-11-12'
+next_review: '2026-11-22'
+review_count: 3
+difficulty: medium
+mastery_level: 0.4
+drills: [sdpa, mha]
+tags: [attention]
+---
+# Why scale attention scores by sqrt(d_k)
+
+## 面试标准答案
+The dot products grow with d_k; scaling keeps the softmax out of saturation.
+"""
+
+FAIL = {"status": "fail", "summary": "values differ (looks like: no scaling)", "hint": "",
+        "checks": [{"name": "values", "tier": "core", "status": "fail", "message": "max error 0.3"}],
+        "seconds": 0.2}
+PASS = {"status": "pass", "summary": "all checks pass", "hint": "",
+        "checks": [{"name": "values", "tier": "core", "status": "pass", "message": ""}], "seconds": 0.2}
+
+
+class ScriptedGrader:
+    """Answers each grade with the next verdict of its script."""
+
+    def __init__(self, *verdicts: dict) -> None:
+        self.verdicts = list(verdicts)
+        self.graded: list[str] = []
+
+    def grade(self, drill_id, path, device="auto", timeout=None):
+        self.graded.append(drill_id)
+        return dict(self.verdicts.pop(0), drill=drill_id)
+
+    def cancel(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def text_of(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_good(ctx):
+    (ctx.paths.vault_dir / "scale.md").write_text(NOTE, encoding="utf-8")
+    app = StudyApp(ctx)
+    grader = ScriptedGrader(FAIL, PASS, PASS)
+    app.session._grader = grader
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        review = app.screen
+        assert isinstance(review, ReviewScreen) and review.card is not None
+        await pilot.press("space", "3")  # the note first
+        await settle(pilot)
+
+        # the notes are done: the drill paired with the reviewed note appears
+        assert review.card is None and review.due_drill is not None
+        assert review.due_drill.id == "sdpa" and "New drill" in text_of(review, "#question")
+        await pilot.press("enter")
+        await settle(pilot)
+        drill = app.screen
+        assert isinstance(drill, DrillScreen) and drill.drill_id == "sdpa"
+
+        await pilot.press("ctrl+r")  # a wrong run
+        await settle(pilot)
+        assert drill.proposal is None
+        await pilot.press("f2")  # a hint
+        await settle(pilot)
+        assert "Hint 1/" in text_of(drill, "#drill-hints")
+        await pilot.press("ctrl+r")  # the pass
+        await settle(pilot)
+        assert drill.proposal is not None and drill.proposal.rating is Rating.Hard
+        assert "Proposed rating: Hard" in text_of(drill, "#drill-proposal")
+
+        await pilot.press("enter")  # the learner accepts
+        await settle(pilot)
+        store = app.session.service.store
+        now = ctx.now()
+        expected = fsrs_review(drill_scheduler(app.session.service.scheduler), new_drill_card(now),
+                               Rating.Hard, now)
+        card = store.drill_card("sdpa")
+        assert card is not None and card.due == expected.due and card.due > now
+        (row,) = store.drill_reviews("sdpa")
+        assert (row["rating"], row["proposed"], row["hints"], row["failed_runs"]) == (2, 2, 1, 1)
+
+        # back in the session: the second new drill, passed on the first run
+        assert app.screen is review and review.due_drill is not None and review.due_drill.id == "mha"
+        await pilot.press("enter")
+        await settle(pilot)
+        second = app.screen
+        assert isinstance(second, DrillScreen) and second.drill_id == "mha"
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert second.proposal is not None and second.proposal.rating is Rating.Good
+        await pilot.press("enter")
+        await settle(pilot)
+        assert store.drill_reviews("mha")[0]["rating"] == Rating.Good
+        assert app.screen is review and review.due_drill is None and review.finished
+        assert grader.graded == ["sdpa", "sdpa", "mha"]
+
+
+async def test_one_to_four_override_the_proposed_rating(ctx):
+    (ctx.paths.vault_dir / "scale.md").write_text(NOTE, encoding="utf-8")
+    app = StudyApp(ctx)
+    app.session._grader = ScriptedGrader(PASS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert drill.proposal is not None and drill.proposal.rating is Rating.Good
+        await pilot.press("4")
+        await settle(pilot)
+        (row,) = app.session.service.store.drill_reviews("sdpa")
+        assert (row["rating"], row["proposed"]) == (4, 3)
+        assert not isinstance(app.screen, DrillScreen)
+
+
+async def test_give_up_asks_first_then_shows_the_reference_and_proposes_again(ctx, monkeypatch, tmp_path):
+    """A drill folder that ships `reference.py` (a temporary one: the bundled drills get theirs
+    with the drill-folders work)."""
+    from dataclasses import replace
+
+    from studyapp.facade import StudyFacade
+
+    folder = tmp_path / "sdpa_folder"
+    folder.mkdir()
+    (folder / "starter.py").write_text("def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+                                       "    raise NotImplementedError\n")
+    (folder / "reference.py").write_text("def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+                                         "    return 'the reference'\n")
+    real = StudyFacade._catalog
+
+    def with_reference(self):
+        return [replace(d, folder=folder) if d.id == "sdpa" else d for d in real(self)]
+
+    monkeypatch.setattr(StudyFacade, "_catalog", with_reference)
+    app = StudyApp(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        assert isinstance(drill, DrillScreen) and not drill.query_one("#reference").display
+        await pilot.press("f2", "f2")
+        await settle(pilot)
+        assert "Hint 2/" in text_of(drill, "#drill-hints")
+        await pilot.press("f3")
+        await settle(pilot)
+        await pilot.press("n")  # not yet
+        await settle(pilot)
+        assert drill.proposal is None and not drill.query_one("#reference").display
+        await pilot.press("f3")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert drill.proposal is not None and drill.proposal.rating is Rating.Again
+        assert drill.query_one("#reference").display
+        assert "the reference" in drill.query_one("#reference", Static).content.code
+        await pilot.press("enter")
+        await settle(pilot)
+        (row,) = app.session.service.store.drill_reviews("sdpa")
+        assert (row["rating"], row["gave_up"], row["hints"]) == (1, 1, 2)
