@@ -51,7 +51,7 @@ def load_vault(ctx, vault=None):
 
 
 def print_due(ctx, as_json: bool) -> int:
-    from studyapp.reviews import due_queue
+    from studyapp.review_session import due_queue
     from studyapp.vault import Vault
 
     vault = Vault(ctx.paths.vault_dir, ctx.paths.cache_file)

@@ -40,7 +40,7 @@ def _service(ctx):
     from studyapp.reviews import ReviewService
 
     service = ReviewService(ctx)
-    for line in service.repaired:
+    for line in service.startup_lines():
         print(f"studyapp: {line}", file=sys.stderr)
     return service
 

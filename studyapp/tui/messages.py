@@ -7,15 +7,22 @@ from typing import Any
 
 from textual.message import Message
 
-from studyapp.views import Card, DrillInfo, NoteRow, Problem, ReviewProgress, StatsData, TodayCounts, TodaySummary
+from studyapp.views import Card, DrillView, NoteView, Problem, ReviewProgress, StatsData, TodayCounts, TodaySummary
 
 
 @dataclass
 class VaultLoaded(Message):
-    """The session finished loading the vault and the review history."""
+    """The facade finished loading the vault and the review history."""
 
     notes: int
     problems: int
+
+
+@dataclass
+class HistoryRepaired(Message):
+    """Opening the history finished or dropped writes a crash interrupted (one line each)."""
+
+    lines: tuple[str, ...]
 
 
 @dataclass
@@ -54,7 +61,7 @@ class ReviewCardReady(Message):
 
 @dataclass
 class NotesListed(Message):
-    rows: list[NoteRow]
+    rows: list[NoteView]
     problems: list[Problem]
 
 
@@ -68,7 +75,7 @@ class NotesSearched(Message):
 
 @dataclass
 class DrillsListed(Message):
-    drills: list[DrillInfo]
+    drills: list[DrillView]
 
 
 @dataclass
@@ -92,6 +99,6 @@ class VaultFilesChanged(Message):
 
 @dataclass
 class VaultSynced(Message):
-    """The session took outside changes in: these notes were added, removed or changed."""
+    """The facade took outside changes in: these notes were added, removed or changed."""
 
     changed: tuple[str, ...]

@@ -95,7 +95,7 @@ class DrillScreen(StudyScreen):
         # Opened here, not on mount, so the editor holds the file before the first key arrives.
         text = ""
         try:
-            self.detail = self.session.open_drill(self.drill_id)
+            self.detail = self.study.open_drill(self.drill_id)
             text = self.path.read_text(encoding="utf-8")
             self.saved_text = text
             self.file_mtime_ns = self.path.stat().st_mtime_ns
@@ -203,7 +203,7 @@ class DrillScreen(StudyScreen):
         if text == self.saved_text:
             return None
         try:
-            self.session.save_drill_file(self.path, text)
+            self.study.save_drill_file(self.path, text)
         except Exception as exc:  # noqa: BLE001
             return str(exc) or type(exc).__name__
         self.saved_text = text
@@ -220,7 +220,7 @@ class DrillScreen(StudyScreen):
         if save and not self.action_save():
             return
         if self.grading:
-            self.session.cancel_grade()  # the newer run replaces the one in flight
+            self.study.cancel_grade()  # the newer run replaces the one in flight
         self.grading = True
         self.query_one("#grading-spinner").display = True
         self.query_one("#grade-status", Static).update("Grading…  (ctrl+r again restarts)")
@@ -230,7 +230,7 @@ class DrillScreen(StudyScreen):
     def grade(self) -> None:
         from textual.worker import get_current_worker
 
-        verdict = self.session.grade(self.drill_id, self.path)
+        verdict = self.study.grade(self.drill_id, self.path)
         if not get_current_worker().is_cancelled:
             self.post_message(GradeFinished(verdict))
 
@@ -311,7 +311,7 @@ class DrillScreen(StudyScreen):
                 return False
             self.notify(f"Saved {self.path.name}.", timeout=2)
         if self.grading:
-            self.session.cancel_grade()
+            self.study.cancel_grade()
             self.grading = False
         return True
 

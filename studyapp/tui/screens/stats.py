@@ -47,7 +47,7 @@ class StatsScreen(StudyScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
     def compute_stats(self) -> None:
-        self.post_message(StatsComputed(self.session.stats()))
+        self.post_message(StatsComputed(self.study.stats()))
 
     def on_stats_computed(self, message: StatsComputed) -> None:
         stats = message.stats
