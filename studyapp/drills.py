@@ -9,7 +9,8 @@ recorded one way. Torch-free: grading itself happens in the grader's worker proc
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -166,3 +167,58 @@ def paired_notes(ctx: Context, on_problem=None) -> dict[str, list[str]]:
         if on_problem is not None:
             on_problem(problem)
     return notes_by_drill(vault.pairings(snapshot.notes))
+
+
+class Grading:
+    """The grader of a long-running front end: one client, built the first time it is needed
+    (or started early, so the first grade waits no longer than later ones), and cancellable:
+    a grade that a `cancel` overtook is not an attempt."""
+
+    def __init__(self, make_client: Callable[[], GraderClient]) -> None:
+        self.make_client = make_client
+        self._client: GraderClient | None = None
+        self._lock = threading.RLock()
+        """Guards building, starting and closing the client (not held while grading)."""
+        self._closed = False
+        """Set by `close`: a background start that comes later starts nothing."""
+        self._generation = 0
+        """Bumped by `cancel`; a grade that started before the bump is not current."""
+        self.last_verdicts: dict[str, dict] = {}
+        """The latest full verdict of each drill graded by this object (the store keeps summaries)."""
+
+    def client(self) -> GraderClient:
+        with self._lock:
+            if self._client is None:
+                self._client = self.make_client()
+            return self._client
+
+    def start(self) -> None:
+        """Start the grader's worker process now (it imports torch there, never here)."""
+        with self._lock:
+            if not self._closed:
+                self.client().start()
+
+    def grade(self, drill_id: str, path: Path, timeout: float) -> tuple[dict, int]:
+        """Grade in the worker; returns the verdict and the generation it started in."""
+        client = self.client()
+        with self._lock:
+            generation = self._generation
+        return client.grade(drill_id, path, device="auto", timeout=timeout), generation
+
+    def is_current(self, generation: int) -> bool:
+        with self._lock:
+            return generation == self._generation
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._generation += 1
+            client = self._client
+        if client is not None:
+            client.cancel()
+
+    def close(self) -> None:
+        with self._lock:  # waits for a start in flight, so its process is stopped too
+            self._closed = True
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()

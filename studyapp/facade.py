@@ -6,11 +6,14 @@ The numbers and decisions come from the services the CLI calls too (`review_sess
 long-running app. Torch-free and Textual-free. Screens call it from workers and from the UI
 thread, so every public method holds the lock; domain modules are imported on first use to
 keep start-up light.
+
+It runs past 400 lines because it is the screens' whole contract: some thirty public methods,
+each a few lines that call a service and build a view. Split, the screens would depend on
+several objects that share one lock.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import replace
 from datetime import date
@@ -32,7 +35,6 @@ from studyapp.views import (
     StatsData,
     TodayCounts,
     TodaySummary,
-    UndoKind,
     Undone,
 )
 
@@ -41,7 +43,8 @@ if TYPE_CHECKING:
 
     from studyapp.cards import NoteCard
     from studyapp.context import Context
-    from studyapp.grader.client import GraderClient
+    from studyapp.drills import GraderClient
+    from studyapp.live_vault import LiveVault
     from studyapp.review_session import ReviewSession
     from studyapp.reviews import ReviewService
 
@@ -58,20 +61,6 @@ def _locked(method):
     wrapper.__name__ = method.__name__
     wrapper.__doc__ = method.__doc__
     return wrapper
-
-
-def _read_body(note) -> str | None:
-    """A note's body, read without keeping it on the note (`search_notes` keeps only the
-    casefolded copy: a 10,000-note vault would otherwise hold its text twice)."""
-    if "body" in note.__dict__:
-        return note.body
-    from studyapp.vault.parse import NoteFormatError, decode, find_layout
-
-    try:
-        text, _bom = decode(note.abs_path.read_bytes())
-        return text[find_layout(text).body_start:]
-    except (OSError, NoteFormatError):
-        return None
 
 
 def _new_grader(ctx: Context) -> GraderClient:
@@ -92,23 +81,11 @@ class StudyFacade:
         self.make_grader = make_grader or _new_grader
         self._lock = threading.RLock()
         self._service: ReviewService | None = None
-        self._notes: dict = {}
-        self._problems: list = []
-        self._items_cache: list[NoteCard] | None = None
+        self._vault: LiveVault | None = None
         self._session: ReviewSession | None = None
-        self._undo: list[tuple[UndoKind, str, bool]] = []
-        """What `undo` reverts, newest last: (kind, note path, was in the session)."""
-        self._folded: dict[str, tuple[str, str]] = {}
-        """Casefolded note text by path, with the content hash it was read at (`search_notes`)."""
-        self._grader: GraderClient | None = None
-        self._grader_lock = threading.RLock()
-        """Guards building, starting and closing the grader client (not held while grading)."""
-        self._closed = False
-        """Set by `close`: a background start that comes later starts nothing."""
-        self._grade_generation = 0
-        """Bumped by `cancel_grade`; a grade that started before the bump is not recorded."""
-        self._last_verdicts: dict[str, dict] = {}
-        """The latest full verdict of each drill graded during this run (the store keeps summaries)."""
+        from studyapp.drills import Grading
+
+        self._grading = Grading(lambda: self.make_grader(ctx))
 
     # -- loading --------------------------------------------------------------------------
 
@@ -116,12 +93,14 @@ class StudyFacade:
     def open(self) -> None:
         """Open the database and the scheduler (no note file is read); `load` does it too.
         Repairs of crashed writes happen here (`startup_messages` says what they did)."""
+        from studyapp.live_vault import LiveVault
         from studyapp.review_session import ReviewSession
         from studyapp.reviews import ReviewService
 
         if self._service is None:
-            self._service = ReviewService(self.ctx)
-            self._session = ReviewSession(self._service, self._notes)
+            self._service = service = ReviewService(self.ctx)
+            self._vault = vault = LiveVault(service, on_forget=lambda path: self.session.drop(path, requeue=False))
+            self._session = ReviewSession(service, vault)
 
     @_locked
     def startup_messages(self) -> tuple[str, ...]:
@@ -136,9 +115,9 @@ class StudyFacade:
         from studyapp.cached_vault import read_cached_vault
         from studyapp.cards import note_cards
 
-        if self._notes or self._problems:
-            return None
         self.open()
+        if self.vault.loaded:
+            return None
         cached = read_cached_vault(self.ctx.paths.cache_file, self.ctx.paths.vault_dir)
         if cached is None:
             return None
@@ -150,12 +129,8 @@ class StudyFacade:
     def load(self) -> tuple[int, int]:
         """Open the database and load the vault (warm loads only stat files); returns (notes, problems)."""
         self.open()
-        snap = self.service.load()
-        self._notes.clear()  # the session holds this very mapping
-        self._notes.update((note.path, note) for note in snap.notes)
-        self._problems = list(snap.problems)
-        self._items_cache = None
-        return len(self._notes), len(self._problems)
+        self.vault.load()
+        return len(self.vault.notes), len(self.vault.problems)
 
     @property
     def service(self) -> ReviewService:
@@ -164,92 +139,28 @@ class StudyFacade:
         return self._service
 
     @property
+    def vault(self) -> LiveVault:
+        if self._vault is None:
+            raise RuntimeError("the vault is not loaded yet")
+        return self._vault
+
+    @property
     def session(self) -> ReviewSession:
         if self._session is None:
             raise RuntimeError("the vault is not loaded yet")
         return self._session
 
-    def _items(self) -> list[NoteCard]:
-        """Every note with its card; cached until something is rated, undone or suspended."""
-        if self._items_cache is None:
-            self._items_cache = self.service.note_cards(list(self._notes.values()))
-        return self._items_cache
-
-    def _changed(self, path: str) -> None:
-        self._items_cache = None
-        try:
-            self._notes[path] = self.service.vault.read_note(path)
-        except Exception:  # noqa: BLE001 - the note vanished or broke; it stays as last read
-            pass
-
-    def _card_row(self, path: str):
-        from studyapp.cards import derive_card, never_reviewed
-
-        store = self.service.store
-        row = store.note_by_path(path)
-        stored = store.card(row.key) if row is not None else None
-        if stored is not None and not never_reviewed(stored):
-            return stored, False
-        return derive_card(self._notes[path], row.key if row else None, self.service.scheduler, self.ctx.now())
-
     def _card(self, path: str, is_new: bool | None = None) -> Card:
         from studyapp.mastery import trained_drills, unknown_drills
         from studyapp.note_text import review_texts
 
-        note = self._notes[path]
+        note = self.vault.notes[path]
         if is_new is None:
-            is_new = self._card_row(path)[1]
+            is_new = self.session.card_state(path)[1]
         answer, body = review_texts(note.title, note.body or "", note.answer or "")
         return Card(path=path, title=note.title, answer=answer, body=body,
                     drills=trained_drills(note), unknown_drills=unknown_drills(note),
                     is_new=is_new, revision=note.content_hash)
-
-    def _reread_if_changed(self, path: str) -> bool:
-        """Re-read one note when its file changed since it was read (a stat, and a read only
-        when size or time differ); returns whether the note changed or vanished."""
-        note = self._notes.get(path)
-        if note is None:
-            return False
-        if self._same_on_disk(path):
-            return False
-        try:
-            fresh = self.service.vault.read_note(path)
-        except Exception:  # noqa: BLE001 - gone or broken now: it leaves the session until fixed
-            self._forget(path)
-            return True
-        self._notes[path] = fresh
-        self._items_cache = None
-        return fresh.content_hash != note.content_hash
-
-    def _reread_edited(self, paths) -> tuple[str, ...] | None:
-        """Re-read notes edited in place; None when any path is not such a note (new, gone or
-        unreadable), which needs a whole load to sort out."""
-        if not all(path in self._notes for path in paths):
-            return None
-        fresh = {}
-        for path in paths:
-            try:
-                fresh[path] = self.service.vault.read_note(path)
-            except Exception:  # noqa: BLE001 - gone or broken: the whole load reports it
-                return None
-        changed = tuple(sorted(p for p, note in fresh.items() if note.content_hash != self._notes[p].content_hash))
-        self._notes.update(fresh)
-        if changed:
-            self._items_cache = None
-        return changed
-
-    def _same_on_disk(self, path: str) -> bool:
-        note = self._notes.get(path)
-        try:
-            st = os.stat(self.note_file(path))
-        except OSError:
-            return False
-        return note is not None and st.st_size == note.size and st.st_mtime_ns == note.mtime_ns
-
-    def _forget(self, path: str) -> None:
-        self._notes.pop(path, None)
-        self._items_cache = None
-        self.session.drop(path, requeue=False)
 
     @_locked
     def notes_changed(self, paths) -> tuple[str, ...]:
@@ -258,21 +169,16 @@ class StudyFacade:
         loads only stat unchanged files, but that is still ~0.4 s at 10,000 notes); then take
         the session's notes as they are now. Returns the paths of notes that were added,
         removed or changed, or became unreadable."""
-        if self._service is None or all(self._same_on_disk(path) for path in paths):
+        if self._service is None or self._vault is None or all(self._vault.same_on_disk(path) for path in paths):
             return ()  # the echo of the app's own writes
-        edited = self._reread_edited(paths)
+        edited = self.vault.reread_edited(paths)
         if edited is not None:
             if edited and self.session.active:
                 self.session.requeue(keep_first=True)
             return edited
-        before = {path: note.content_hash for path, note in self._notes.items()}
-        broken_before = {p.path for p in self._problems}
-        self.load()
-        after = {path: note.content_hash for path, note in self._notes.items()}
-        changed = {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
-        changed |= broken_before ^ {p.path for p in self._problems}
+        changed = self.vault.reload_changes()
         if changed:
-            self.session.keep_only(after)
+            self.session.keep_only(self.vault.notes)
         return tuple(sorted(changed))
 
     # -- today ----------------------------------------------------------------------------
@@ -282,10 +188,10 @@ class StudyFacade:
         """The figures alone, fast: only notes that can be due now get a card (`due_by`)."""
         from studyapp.cards import note_cards
 
-        items = self._items_cache
+        items = self.vault.cached_items
         if items is None:
             now = self.ctx.now()
-            items = note_cards(self.service.store, self.service.scheduler, self._notes.values(), now, due_by=now)
+            items = note_cards(self.service.store, self.service.scheduler, self.vault.notes.values(), now, due_by=now)
         return self._counts(items)
 
     def _counts(self, items: list[NoteCard], queue: list[NoteCard] | None = None) -> TodayCounts:
@@ -297,7 +203,7 @@ class StudyFacade:
         left = queue_counts(todays_queue(self.service, items) if queue is None else queue, now)
         reviewed_today, streak = reviewed_today_and_streak(self.service.store, now)
         return TodayCounts(new=left.new, learning=left.learning, review=left.review,
-                           reviewed_today=reviewed_today, streak=streak, problems=len(self._problems))
+                           reviewed_today=reviewed_today, streak=streak, problems=len(self.vault.problems))
 
     @_locked
     def today(self) -> TodaySummary:
@@ -306,7 +212,7 @@ class StudyFacade:
         from studyapp.review_session import todays_queue
         from studyapp.stats import compute_stats, top_topics
 
-        items = self._items()
+        items = self.vault.items()
         queue = todays_queue(self.service, items)
         counts = self._counts(items, queue)
         stats = compute_stats(self.service.store, self.service.scheduler, items, self.ctx.now())
@@ -329,14 +235,14 @@ class StudyFacade:
     @_locked
     def begin_review(self) -> None:
         """Take today's queue (daily limits applied) as this session's notes."""
-        self.session.begin(self._items())
+        self.session.begin(self.vault.items())
 
     @_locked
     def current_card(self) -> Card | None:
         """The note to show next, re-read first when its file changed since it was loaded."""
         session = self.session
         while (path := session.next_path) is not None:
-            if not self._reread_if_changed(path):
+            if not self.vault.reread_if_changed(path):
                 return self._card(path)
             session.requeue(keep_first=True)
             if session.next_path == path:
@@ -358,7 +264,7 @@ class StudyFacade:
     def rating_options(self, path: str) -> list[RatingOption]:
         from studyapp.schedule import interval_labels, preview
 
-        row, _ = self._card_row(path)
+        row, _ = self.session.card_state(path)
         labels = interval_labels(preview(self.service.scheduler, row, self.ctx.now()))
         return [RatingOption(r, label, labels[label.lower()]) for r, label in RATING_LABELS.items()]
 
@@ -375,58 +281,37 @@ class StudyFacade:
         from studyapp.schedule import format_interval
 
         if revision is not None:
-            note = self._notes.get(path)
+            note = self.vault.notes.get(path)
             title = note.title if note is not None else path
-            self._reread_if_changed(path)
-            note = self._notes.get(path)
+            self.vault.reread_if_changed(path)
+            note = self.vault.notes.get(path)
             if note is None or note.content_hash != revision:
                 self.session.requeue(keep_first=True)
                 raise NoteChangedOutside(path, title, readable=note is not None)
-        result = self.service.record_review(path, Rating(rating), duration_seconds)
-        self._undo.append((UndoKind.RATING, path, True))
-        self._changed(path)
-        self.session.rated(path, rating)
+        result = self.session.rate(path, Rating(rating), duration_seconds)
         return ReviewOutcome(path, rating, format_interval(result.interval), result.due.astimezone().date())
 
     @_locked
     def undo(self) -> Undone | None:
         """Revert the newest change made here (a suspension, else the last recorded review);
         returns what was undone and the note to show again, or None when there is nothing."""
-        if self._undo and self._undo[-1][0] is UndoKind.SUSPENSION:
-            _, path, in_session = self._undo.pop()
-            self.service.set_suspended(path, False)
-            self._changed(path)
-            if not in_session or path not in self._notes:
-                return Undone(UndoKind.SUSPENSION, path, self._notes[path].title if path in self._notes else path)
-            self.session.bring_back(path)
-            card = self._card(path)
-            return Undone(UndoKind.SUSPENSION, path, card.title, card)
-        if self.service.store.last_review() is None:
+        step = self.session.undo()
+        if step is None:
             return None
-        path = self.service.undo_last()["path"]
-        if self._undo and self._undo[-1][:2] == (UndoKind.RATING, path):
-            self._undo.pop()
-        self._changed(path)
-        self.session.unrated(path)
-        if path not in self._notes:
-            return Undone(UndoKind.RATING, path, path)
-        self.session.bring_back(path)
-        card = self._card(path)
-        return Undone(UndoKind.RATING, path, card.title, card)
+        if not step.show:
+            note = self.vault.notes.get(step.path)
+            return Undone(step.kind, step.path, note.title if note is not None else step.path)
+        card = self._card(step.path)
+        return Undone(step.kind, step.path, card.title, card)
 
     @_locked
     def suspend(self, path: str) -> None:
         """Suspend a note (undoable with `undo`); it leaves the session at once."""
-        if self.service.set_suspended(path, True):
-            self._undo.append((UndoKind.SUSPENSION, path, path in self.session.members))
-        self._items_cache = None
-        self.session.drop(path)
+        self.session.suspend(path)
 
     @_locked
     def unsuspend(self, path: str) -> None:
-        self.service.set_suspended(path, False)
-        self._undo = [u for u in self._undo if u[:2] != (UndoKind.SUSPENSION, path)]
-        self._items_cache = None
+        self.session.unsuspend(path)
 
     @_locked
     def end_review(self) -> None:
@@ -438,8 +323,7 @@ class StudyFacade:
     @_locked
     def reload_card(self, path: str) -> Card:
         """Re-read one note (after an edit); raises with the reason when it no longer parses."""
-        self._notes[path] = self.service.vault.read_note(path)
-        self._items_cache = None
+        self.vault.reread(path)
         return self._card(path)
 
     # -- notes ----------------------------------------------------------------------------
@@ -449,7 +333,7 @@ class StudyFacade:
         from studyapp.stats import is_topic
 
         rows = []
-        for item in self._items():
+        for item in self.vault.items():
             note, card = item.note, item.card
             if item.is_new:
                 next_review = None
@@ -463,7 +347,7 @@ class StudyFacade:
                 mastery=note.mastery_level, review_count=note.review_count, suspended=bool(card.suspended),
             ))
         rows.sort(key=lambda r: r.path)
-        return rows, [Problem(p.path, p.reason) for p in self._problems]
+        return rows, [Problem(p.path, p.reason) for p in self.vault.problems]
 
     def search_notes(self, text: str, should_stop=lambda: False) -> frozenset[str]:
         """Paths of the notes whose text (title or body) contains `text`, ignoring case.
@@ -472,22 +356,10 @@ class StudyFacade:
         casefolded, so a search runs without the lock and later keystrokes are quick;
         `should_stop` lets a worker give up when the filter changed meanwhile.
         """
-        needle = text.casefold()
         with self._lock:
-            notes = list(self._notes.values())
-        hits = set()
-        for note in notes:
-            if should_stop():
-                break
-            folded = self._folded.get(note.path)
-            if folded is None or folded[0] != note.content_hash:
-                body = _read_body(note)
-                if body is None:
-                    continue  # unreadable now: not a match
-                folded = self._folded[note.path] = (note.content_hash, f"{note.title}\n{body}".casefold())
-            if needle in folded[1]:
-                hits.add(note.path)
-        return frozenset(hits)
+            vault = self.vault
+            notes = list(vault.notes.values())
+        return vault.search(notes, text, should_stop)
 
     # -- drills ---------------------------------------------------------------------------
 
@@ -530,8 +402,8 @@ class StudyFacade:
     def _last_verdict(self, drill_id: str) -> dict | None:
         from studyapp.drills import last_attempt
 
-        if drill_id in self._last_verdicts:
-            return self._last_verdicts[drill_id]
+        if drill_id in self._grading.last_verdicts:
+            return self._grading.last_verdicts[drill_id]
         last = last_attempt(self.service.store, drill_id)
         if last is None:
             return None
@@ -551,39 +423,22 @@ class StudyFacade:
         """Grade in the grader's worker process (never here: this process must not import torch)."""
         from studyapp.drills import record_attempt
 
-        client = self._grader_client()
+        verdict, generation = self._grading.grade(drill_id, path, timeout=self.ctx.settings.grader_timeout)
         with self._lock:
-            generation = self._grade_generation
-        verdict = client.grade(drill_id, path, device="auto", timeout=self.ctx.settings.grader_timeout)
-        with self._lock:
-            if generation == self._grade_generation:  # a cancelled run is not an attempt
-                self._last_verdicts[drill_id] = verdict
+            if self._grading.is_current(generation):  # a cancelled run is not an attempt
+                self._grading.last_verdicts[drill_id] = verdict
                 changed = record_attempt(self.service, dict(verdict, drill=drill_id, file=str(path)),
-                                         notes=list(self._notes.values()))
+                                         notes=list(self.vault.notes.values()))
                 for note_path in changed:
-                    self._changed(note_path)
+                    self.vault.written(note_path)
         return verdict
 
-    def _grader_client(self) -> GraderClient:
-        """The one grader client of this run, built the first time it is needed."""
-        with self._grader_lock:
-            if self._grader is None:
-                self._grader = self.make_grader(self.ctx)
-            return self._grader
-
     def start_grader(self) -> None:
-        """Start the grader's worker process now (it imports torch there, not here), so the
-        first grade of the session waits no longer than later ones."""
-        with self._grader_lock:
-            if self._closed:
-                return
-            self._grader_client().start()
+        """Start the grader's worker process now, so the first grade waits no longer than later ones."""
+        self._grading.start()
 
     def cancel_grade(self) -> None:
-        with self._lock:
-            self._grade_generation += 1
-        if self._grader is not None:
-            self._grader.cancel()
+        self._grading.cancel()
 
     # -- stats ----------------------------------------------------------------------------
 
@@ -593,7 +448,7 @@ class StudyFacade:
 
         now = self.ctx.now()
         store = self.service.store
-        stats = compute_stats(store, self.service.scheduler, self._items(), now)
+        stats = compute_stats(store, self.service.scheduler, self.vault.items(), now)
         return StatsData(
             heatmap={date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()},
             forecast=tuple((date.fromisoformat(d), n) for d, n in stats.forecast),
@@ -607,11 +462,7 @@ class StudyFacade:
     # -- lifetime -------------------------------------------------------------------------
 
     def close(self) -> None:
-        with self._grader_lock:  # waits for a start in flight, so its process is stopped too
-            self._closed = True
-            grader, self._grader = self._grader, None
-        if grader is not None:
-            grader.close()
+        self._grading.close()
         if self._service is not None:
             self._service.close()
             self._service = None

@@ -25,9 +25,14 @@ from studyapp.cards import (
     reconcile_identity,
     session_queue,
 )
+from studyapp.views import UndoKind
 
 if TYPE_CHECKING:
-    from studyapp.reviews import ReviewService
+    from fsrs import Rating
+
+    from studyapp.live_vault import LiveVault
+    from studyapp.reviews import ReviewResult, ReviewService
+    from studyapp.store import CardRow
     from studyapp.vault import Note
 
 NO_LIMIT = 10**9
@@ -48,17 +53,27 @@ class SessionTally:
     seconds: float
 
 
-class ReviewSession:
-    """One sitting of reviews over a loaded vault.
+@dataclass(frozen=True)
+class UndoStep:
+    """What `ReviewSession.undo` reverted; `show` when the note is back in the session, next."""
 
-    `notes` is the caller's live mapping of path -> Note (the facade keeps it current as
-    files change); the session keeps only paths, its counts and the ratings given.
+    kind: UndoKind
+    path: str
+    show: bool
+
+
+class ReviewSession:
+    """One sitting of reviews over a loaded vault, and the undo of the changes made in it.
+
+    `vault` is the front end's `LiveVault` (kept current as files change); the session keeps
+    only paths, its counts, the ratings given and what `undo` reverts.
     """
 
-    def __init__(self, service: ReviewService, notes: Mapping[str, Note],
+    def __init__(self, service: ReviewService, vault: LiveVault,
                  clock: Callable[[], datetime] = datetime.now) -> None:
         self.service = service
-        self.notes = notes
+        self.vault = vault
+        self.notes: Mapping[str, Note] = vault.notes
         self.clock = clock
         """Wall clock for the session's length (the context's clock may be frozen)."""
         self.order: list[str] = []
@@ -68,6 +83,8 @@ class ReviewSession:
         self.left: QueueCounts | None = None
         self.ratings: list[tuple[str, int]] = []
         self.started = clock()
+        self.undo_stack: list[tuple[UndoKind, str, bool]] = []
+        """What `undo` reverts, newest last: (kind, note path, was in the session)."""
 
     def begin(self, items: list[NoteCard]) -> None:
         """Take today's queue (daily limits applied) as this session's notes."""
@@ -104,10 +121,63 @@ class ReviewSession:
         if front is not None:
             self.order = [front] + [p for p in self.order if p != front]
 
+    def card_state(self, path: str) -> tuple[CardRow, bool]:
+        """(the note's card now, whether it is new): stored, else derived from its metadata."""
+        from studyapp.cards import derive_card, never_reviewed
+
+        store = self.service.store
+        row = store.note_by_path(path)
+        stored = store.card(row.key) if row is not None else None
+        if stored is not None and not never_reviewed(stored):
+            return stored, False
+        return derive_card(self.notes[path], row.key if row else None, self.service.scheduler,
+                           self.service.ctx.now())
+
+    def rate(self, path: str, rating: Rating, duration_seconds: float | None) -> ReviewResult:
+        """Record the review (`ReviewService.record_review`); the note leaves until due again."""
+        result = self.service.record_review(path, rating, duration_seconds)
+        self.undo_stack.append((UndoKind.RATING, path, True))
+        self.vault.written(path)
+        self.rated(path, int(rating))
+        return result
+
     def rated(self, path: str, rating: int) -> None:
         self.ratings.append((path, rating))
         self.members.add(path)
         self.requeue()
+
+    def suspend(self, path: str) -> None:
+        """Suspend a note (undoable with `undo`); it leaves the session at once."""
+        if self.service.set_suspended(path, True):
+            self.undo_stack.append((UndoKind.SUSPENSION, path, path in self.members))
+        self.vault.cards_changed()
+        self.drop(path)
+
+    def unsuspend(self, path: str) -> None:
+        self.service.set_suspended(path, False)
+        self.undo_stack = [u for u in self.undo_stack if u[:2] != (UndoKind.SUSPENSION, path)]
+        self.vault.cards_changed()
+
+    def undo(self) -> UndoStep | None:
+        """Revert the newest change made here (a suspension, else the last recorded review,
+        wherever it was made); None when there is nothing to undo."""
+        if self.undo_stack and self.undo_stack[-1][0] is UndoKind.SUSPENSION:
+            kind, path, in_session = self.undo_stack.pop()
+            self.service.set_suspended(path, False)
+            self.vault.written(path)
+            show = in_session and path in self.notes
+        else:
+            if self.service.store.last_review() is None:
+                return None
+            kind, path = UndoKind.RATING, self.service.undo_last()["path"]
+            if self.undo_stack and self.undo_stack[-1][:2] == (UndoKind.RATING, path):
+                self.undo_stack.pop()
+            self.vault.written(path)
+            self.unrated(path)
+            show = path in self.notes
+        if show:
+            self.bring_back(path)
+        return UndoStep(kind, path, show)
 
     def unrated(self, path: str) -> None:
         """An undone rating no longer counts in the tally."""

@@ -1,4 +1,5 @@
-"""Vault commands: due, import, doctor."""
+"""Vault commands: due, import, doctor. They parse, call the core (`review_session` builds
+`due`'s queue, as it builds the TUI's) and print."""
 
 from __future__ import annotations
 

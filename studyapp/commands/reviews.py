@@ -1,4 +1,5 @@
-"""Review commands: rate, undo, suspend, unsuspend, stats, optimize."""
+"""Review commands: rate, undo, suspend, unsuspend, stats, optimize. They parse, call the
+core (`reviews`, `stats`, `optimize`) and print; the TUI calls the same services."""
 
 from __future__ import annotations
 

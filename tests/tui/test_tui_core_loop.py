@@ -74,7 +74,7 @@ async def test_suspend_and_resume_in_notes_keep_a_new_note_new(ctx, vault):
         assert (HEADS, True) in paths
 
 
-async def test_a_drill_pass_writes_only_reviewed_notes_that_declare_it(ctx, vault):
+async def test_a_drill_pass_writes_only_reviewed_notes_it_trains(ctx, vault):
     declared_new = NOTES[HEADS].replace("related_outlines: []\n", "related_outlines: []\ndrills: [sdpa]\n")
     (vault / "注意力/声明但未复习.md").write_text(declared_new, encoding="utf-8")
     suggested = NOTES[HEADS].replace("拼接后再投影回模型维度。", "F.scaled_dot_product_attention(q, k, v), 缩放点积")
