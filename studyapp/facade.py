@@ -216,6 +216,7 @@ class StudyFacade:
         queue = todays_queue(self.service, items)
         counts = self._counts(items, queue)
         stats = compute_stats(self.service.store, self.service.scheduler, items, self.ctx.now())
+        self.vault.remember_pairings()
         wanted: list[str] = []
         for item in queue[:TODAYS_DRILL_NOTES]:
             wanted += [drill for drill in trained_drills(item.note) if drill not in wanted]
@@ -449,6 +450,7 @@ class StudyFacade:
         now = self.ctx.now()
         store = self.service.store
         stats = compute_stats(store, self.service.scheduler, self.vault.items(), now)
+        self.vault.remember_pairings()
         return StatsData(
             heatmap={date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()},
             forecast=tuple((date.fromisoformat(d), n) for d, n in stats.forecast),

@@ -64,6 +64,11 @@ class LiveVault:
             self._items = self.service.note_cards(list(self.notes.values()))
         return self._items
 
+    def remember_pairings(self) -> None:
+        """Keep in the metadata cache the drills worked out for notes since they were read
+        (mastery needs them for every reviewed note: the next start reads them back)."""
+        self.service.vault.remember_pairings(list(self.notes.values()))
+
     @property
     def cached_items(self) -> list[NoteCard] | None:
         return self._items

@@ -108,6 +108,7 @@ def stats(args, ctx) -> int:
         snap = service.load()
         result = compute_stats(service.store, service.scheduler,
                                service.note_cards(snap.notes), ctx.now())
+        service.vault.remember_pairings(snap.notes)  # mastery read their drills: cached from now on
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
