@@ -243,6 +243,7 @@ class DueEntry:
             "tags": note.tags,
             "drills": pairing.drills,
             "drills_source": pairing.source,
+            "drills_unknown": pairing.unknown,
             "new": self.is_new,
             "days_overdue": self.days_overdue,
             "due_at": self.due_at.astimezone().isoformat(timespec="seconds"),

@@ -127,7 +127,8 @@ def test_mastery_counts_the_drills_the_tui_shows_in_the_note_and_in_the_stats(va
     assert in_note == in_tui == in_cli
 
 
-def test_a_note_naming_an_unknown_drill_is_checked_once(vault):
+def test_a_note_naming_an_unknown_drill_is_checked_once(vault, tmp_path, capsys):
+    """`mastery` sorts a note's ids once; the TUI's card and `due --json` both carry the verdict."""
     from studyapp.mastery import trained_drills, unknown_drills
     from studyapp.vault import Vault
 
@@ -136,3 +137,7 @@ def test_a_note_naming_an_unknown_drill_is_checked_once(vault):
     note = Vault(vault).read_note("attn/named.md")
     assert trained_drills(note) == ("sdpa",)
     assert unknown_drills(note) == ("foo",)
+    assert main(["due", "--json", "--vault", str(vault), "--data-dir", str(tmp_path / "data"),
+                 "--now", NOW]) == 0
+    (listed,) = [n for n in json.loads(capsys.readouterr().out) if n["path"] == "attn/named.md"]
+    assert (listed["drills"], listed["drills_unknown"]) == (["sdpa"], ["foo"])
