@@ -106,3 +106,20 @@ def logs_from_store(store) -> list[ReviewLog]:
                   review_duration=r["duration_ms"])
         for r in store.reviews()
     ]
+
+
+def keep_fit(ctx, store, fit: FitResult) -> None:
+    """Keep a fit: appended to this device's log (which carries it to every device) and saved
+    as the parameters in use, in one transaction."""
+    from studyapp.history.events import EventKind, new_event
+    from studyapp.history.sync import event_log, record
+
+    events_log = event_log(ctx)
+    with store.transaction():
+        record(store, events_log, new_event(
+            EventKind.PARAMS, ctx.now(), events_log.device, None,
+            parameters=[float(p) for p in fit.parameters],
+            log_loss_before=fit.log_loss_before, log_loss_after=fit.log_loss_after,
+            review_count=fit.review_count))
+        store.save_params(fit.parameters, ctx.now(), fit.log_loss_before,
+                          fit.log_loss_after, fit.review_count)

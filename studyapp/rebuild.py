@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
+from studyapp.cards import derive_card
 from studyapp.schedule import has_legacy_history
-from studyapp.session import derive_card
 from studyapp.store import CardRow
 
 

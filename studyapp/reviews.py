@@ -22,22 +22,19 @@ from typing import Any
 from fsrs import Rating
 
 from studyapp import schedule
-from studyapp.errors import UserError
-from studyapp.locking import ProcessIdentity, WriterLock, current_process
-from studyapp.session import (
+from studyapp.cards import (
     NoteCard,
-    QueueCounts,
-    QueueKind,
     derive_card,
     never_reviewed,
     note_cards,
-    queue_counts,
-    queue_kind,
     reconcile_identity,
     session_queue,
 )
+from studyapp.errors import UserError
+from studyapp.locking import ProcessIdentity, WriterLock, current_process
+from studyapp.mastery import note_mastery, trained_drills
 from studyapp.store import CardRow, Store, utc_text
-from studyapp.vault.model import Note, WriteConflict
+from studyapp.vault.model import WriteConflict
 from studyapp.vault.vault import content_hash
 
 OWNED_REVIEW_KEYS = ("last_reviewed", "next_review", "review_count", "mastery_level")
@@ -99,6 +96,12 @@ class ReviewService:
         """Whether some device's log file differs from what the cache holds (one `stat` per
         file): a front end polls this, or watches the folder, and calls `sync` when true."""
         return self.history_log.sizes() != self.store.log_sizes()
+
+    def startup_lines(self) -> list[str]:
+        """What opening this service repaired or could not do, one line each: interrupted
+        writes finished or dropped, notes the replay could not rewrite. Every front end
+        shows them (the CLI on stderr, the TUI as a notification)."""
+        return [*self.repaired, *self.synced.problems]
 
     def _log(self, kind, path: str | None, at: datetime, **data):
         from studyapp.history.events import new_event
@@ -177,8 +180,7 @@ class ReviewService:
         after = review_for_event(self.scheduler, before, rating, now, duration_ms, event.id)
         event.data.update(before=card_fields(before), after=card_fields(after),
                           sched=scheduler_fingerprint(self.scheduler))
-        value = schedule.mastery(after, now, self.scheduler, schedule.declared_drills(note),
-                                 self.store.drill_status())
+        value = note_mastery(note, after, now, self.scheduler, self.store.drill_status())
         today = now.astimezone().date()
         file_values = {
             "last_reviewed": today,
@@ -304,10 +306,10 @@ class ReviewService:
         return self.refresh_mastery(drill_id, notes=notes)
 
     def refresh_mastery(self, drill_id: str, notes=None) -> list[str]:
-        """After a drill result: rewrite `mastery_level` of the notes whose mastery counts
-        `drill_id`, that is notes that declare it in their `drills:` key and have been reviewed
-        (a never-reviewed note's mastery is 0 whatever its drills; suggested pairings never
-        write). Returns their paths. (Call after `Store.record_drill_attempt`.)"""
+        """After a drill result: rewrite `mastery_level` of the reviewed notes that `drill_id`
+        trains (`mastery.trained_drills`: declared, else suggested); a never-reviewed note's
+        mastery is 0 whatever its drills, so it is never written. Returns their paths.
+        (Call after `Store.record_drill_attempt`.)"""
         with self.writer_lock.hold():
             return self._refresh_mastery(drill_id, notes)
 
@@ -315,13 +317,13 @@ class ReviewService:
         notes = self.load().notes if notes is None else notes
         status = self.store.drill_status()
         now = self.ctx.now()
-        declaring = [n for n in notes if n.has_block and drill_id in schedule.declared_drills(n)]
+        reviewed = [item for item in self.note_cards([n for n in notes if n.has_block])
+                    if not item.is_new]
+        trained = [item for item in reviewed if drill_id in trained_drills(item.note)]
+        self.vault.remember_pairings([item.note for item in reviewed])
         changed = []
-        for item in self.note_cards(declaring):
-            if item.is_new:
-                continue
-            value = schedule.mastery(item.card, now, self.scheduler,
-                                     schedule.declared_drills(item.note), status)
+        for item in trained:
+            value = note_mastery(item.note, item.card, now, self.scheduler, status)
             if item.note.mastery_level is not None and abs(item.note.mastery_level - value) < 5e-4:
                 continue
             self.vault.write_review_keys(self.vault.read_note(item.note.path),
@@ -525,60 +527,3 @@ def _state_name(state: int) -> str:
     from fsrs import State
 
     return State(state).name.lower()
-
-
-@dataclass
-class DueEntry:
-    """One line of `studyapp due`: a note in the session queue, with its scheduler facts."""
-
-    note: Note
-    is_new: bool
-    due_at: datetime
-    retrievability: float | None
-    suspended: bool
-    days_overdue: int | None
-    """Whole local days past its due date (0 when due today); None for a new note."""
-    kind: QueueKind = QueueKind.REVIEW
-    """Which of Anki's counts it adds to."""
-
-    def as_json(self) -> dict:
-        from studyapp.vault.due import DueNote
-
-        data = DueNote(self.note, self.days_overdue).as_json()
-        data.update(
-            due_at=self.due_at.astimezone().isoformat(timespec="seconds"),
-            retrievability=None if self.retrievability is None else round(self.retrievability, 4),
-            suspended=self.suspended,
-            queue=self.kind.value,
-        )
-        return data
-
-
-def due_listing(ctx, snapshot) -> list[DueEntry]:
-    """`studyapp due`: today's session queue (daily limits, overdue first, then lowest
-    retrievability, then new notes) for a loaded vault snapshot."""
-    return due_queue(ctx, snapshot)[0]
-
-
-def due_queue(ctx, snapshot) -> tuple[list[DueEntry], QueueCounts]:
-    """`due_listing` and its counts (new · learning · review, as the TUI shows them)."""
-    with ReviewService(ctx) as service:
-        reconcile_identity(service.store, snapshot.notes, [p.path for p in snapshot.problems],
-                           ctx.now())
-        now, today = ctx.now(), ctx.today()
-        # Only notes that can be due now matter: the queue takes nothing due later.
-        items = note_cards(service.store, service.scheduler, snapshot.notes, now, due_by=now)
-        queue = service.queue(items)
-        entries = [
-            DueEntry(
-                note=item.note, is_new=item.is_new, due_at=item.card.due,
-                retrievability=(None if item.is_new
-                                else schedule.retrievability(service.scheduler, item.card, now)),
-                suspended=item.card.suspended,
-                days_overdue=(None if item.is_new
-                              else max((today - item.card.due.astimezone().date()).days, 0)),
-                kind=queue_kind(item),
-            )
-            for item in queue
-        ]
-        return entries, queue_counts(queue, now)

@@ -1,5 +1,5 @@
 """FSRS scheduling for notes: the scheduler from settings, cards from the previous tool's
-history, interval previews, retrievability and the one mastery formula.
+history, interval previews and retrievability (mastery, built on these, is `studyapp.mastery`).
 
 This wraps the `fsrs` package (Scheduler, Card, Rating, State); it never schedules by itself.
 No torch here: fitting parameters lives in `studyapp.optimize`.
@@ -7,7 +7,6 @@ No torch here: fitting parameters lives in `studyapp.optimize`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta, timezone
 from functools import lru_cache
@@ -18,11 +17,6 @@ from studyapp.config import Settings
 from studyapp.store import CardRow
 
 RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
-
-MASTERY_TARGET_DAYS = 21.0
-"""Stability (days) at which a note's memory counts as fully built (see `mastery`)."""
-MASTERY_DRILL_WEIGHT = 0.25
-"""Share of mastery that comes from passing a note's drills, when it has any."""
 
 LEGACY_LADDERS = {
     "easy": (1, 3, 7, 15, 30, 60, 120),
@@ -245,38 +239,3 @@ def interval_labels(spans: dict[str, timedelta]) -> dict[str, str]:
         if clash and span >= timedelta(days=1):
             labels[name] = f"{round(span / timedelta(days=1))}d"
     return labels
-
-
-def mastery(row: CardRow | None, now: datetime, scheduler: Scheduler,
-            drills: Sequence[str] = (), drill_status: dict[str, str] | None = None) -> float:
-    """The one mastery formula, in [0, 1] (documented in the README, "Mastery").
-
-        memory  = min(1, S / 21 days) * R(now)        S: FSRS stability, R: retrievability
-        drills  = share of the note's drills passed   (only when the note lists drills)
-        mastery = memory                              without drills
-                = 0.75 * memory + 0.25 * drills       with drills
-
-    `drills` are the note's declared drills (`declared_drills`): suggestions only point the
-    learner at practice, so a drill result never rewrites a note that did not ask for it.
-    It rises with demonstrated recall (each successful review grows S), decays as recall
-    fades (R), and falls with a lapse (an "again" cuts S to the post-lapse stability).
-    """
-    if row is None or row.last_review is None:
-        return 0.0  # never reviewed: nothing demonstrated yet, whatever the drills say
-    memory = 0.0
-    if row.stability:
-        memory = min(1.0, row.stability / MASTERY_TARGET_DAYS) * retrievability(scheduler, row, now)
-    if not drills:
-        value = memory
-    else:
-        status = drill_status or {}
-        passed = sum(1 for d in drills if status.get(d) == "passed") / len(drills)
-        value = (1 - MASTERY_DRILL_WEIGHT) * memory + MASTERY_DRILL_WEIGHT * passed
-    return round(min(1.0, max(0.0, value)), 3) if math.isfinite(value) else 0.0
-
-
-def declared_drills(note) -> tuple[str, ...]:
-    """The drills a note's `drills:` key names (known ids only): the drills its mastery counts."""
-    from studyapp.pairing import KNOWN_DRILLS
-
-    return tuple(d for d in dict.fromkeys(note.drills) if d in KNOWN_DRILLS)

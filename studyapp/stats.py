@@ -1,5 +1,6 @@
-"""Progress statistics from the review log and the cards: plain data the TUI draws and
-`studyapp stats` prints."""
+"""Every number the front ends show about progress, one definition each: the heatmap, the
+forecast, true retention (by window and by week), the streak, mastery by tag and the drill
+history. `studyapp stats` prints them, the TUI's Today and Stats screens draw them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from datetime import date, datetime, timedelta
 
 from fsrs import Rating, Scheduler, State
 
-from studyapp.schedule import declared_drills, mastery
+from studyapp.mastery import note_mastery
 from studyapp.store import Store, parse_utc
 
 RETENTION_WINDOWS = (7, 30, 365)
@@ -78,7 +79,7 @@ def streak_ending(per_day: Counter, today: date) -> int:
 
 
 def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now: datetime) -> Stats:
-    """Statistics as of `now`. `note_cards` are `session.NoteCard`s: every live note with its
+    """Statistics as of `now`. `note_cards` are `cards.NoteCard`s: every live note with its
     stored or derived card (the vault says which notes exist, the database what happened)."""
     today = local_day(now)
     reviews = recent_reviews(store, now)
@@ -104,7 +105,7 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
     by_tag: dict[str, list[float]] = defaultdict(list)
     for item in note_cards:
         card = item.card
-        value = 0.0 if item.is_new else mastery(card, now, scheduler, declared_drills(item.note), status)
+        value = 0.0 if item.is_new else note_mastery(item.note, card, now, scheduler, status)
         for tag in item.note.tags:
             by_tag[tag].append(value)
         if card.suspended:
@@ -130,6 +131,47 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
                         for tag, v in sorted(by_tag.items())},
         counts_by_state=dict(counts),
     )
+
+
+def reviewed_today_and_streak(store: Store, now: datetime) -> tuple[int, int]:
+    """Today's review count and the streak, without the rest (Today's figures come first)."""
+    per_day = reviews_per_day(recent_reviews(store, now))
+    today = local_day(now)
+    return per_day.get(today, 0), streak_ending(per_day, today)
+
+
+def weekly_retention(store: Store, now: datetime, weeks: int = 26) -> list[tuple[date, float]]:
+    """True retention per week (Monday-dated) over the last `weeks`, weeks with reviews only."""
+    by_week: dict[date, list[int]] = defaultdict(lambda: [0, 0])
+    for row in store.reviews(since=now - timedelta(weeks=weeks)):
+        if row["state_before"] != State.Review:
+            continue
+        day = local_day(parse_utc(row["reviewed_at"]))
+        monday = day - timedelta(days=day.weekday())
+        by_week[monday][0] += 1
+        by_week[monday][1] += row["rating"] != Rating.Again
+    return [(week, passed / total) for week, (total, passed) in sorted(by_week.items())]
+
+
+def drill_history(store: Store, days: int = 14) -> list[tuple[date, int, int]]:
+    """(local day, passed, not passed) graded attempts, for the last `days` days with attempts."""
+    by_day: dict[date, list[int]] = defaultdict(lambda: [0, 0])
+    for row in store.drill_attempts():
+        day = local_day(parse_utc(row["attempted_at"]))
+        by_day[day][0 if row["verdict"] == "pass" else 1] += 1
+    return [(day, passed, failed) for day, (passed, failed) in sorted(by_day.items())][-days:]
+
+
+def is_topic(tag: str) -> bool:
+    """The users' previous tool adds the note's own path as a tag; that is not a topic."""
+    return not tag.lower().endswith((".md", ".markdown", ".txt"))
+
+
+def top_topics(mastery_by_tag: dict[str, dict[str, float]], rows: int) -> list[tuple[str, float]]:
+    """The `rows` topics with the most notes, with their mean mastery (paths left out)."""
+    topics = sorted(((tag, info) for tag, info in mastery_by_tag.items() if is_topic(tag)),
+                    key=lambda t: (-t[1]["notes"], t[0]))
+    return [(tag, float(info["mastery"])) for tag, info in topics[:rows]]
 
 
 def format_stats(stats: Stats) -> str:

@@ -1,4 +1,5 @@
-"""Plain view objects the TUI draws, produced by `studyapp.facade.StudyFacade`.
+"""Plain view objects the TUI draws, produced by `studyapp.facade.StudyFacade`: the contract
+between the screens and the core, named `...View` where the core has a row of its own.
 
 Torch-free and Textual-free: screens depend on these and on the facade's methods only, so
 tests can swap in a fake facade.
@@ -28,6 +29,9 @@ class Card:
     body: str
     """The whole note without its metadata block and title lines (the `f` key shows it)."""
     drills: tuple[str, ...] = ()
+    """The drills that train the note (`mastery.trained_drills`): `p` opens the first."""
+    unknown_drills: tuple[str, ...] = ()
+    """Ids its `drills:` key names that are no drill here (reported, never opened)."""
     is_new: bool = False
     revision: str = ""
     """The note's content hash when the card was built: a rating names the version it judged."""
@@ -109,7 +113,7 @@ class SessionSummary:
 
 
 @dataclass(frozen=True)
-class DrillInfo:
+class DrillView:
     """A row of the drill list."""
 
     id: str
@@ -136,7 +140,7 @@ class DrillDetail:
 
 
 @dataclass(frozen=True)
-class NoteRow:
+class NoteView:
     """A row of the Notes browser."""
 
     path: str
@@ -187,7 +191,7 @@ class TodaySummary:
     streak: int
     heatmap: dict[date, int]
     """Reviews per day over the last months."""
-    drills: tuple[DrillInfo, ...]
+    drills: tuple[DrillView, ...]
     """Drills paired with what is due today (or, failing that, those not yet passed)."""
     mastery_by_tag: tuple[tuple[str, float], ...]
     problems: int = 0

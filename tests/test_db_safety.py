@@ -303,14 +303,14 @@ def test_the_tui_shows_an_os_error_as_one_clear_notification(tmp_path):
 
     from studyapp.context import build_context
     from studyapp.tui.app import StudyApp
-    from tests.tui.fake_session import FakeSession
+    from tests.tui.fake_study import FakeStudy
 
     (tmp_path / "vault").mkdir()
     ctx = build_context(vault=str(tmp_path / "vault"), data_dir=str(tmp_path / "data"),
                         now=NOW, seed=False)
 
     async def scenario() -> list[str]:
-        app = StudyApp(ctx, session=FakeSession(tmp_path / "workspace"))
+        app = StudyApp(ctx, study=FakeStudy(tmp_path / "workspace"))
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             app.report_error(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC),
@@ -654,14 +654,14 @@ def test_the_app_shows_warnings_as_warnings_and_notes_as_information(tmp_path):
     from studyapp.context import build_context
     from studyapp.history_guard import Notice
     from studyapp.tui.app import StudyApp
-    from tests.tui.fake_session import FakeSession
+    from tests.tui.fake_study import FakeStudy
 
     (tmp_path / "vault").mkdir()
     ctx = build_context(vault=str(tmp_path / "vault"), data_dir=str(tmp_path / "data"),
                         now=NOW, seed=False)
 
     async def scenario():
-        app = StudyApp(ctx, session=FakeSession(tmp_path / "workspace"),
+        app = StudyApp(ctx, study=FakeStudy(tmp_path / "workspace"),
                        notices=[Notice("the review history in X is gone"),
                                 Notice("the review history is kept in the vault", warning=False)])
         async with app.run_test(size=(80, 24)) as pilot:

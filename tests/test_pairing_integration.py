@@ -1,5 +1,6 @@
 """Pairings reach the user: `due --json` carries them, and a drill pass counts toward the
-mastery of the reviewed notes that declare that drill (suggestions never write a note)."""
+mastery of the reviewed notes it trains, declared or suggested (a suggestion is never
+written into a note's `drills:` key; a note without a metadata block is never written)."""
 
 from __future__ import annotations
 
@@ -61,18 +62,23 @@ def test_due_json_lists_declared_and_suggested_drills(tmp_path, capsys):
         "suggestions are never written into the note"
 
 
-def test_a_drill_pass_leaves_suggested_pairings_and_plain_notes_alone(tmp_path):
+def test_a_drill_pass_counts_for_a_reviewed_suggested_note_and_leaves_plain_notes_alone(tmp_path):
     vault = make_vault(tmp_path)
     plain_before = (vault / "plain.md").read_bytes()
     ctx = build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=NOW)
     with ReviewService(ctx) as service:
-        service.record_review("attn/mha.md", "good")
-        suggested_before = (vault / "attn" / "mha.md").read_bytes()
+        before = service.record_review("attn/mha.md", "good").mastery
+        suggested_before = (vault / "attn" / "mha.md").read_text(encoding="utf-8")
         service.store.record_drill_attempt(
             "mha", "pass", attempted_at=datetime(2026, 3, 10, 12, tzinfo=timezone.utc))
         changed = service.refresh_mastery("mha")
-    assert changed == []
-    assert (vault / "attn" / "mha.md").read_bytes() == suggested_before
+        after = service.vault.read_note("attn/mha.md")
+    assert changed == ["attn/mha.md"]
+    assert after.mastery_level is not None and after.mastery_level > before
+    text = (vault / "attn" / "mha.md").read_text(encoding="utf-8")
+    assert [line for line in text.splitlines() if line not in suggested_before.splitlines()] == [
+        f"mastery_level: {after.mastery_level}"], "only the mastery changed"
+    assert "drills" not in text, "suggestions are never written into the note"
     assert (vault / "plain.md").read_bytes() == plain_before
 
 

@@ -12,8 +12,9 @@ from studyapp.cli import main
 from studyapp.config import Settings
 from studyapp.context import build_context
 from studyapp.errors import UserError
+from studyapp.mastery import mastery
 from studyapp.reviews import ReviewService
-from studyapp.schedule import build_scheduler, mastery, new_card
+from studyapp.schedule import build_scheduler, new_card
 
 
 @pytest.fixture
@@ -117,35 +118,40 @@ def test_never_reviewed_mastery_is_zero_even_with_passed_drills():
     assert mastery(new_card(1, T0), T0, scheduler, ["sdpa"], status) == 0.0
 
 
-def test_a_drill_pass_writes_only_declared_and_reviewed_notes(service, vault):
+def test_a_drill_pass_writes_only_reviewed_notes_it_trains(service, vault):
+    """The drills that train a note are declared, else suggested (`mastery.trained_drills`);
+    a note never reviewed keeps mastery 0 and is never written."""
     declared = NEW_NOTE.replace("related_outlines: []", "related_outlines: []\ndrills: [sdpa]")
     (vault / "attn" / "declared-unreviewed.md").write_text(declared, encoding="utf-8")
     (vault / "attn" / "declared-reviewed.md").write_text(declared, encoding="utf-8")
-    # suggested by its text (scaled_dot_product_attention), but never declared
+    # suggested by its text (scaled_dot_product_attention), never declared
     suggested = NEW_NOTE.replace("自己写的测试正文。", "F.scaled_dot_product_attention(q, k, v) 缩放点积")
     (vault / "attn" / "suggested.md").write_text(suggested, encoding="utf-8")
+    (vault / "attn" / "suggested-unreviewed.md").write_text(suggested, encoding="utf-8")
     service.record_review("attn/declared-reviewed.md", "good")
     service.record_review("attn/suggested.md", "good")
     untouched = {p: (vault / p).read_bytes() for p in
-                 ("attn/declared-unreviewed.md", "attn/suggested.md", "attn/scale.md")}
+                 ("attn/declared-unreviewed.md", "attn/suggested-unreviewed.md", "attn/scale.md")}
     verdict = {"drill": "sdpa", "file": "sdpa.py", "status": "pass", "summary": "", "seconds": 0.1}
-    assert service.record_drill_result(verdict) == ["attn/declared-reviewed.md"]
+    assert sorted(service.record_drill_result(verdict)) == ["attn/declared-reviewed.md", "attn/suggested.md"]
     assert {p: (vault / p).read_bytes() for p in untouched} == untouched
+    assert "drills" not in (vault / "attn" / "suggested.md").read_text(encoding="utf-8")
 
 
-def test_review_mastery_counts_declared_drills_only(service, vault):
+def test_review_mastery_counts_suggested_drills_as_a_drill_result_does(service, vault):
     """The value a review writes equals the one a drill result would write (one definition)."""
     suggested = NEW_NOTE.replace("自己写的测试正文。", "F.scaled_dot_product_attention(q, k, v) 缩放点积")
     (vault / "attn" / "suggested.md").write_text(suggested, encoding="utf-8")
     service.store.record_drill_attempt("sdpa", "pass", attempted_at=T0)
     with_suggestion = service.record_review("attn/suggested.md", "good").mastery
     plain = service.record_review("attn/scale.md", "good").mastery
-    assert with_suggestion == plain
+    assert with_suggestion > plain, "the passed drill that trains it counts"
+    assert service.refresh_mastery("sdpa") == [], "the review already wrote what a drill result would"
 
 
 def test_counts_follow_anki_new_learning_review(service, ctx):
     """A new note's first Good moves it from new to a waiting learning step: remaining drops."""
-    from studyapp.session import queue_counts
+    from studyapp.cards import queue_counts
 
     def counts():
         return queue_counts(service.queue(service.note_cards(service.vault.load().notes)), ctx.now())

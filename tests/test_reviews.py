@@ -351,9 +351,9 @@ def test_due_json_is_the_session_queue(tmp_path, capsys):
 def test_queue_orders_overdue_then_lowest_recall():
     from dataclasses import dataclass
 
+    from studyapp.cards import NoteCard, session_queue
     from studyapp.config import Settings
     from studyapp.schedule import build_scheduler
-    from studyapp.session import NoteCard, session_queue
     from studyapp.store import CardRow
 
     @dataclass

@@ -8,11 +8,11 @@ import pytest
 from fsrs import Rating, State
 
 from studyapp.config import Settings
+from studyapp.mastery import mastery
 from studyapp.schedule import (
     build_scheduler,
     format_interval,
     legacy_card,
-    mastery,
     new_card,
     parse_rating,
     preview,

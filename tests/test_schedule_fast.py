@@ -9,12 +9,13 @@ from fsrs import Card, Rating, Scheduler, State
 from hypothesis import given
 from hypothesis import strategies as st
 
+from studyapp.cards import note_cards, session_queue
 from studyapp.config import Settings
 from studyapp.context import build_context
 from studyapp.errors import UserError
-from studyapp.reviews import ReviewService, due_listing
+from studyapp.review_session import due_listing
+from studyapp.reviews import ReviewService
 from studyapp.schedule import build_scheduler, legacy_card, retrievability
-from studyapp.session import note_cards, session_queue
 from studyapp.store import CardRow
 
 T0 = datetime(2026, 5, 10, 9, 0, tzinfo=timezone.utc)

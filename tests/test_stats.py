@@ -8,10 +8,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from fsrs import Rating, ReviewLog, State
 
+from studyapp.cards import NoteCard
 from studyapp.config import Settings
 from studyapp.optimize import NotEnoughHistory, countable_reviews, fit_parameters
+from studyapp.pairing import Pairing, drills_for
 from studyapp.schedule import build_scheduler, new_card
-from studyapp.session import NoteCard
 from studyapp.stats import compute_stats, format_stats
 from studyapp.store import CardRow, Store, utc_text
 
@@ -24,6 +25,10 @@ class FakeNote:
     path: str
     tags: list[str] = field(default_factory=list)
     drills: list[str] = field(default_factory=list)
+
+    def pairing(self) -> Pairing:
+        """Its declared drills, as `Note.pairing` gives them (the statistics' one notion)."""
+        return drills_for({"drills": self.drills}, "")
 
 
 def _review(store, key, days_ago, rating, state_before):

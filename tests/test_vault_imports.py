@@ -8,7 +8,7 @@ import sys
 
 def test_cli_and_vault_do_not_import_textual_or_torch():
     code = (
-        "import sys, studyapp.cli, studyapp.vault, studyapp.vault.due, studyapp.commands.notes\n"
+        "import sys, studyapp.cli, studyapp.vault, studyapp.review_session, studyapp.drills, studyapp.commands.notes, studyapp.commands.drills\n"
         "heavy = sorted(m for m in ('textual', 'torch', 'pandas', 'numpy', 'frontmatter') if m in sys.modules)\n"
         "print(','.join(heavy))"
     )

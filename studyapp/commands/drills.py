@@ -1,17 +1,16 @@
-"""Drill commands: drills, start, grade, watch.
-
-Listing drills reads the torch-free catalog; grading goes through `GraderClient`, whose worker
-process is the only one that imports torch.
+"""Drill commands: drills, start, grade, watch. They parse, call `studyapp.drills` (the
+service the TUI calls too) and print; grading happens in the grader's worker process, the
+only one that imports torch.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
+from studyapp import drills
 from studyapp.errors import ExitCode, UsageError
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -62,37 +61,21 @@ def _seed(text: str) -> int:
     return value
 
 
-def _catalog() -> dict:
-    from studyapp.kernels_loader import load_kernels
-
-    load_kernels()
-    from studyapp_kernels.catalog import CATALOG  # torch-free
-
-    return CATALOG
-
-
-def _drill_info(drill_id: str):
-    catalog = _catalog()
-    if drill_id not in catalog:
-        raise UsageError(f"unknown drill {drill_id!r}; choose from: {', '.join(catalog)}")
-    return catalog[drill_id]
-
-
 def _workspace(args, ctx) -> Path:
     return Path(args.workspace).expanduser() if getattr(args, "workspace", None) else ctx.paths.workspace_dir
 
 
 def list_drills(args, ctx) -> int:
     from studyapp.commands.drill_reviews import progress_bar, progress_by_drill
-    from studyapp.grader.attempts import drill_status
 
-    status = drill_status(ctx.paths)
-    paired = _paired_notes(ctx)
+    status = drills.status_without_store(ctx.paths)
+    paired = drills.paired_notes(ctx, on_problem=lambda problem: print(
+        f"studyapp: skipped {problem.path}: {problem.reason}", file=sys.stderr))
     progress = progress_by_drill(ctx)
     rows = [{"id": info.id, "title": info.title, "tags": list(info.tags), "entry": info.entry,
-             "status": status.get(info.id, "not started"), "statement": info.statement,
+             "status": status.get(info.id, drills.NOT_STARTED), "statement": info.statement,
              "notes": paired.get(info.id, []), **_progress_fields(progress.get(info.id))}
-            for info in _catalog().values()]
+            for info in drills.catalog().values()]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return ExitCode.OK
@@ -113,77 +96,42 @@ def _progress_fields(progress) -> dict:
             "due_now": progress.due_now, "passes": progress.passes, "attempts": progress.attempts}
 
 
-def _paired_notes(ctx) -> dict[str, list[str]]:
-    """Drill id -> paths of the vault's notes it trains (declared or suggested pairings)."""
-    from studyapp.pairing import notes_by_drill
-    from studyapp.vault import Vault
-
-    vault = Vault(ctx.paths.vault_dir, cache_file=ctx.paths.cache_file)
-    snapshot = vault.load()
-    for problem in snapshot.problems:
-        print(f"studyapp: skipped {problem.path}: {problem.reason}", file=sys.stderr)
-    return notes_by_drill(vault.pairings(snapshot.notes))  # bodies read once, then cached
-
-
 def start_drill(args, ctx) -> int:
-    info = _drill_info(args.drill)
-    target = _workspace(args, ctx) / f"{info.id}.py"
+    info = drills.drill(args.drill)
     if not getattr(args, "workspace", None):  # a due drill: a try starts, from a fresh starter
         from studyapp.commands.drill_reviews import drill_reviews
 
-        with drill_reviews(ctx) as drills:
-            if drills.in_review(info.id):
-                path, backup = drills.begin(info.id)
+        with drill_reviews(ctx) as reviews:
+            if reviews.in_review(info.id):
+                path, backup = reviews.begin(info.id)
                 if backup is not None:
                     print(f"your previous file is kept as {backup}", file=sys.stderr)
                 print(path)
                 return ExitCode.OK
-    if target.exists():
+    target, created = drills.starter_file(info.id, _workspace(args, ctx))
+    if not created:
         print(f"{target} already exists; left as it is", file=sys.stderr)
-    else:
-        _write_new_file(target, info.starter_path.read_bytes())
     print(target)
     return ExitCode.OK
 
 
-def _write_new_file(target: Path, content: bytes) -> None:
-    """Write atomically and never replace a file that appeared meanwhile (link fails if it exists)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with open(temp, "wb") as out:
-        out.write(content)
-        out.flush()
-        os.fsync(out.fileno())
-    try:
-        os.link(temp, target)
-    except FileExistsError:
-        print(f"{target} already exists; left as it is", file=sys.stderr)
-    finally:
-        temp.unlink()
-
-
-def _client(args, ctx):
-    from studyapp.grader.client import GraderClient
-
-    if args.timeout is not None and not args.timeout > 0:
-        raise UsageError("--timeout must be a positive number of seconds")
-    timeout = args.timeout if args.timeout is not None else ctx.settings.grader_timeout
-    return GraderClient(timeout=timeout, memory_mb=ctx.settings.grader_memory_mb)
+def _record(ctx, verdict: dict) -> None:
+    warning = drills.record_attempt_alone(ctx, verdict)
+    if warning is not None:
+        print(f"studyapp: warning: {warning}", file=sys.stderr)
 
 
 def grade_files(args, ctx) -> int:
-    from studyapp.grader.attempts import record_attempt
-
-    _drill_info(args.drill)
+    drills.drill(args.drill)
     missing = [f for f in args.files if not Path(f).is_file()]
     if missing:
         raise UsageError(f"no such file: {', '.join(missing)}")
     results = []
-    with _client(args, ctx) as client:
+    with drills.new_grader_client(ctx.settings, timeout=args.timeout) as client:
         client.start()  # torch imports in the worker while we get on
         for file in args.files:
             verdict = client.grade(args.drill, file, device=args.device, seed=args.seed)
-            record_attempt(ctx, verdict)
+            _record(ctx, verdict)
             results.append(verdict)
             if not args.json:
                 print(format_verdict(verdict), flush=True)
@@ -201,21 +149,19 @@ def grade_files(args, ctx) -> int:
 def watch_drill(args, ctx) -> int:
     import watchfiles
 
-    from studyapp.grader.attempts import record_attempt
-
-    info = _drill_info(args.drill)
+    info = drills.drill(args.drill)
     path = Path(args.file) if args.file else _workspace(args, ctx) / f"{info.id}.py"
     if not path.is_file():
         hint = f" (create it with `studyapp start {info.id}`)" if not args.file else ""
         raise UsageError(f"no such file: {path}{hint}")
     path = path.resolve()
-    with _client(args, ctx) as client:
+    with drills.new_grader_client(ctx.settings, timeout=args.timeout) as client:
         client.start()
         try:
             first = True
             while True:
                 verdict = client.grade(info.id, path, device=args.device, seed=args.seed)
-                record_attempt(ctx, verdict)
+                _record(ctx, verdict)
                 if not first:
                     _clear_terminal()
                 first = False

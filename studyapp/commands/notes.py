@@ -1,4 +1,5 @@
-"""Vault commands: due, import, doctor."""
+"""Vault commands: due, import, doctor. They parse, call the core (`review_session` builds
+`due`'s queue, as it builds the TUI's) and print."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def load_vault(ctx, vault=None):
 
 
 def print_due(ctx, as_json: bool) -> int:
-    from studyapp.reviews import due_queue
+    from studyapp.review_session import due_queue
     from studyapp.vault import Vault
 
     vault = Vault(ctx.paths.vault_dir, ctx.paths.cache_file)

@@ -1,4 +1,5 @@
-"""Review commands: rate, undo, suspend, unsuspend, stats, optimize."""
+"""Review commands: rate, undo, suspend, unsuspend, stats, optimize. They parse, call the
+core (`reviews`, `stats`, `optimize`) and print; the TUI calls the same services."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def _service(ctx):
     from studyapp.reviews import ReviewService
 
     service = ReviewService(ctx)
-    for line in service.repaired:
+    for line in service.startup_lines():
         print(f"studyapp: {line}", file=sys.stderr)
     return service
 
@@ -107,6 +108,7 @@ def stats(args, ctx) -> int:
         snap = service.load()
         result = compute_stats(service.store, service.scheduler,
                                service.note_cards(snap.notes), ctx.now())
+        service.vault.remember_pairings(snap.notes)  # mastery read their drills: cached from now on
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
@@ -116,7 +118,7 @@ def stats(args, ctx) -> int:
 
 def optimize(args, ctx) -> int:
     from studyapp.errors import UserError
-    from studyapp.optimize import NotEnoughHistory, fit_parameters, logs_from_store
+    from studyapp.optimize import NotEnoughHistory, fit_parameters, keep_fit, logs_from_store
     from studyapp.store import Store
 
     with Store.open(ctx.paths) as store:
@@ -127,18 +129,7 @@ def optimize(args, ctx) -> int:
             fit = fit_parameters(logs, current)
         except NotEnoughHistory as exc:
             raise UserError(str(exc)) from None
-        from studyapp.history.events import EventKind, new_event
-        from studyapp.history.sync import event_log, record
-
-        events_log = event_log(ctx)
-        with store.transaction():  # the log carries the parameters to every device
-            record(store, events_log, new_event(
-                EventKind.PARAMS, ctx.now(), events_log.device, None,
-                parameters=[float(p) for p in fit.parameters],
-                log_loss_before=fit.log_loss_before, log_loss_after=fit.log_loss_after,
-                review_count=fit.review_count))
-            store.save_params(fit.parameters, ctx.now(), fit.log_loss_before,
-                              fit.log_loss_after, fit.review_count)
+        keep_fit(ctx, store, fit)
     print(f"log loss on {fit.review_count} reviews: {fit.log_loss_before:.4f} before, "
           f"{fit.log_loss_after:.4f} after")
     print("parameters: " + ", ".join(f"{p:.4f}" for p in fit.parameters))

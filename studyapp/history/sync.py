@@ -24,6 +24,7 @@ from studyapp.errors import UserError
 from studyapp.history.eventlog import EventLog, log_dir, vault_log
 from studyapp.history.events import Event, EventKind, new_event
 from studyapp.history.replay import NoteHistory, Replayed, replay
+from studyapp.mastery import note_mastery
 from studyapp.store import CardRow, Store
 
 log = logging.getLogger(__name__)
@@ -217,9 +218,8 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
         values = dict(values)
         if history.reviews and history.card is not None:
             assert history.card.last_review is not None, "a replayed review sets last_review"
-            values["mastery_level"] = schedule.mastery(
-                history.card, history.card.last_review, service.scheduler,
-                note.pairing().drills, status)
+            values["mastery_level"] = note_mastery(
+                note, history.card, history.card.last_review, service.scheduler, status)
         try:
             service.vault.write_review_keys(service.vault.read_note(note.path), values)
         except (UserError, OSError) as exc:

@@ -1,4 +1,7 @@
-"""The Textual application: modes for the four main screens, the session loader, the palette.
+"""The Textual application: modes for the four main screens, the vault loader, the palette.
+
+The app is handed its core at start-up (`StudyApp(ctx, study=StudyFacade(ctx))`, as harlequin
+and posting are handed theirs); tests hand in a facade with a fake grader, or a fake facade.
 
 One screen per purpose: each mode holds only its own screen; a review or a drill is pushed on
 top of the current mode and closed (saving, or asking when it cannot) before the app goes to
@@ -21,6 +24,7 @@ from textual.worker import Worker, WorkerState
 from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
 from studyapp.tui.messages import (
     CachedCountsRead,
+    HistoryRepaired,
     ReviewLogChanged,
     TodayComputed,
     VaultFilesChanged,
@@ -63,7 +67,7 @@ GRADER_START_AT_THE_LATEST = 5.0
 
 
 class StudyApp(App):
-    """Review notes and practise drills; every screen reads through one `session` object."""
+    """Review notes and practise drills; every screen reads through one `study` object."""
 
     TITLE = "studyapp"
     CSS_PATH = Path(__file__).with_name("studyapp.tcss")  # absolute: subclasses live elsewhere
@@ -87,19 +91,19 @@ class StudyApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, ctx: Context, session: Any = None, notices: Sequence[Notice] = ()) -> None:
+    def __init__(self, ctx: Context, study: Any = None, notices: Sequence[Notice] = ()) -> None:
         super().__init__()
         self.ctx = ctx
         self.notices = tuple(notices)
         """What the start-up check of the review history found (`history_guard`): shown as
         warnings once the app is up."""
-        if session is None:
+        if study is None:
             from studyapp.facade import StudyFacade
 
-            session = StudyFacade(ctx)
-        self.session = session
-        """The domain facade (`studyapp.facade.StudyFacade` or a test double with its methods)."""
-        self.session_ready = False
+            study = StudyFacade(ctx)
+        self.study = study
+        """The core as the UI sees it (`studyapp.facade.StudyFacade`, or a test double with its methods)."""
+        self.study_ready = False
         """True once the vault and history are loaded; screens wait for it before asking for data."""
         self._save_theme = False
         """Off while the theme comes from the settings; on once the app runs."""
@@ -136,28 +140,39 @@ class StudyApp(App):
             else:  # information said once: out of the way soon
                 self.notify(notice.text, title="Review history", timeout=8)
         # The (empty) Today screen is already painted when the app mounts, so the load starts now.
-        self.load_session()
+        self.load_vault()
         if self.start_grader_early:
             self.call_after_refresh(self.start_grader)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
-    def load_session(self) -> None:
+    def load_vault(self) -> None:
         """Load the vault after the first frame is drawn; Today's figures come first from the
         metadata cache (one query), and are drawn again once the load has seen every file."""
         try:
-            open_session = getattr(self.session, "open", None)
-            if open_session is not None:
-                open_session()
+            open_study = getattr(self.study, "open", None)
+            if open_study is not None:
+                open_study()
+            self._post_startup_messages()
             self._post_cached_counts()
-            notes, problems = self.session.load()
+            notes, problems = self.study.load()
         except Exception as exc:  # noqa: BLE001 - any failure becomes a notification
             self.post_message(VaultLoadFailed(self._explain(exc)))
             return
         self.post_message(VaultLoaded(notes, problems))
 
+    def _post_startup_messages(self) -> None:
+        """Crashed writes repaired when the history opened: said once, as the CLI says them."""
+        messages = getattr(self.study, "startup_messages", None)
+        lines = messages() if messages is not None else ()
+        if lines:
+            self.post_message(HistoryRepaired(tuple(lines)))
+
+    def on_history_repaired(self, message: HistoryRepaired) -> None:
+        self.notify("\n".join(message.lines), title="Review history repaired", severity="warning", timeout=30)
+
     def _post_cached_counts(self) -> None:
         """A preview: if it cannot be computed, Today simply waits for the load."""
-        cached_counts = getattr(self.session, "cached_counts", None)
+        cached_counts = getattr(self.study, "cached_counts", None)
         try:
             counts = cached_counts() if cached_counts is not None else None
         except Exception:  # noqa: BLE001 - the load that follows reports real failures
@@ -167,7 +182,7 @@ class StudyApp(App):
 
     def on_cached_counts_read(self, message: CachedCountsRead) -> None:
         show = getattr(self.screen, "show_cached_counts", None)
-        if show is not None and not self.session_ready:
+        if show is not None and not self.study_ready:
             show(message.counts)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="grader", name="Starting the grader")
@@ -177,7 +192,7 @@ class StudyApp(App):
         self._today_drawn.wait(GRADER_START_AT_THE_LATEST)
         if self._stop_watching.is_set():  # the app is exiting
             return
-        start = getattr(self.session, "start_grader", None)
+        start = getattr(self.study, "start_grader", None)
         if start is not None:
             start()
 
@@ -185,7 +200,7 @@ class StudyApp(App):
         self.call_after_refresh(self._today_drawn.set)  # once that frame is on screen
 
     def on_vault_loaded(self, message: VaultLoaded) -> None:
-        self.session_ready = True
+        self.study_ready = True
         self.watch_vault()
         if message.problems:
             self.notify(
@@ -230,14 +245,14 @@ class StudyApp(App):
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="sync", name="Vault changes")
     def take_outside_changes(self, paths: tuple[str, ...]) -> None:
-        self.post_message(VaultSynced(self.session.notes_changed(paths)))
+        self.post_message(VaultSynced(self.study.notes_changed(paths)))
 
     def on_review_log_changed(self, message: ReviewLogChanged) -> None:
         self.take_other_devices_reviews()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history", name="Reviews from other devices")
     def take_other_devices_reviews(self) -> None:
-        taken = self.session.take_other_devices_reviews()
+        taken = self.study.take_other_devices_reviews()
         if taken is None:
             return
         self.call_from_thread(self._refresh_current_screen)
@@ -296,7 +311,7 @@ class StudyApp(App):
     def action_start_review(self) -> None:
         from studyapp.tui.screens.review import ReviewScreen
 
-        if not self.session_ready:
+        if not self.study_ready:
             self.notify("Still loading the vault…")
             return
         if isinstance(self.screen, ReviewScreen):
@@ -323,7 +338,7 @@ class StudyApp(App):
         self._today_drawn.set()
         if self._watcher is not None:
             self._watcher.join(timeout=2)
-        close = getattr(self.session, "close", None)
+        close = getattr(self.study, "close", None)
         if close is not None:
             close()
 

@@ -66,10 +66,10 @@ class StudyCommandsProvider(_ListedCommands):
         for mode, title in (("today", "Today"), ("drills", "Drills"), ("notes", "Notes"), ("stats", "Stats")):
             yield (f"Go to {title}", partial(_run_action, app, f"switch_mode({mode!r})", app),
                    f"open the {title} screen")
-        session = getattr(app, "session", None)
-        if getattr(app, "session_ready", False) and session is not None:
+        study = getattr(app, "study", None)
+        if getattr(app, "study_ready", False) and study is not None:
             try:
-                drills = session.drills()
+                drills = study.drills()
             except Exception:  # noqa: BLE001 - the palette must open even if the catalog is broken
                 drills = []
             for drill in drills:

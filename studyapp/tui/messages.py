@@ -7,15 +7,22 @@ from typing import Any
 
 from textual.message import Message
 
-from studyapp.views import Card, DrillInfo, NoteRow, Problem, ReviewProgress, StatsData, TodayCounts, TodaySummary
+from studyapp.views import Card, DrillView, NoteView, Problem, ReviewProgress, StatsData, TodayCounts, TodaySummary
 
 
 @dataclass
 class VaultLoaded(Message):
-    """The session finished loading the vault and the review history."""
+    """The facade finished loading the vault and the review history."""
 
     notes: int
     problems: int
+
+
+@dataclass
+class HistoryRepaired(Message):
+    """Opening the history finished or dropped writes a crash interrupted (one line each)."""
+
+    lines: tuple[str, ...]
 
 
 @dataclass
@@ -54,7 +61,7 @@ class ReviewCardReady(Message):
 
 @dataclass
 class NotesListed(Message):
-    rows: list[NoteRow]
+    rows: list[NoteView]
     problems: list[Problem]
 
 
@@ -68,7 +75,7 @@ class NotesSearched(Message):
 
 @dataclass
 class DrillsListed(Message):
-    drills: list[DrillInfo]
+    drills: list[DrillView]
     progress: list[Any] = field(default_factory=list)
     """Each drill as a review item (`drill_reviews.DrillProgress`): next due, passes/attempts."""
 
@@ -106,6 +113,6 @@ class ReviewLogChanged(Message):
 
 @dataclass
 class VaultSynced(Message):
-    """The session took outside changes in: these notes were added, removed or changed."""
+    """The facade took outside changes in: these notes were added, removed or changed."""
 
     changed: tuple[str, ...]

@@ -48,3 +48,12 @@ async def settle(pilot) -> None:
     for widget in app.screen.query("Input, TextArea"):
         widget.cursor_blink = False
     await pilot.pause()
+
+
+def app_with_grader(ctx, grader):
+    """The real app over the real facade, handed a stand-in grader client at construction (as
+    the app is handed its core), so no test reaches into the facade's private fields."""
+    from studyapp.facade import StudyFacade
+    from studyapp.tui.app import StudyApp
+
+    return StudyApp(ctx, study=StudyFacade(ctx, make_grader=lambda _ctx: grader))

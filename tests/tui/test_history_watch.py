@@ -24,7 +24,7 @@ def _owned(path) -> str:
 
 
 def _review_count(app) -> int:
-    return app.session.service.store.review_count()
+    return app.study.service.store.review_count()
 
 
 async def test_reviews_from_another_device_are_taken_in_while_the_app_runs(ctx, tmp_path):

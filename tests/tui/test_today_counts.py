@@ -58,5 +58,9 @@ def test_counts_follow_reviews_and_suspensions(facade):
     counts = facade.today_counts()
     assert (counts.due_now, counts.new, counts.reviewed_today, counts.streak) == (0, 2, 1, 1)
     assert figures(counts) == figures(facade.today())
-    facade._items_cache = None  # the cheap path again, without the cached full list
-    assert figures(facade.today_counts()) == figures(counts)
+    fresh = StudyFacade(facade.ctx)  # the cheap path again, without the cached full list
+    try:
+        fresh.load()
+        assert figures(fresh.today_counts()) == figures(counts)
+    finally:
+        fresh.close()

@@ -10,7 +10,7 @@ from textual.widgets import Static
 from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.review import ReviewScreen
 
-from .conftest import settle
+from .conftest import app_with_grader, settle
 from .sample_vault import NOTES, write_vault
 from .test_tui_drills import StubGrader, open_sdpa
 
@@ -24,7 +24,7 @@ def vault(ctx):
 
 
 def table(app, name):
-    return [tuple(r) for r in app.session.service.store.conn.execute(f"SELECT * FROM {name} ORDER BY 1")]
+    return [tuple(r) for r in app.study.service.store.conn.execute(f"SELECT * FROM {name} ORDER BY 1")]
 
 
 async def start_review(pilot) -> ReviewScreen:
@@ -45,14 +45,14 @@ async def test_suspend_is_undone_by_u_and_the_new_note_stays_new(ctx, vault):
         screen = await start_review(pilot)
         await pilot.press("space", "3")  # the overdue review first; the new notes follow
         assert screen.card.path == HEADS and screen.card.is_new
-        cards, counts = table(app, "cards"), app.session.today_counts()
+        cards, counts = table(app, "cards"), app.study.today_counts()
         await pilot.press("s")
         assert screen.card.path != HEADS
         await pilot.press("u")
         assert screen.card.path == HEADS and screen.card.is_new
         assert any("Undid the suspension" in m for m in notifications(app))
         assert table(app, "cards") == cards, "the card rows are exactly as before the suspension"
-        assert app.session.today_counts() == counts
+        assert app.study.today_counts() == counts
         await pilot.press("u")  # and the rating before it is next
         assert screen.card.path == SCALING
         assert table(app, "reviews") == []
@@ -62,10 +62,10 @@ async def test_suspend_and_resume_in_notes_keep_a_new_note_new(ctx, vault):
     app = StudyApp(ctx)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        before = app.session.today_counts()
-        app.session.suspend(HEADS)
-        app.session.unsuspend(HEADS)
-        assert app.session.today_counts() == before
+        before = app.study.today_counts()
+        app.study.suspend(HEADS)
+        app.study.unsuspend(HEADS)
+        assert app.study.today_counts() == before
         screen = await start_review(pilot)
         paths = []
         while screen.card is not None and len(paths) < 6:
@@ -74,14 +74,13 @@ async def test_suspend_and_resume_in_notes_keep_a_new_note_new(ctx, vault):
         assert (HEADS, True) in paths
 
 
-async def test_a_drill_pass_writes_only_reviewed_notes_that_declare_it(ctx, vault):
+async def test_a_drill_pass_writes_only_reviewed_notes_it_trains(ctx, vault):
     declared_new = NOTES[HEADS].replace("related_outlines: []\n", "related_outlines: []\ndrills: [sdpa]\n")
     (vault / "注意力/声明但未复习.md").write_text(declared_new, encoding="utf-8")
     suggested = NOTES[HEADS].replace("拼接后再投影回模型维度。", "F.scaled_dot_product_attention(q, k, v), 缩放点积")
     (vault / "注意力/只是提到.md").write_text(suggested, encoding="utf-8")
     untouched = {p: (vault / p).read_bytes() for p in ("注意力/声明但未复习.md", "注意力/只是提到.md", HEADS)}
-    app = StudyApp(ctx)
-    app.session._grader = StubGrader()
+    app = app_with_grader(ctx, StubGrader())
     async with app.run_test(size=(100, 30)) as pilot:
         await open_sdpa(pilot)
         await pilot.press("ctrl+r")

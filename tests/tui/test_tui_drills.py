@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Static, TextArea
 from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.drill import DrillScreen
 
-from .conftest import settle
+from .conftest import app_with_grader, settle
 from .sample_vault import write_vault
 
 
@@ -57,8 +57,14 @@ async def open_sdpa(pilot) -> DrillScreen:
 
 @pytest.fixture
 def app(ctx):
+    """The real app with the real grader."""
     write_vault(ctx.paths.vault_dir)
     return StudyApp(ctx)
+
+
+def drills_app(ctx, grader) -> StudyApp:
+    write_vault(ctx.paths.vault_dir)
+    return app_with_grader(ctx, grader)
 
 
 async def test_open_drill_copies_the_starter_once(app, ctx):
@@ -73,9 +79,9 @@ async def test_open_drill_copies_the_starter_once(app, ctx):
         assert app.screen.query_one("#code", TextArea).text == "# mine\n"
 
 
-async def test_run_with_stub_grader_saves_grades_and_records_the_attempt(app, ctx):
+async def test_run_with_stub_grader_saves_grades_and_records_the_attempt(ctx):
     stub = StubGrader()
-    app.session._grader = stub
+    app = drills_app(ctx, stub)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sdpa(pilot)
         screen.query_one("#code", TextArea).text = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return V\n"
@@ -86,29 +92,29 @@ async def test_run_with_stub_grader_saves_grades_and_records_the_attempt(app, ct
         assert screen.query_one("#checks", DataTable).row_count == 1
         await pilot.press("escape")
         await settle(pilot)
-        assert app.session.drills()[0].status == "passed"
+        assert app.study.drills()[0].status == "passed"
         # the note that lists the drill gets its mastery recomputed with the pass counted
         note = (ctx.paths.vault_dir / "注意力/缩放因子.md").read_text(encoding="utf-8")
         assert "mastery_level: 0.3\n" not in note
         assert "review_count: 3" in note
 
 
-async def test_cancelled_run_is_not_recorded(app, ctx):
+async def test_cancelled_run_is_not_recorded(ctx):
     stub = StubGrader(block=True)
-    app.session._grader = stub
+    app = drills_app(ctx, stub)
     async with app.run_test(size=(100, 30)) as pilot:
         await open_sdpa(pilot)
         await pilot.press("ctrl+r")
         await pilot.pause()
         await pilot.press("ctrl+r")
         await settle(pilot)
-        verdicts = [row["verdict"] for row in app.session.service.store.drill_attempts("sdpa")]
+        verdicts = [row["verdict"] for row in app.study.service.store.drill_attempts("sdpa")]
         assert verdicts == ["pass"]
 
 
-async def test_second_run_cancels_the_first(app, ctx):
+async def test_second_run_cancels_the_first(ctx):
     stub = StubGrader(block=True)
-    app.session._grader = stub
+    app = drills_app(ctx, stub)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sdpa(pilot)
         await pilot.press("ctrl+r")
@@ -121,9 +127,9 @@ async def test_second_run_cancels_the_first(app, ctx):
         assert "PASS" in str(screen.query_one("#grade-status", Static).render())
 
 
-async def test_saving_from_outside_regrades(app, ctx):
+async def test_saving_from_outside_regrades(ctx):
     stub = StubGrader()
-    app.session._grader = stub
+    app = drills_app(ctx, stub)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sdpa(pilot)
         time.sleep(0.01)
@@ -146,7 +152,7 @@ async def test_real_grader_rejects_the_starter(app, ctx):
             await app.workers.wait_for_complete()
         status = str(screen.query_one("#verdict-summary", Static).render())
         assert "ERROR" in status and "NotImplementedError" in status
-        assert app.session.drills()[0].status == "failing"
+        assert app.study.drills()[0].status == "failing"
 
 
 @pytest.mark.slow
@@ -176,7 +182,7 @@ async def main():
         await pilot.press("S")
         await pilot.pause()
         await app.workers.wait_for_complete()
-        assert app.session_ready
+        assert app.study_ready
         assert "torch" not in sys.modules, "the app imported torch at start-up"
         app.action_open_drill("sdpa")
         await pilot.pause()
@@ -199,11 +205,11 @@ print("ok")
     assert result.stdout.strip() == "ok"
 
 
-async def test_a_grader_crash_is_a_notification(app, ctx):
+async def test_a_grader_crash_is_a_notification(ctx):
     stub = StubGrader()
     stub.grade = lambda *a, **k: {"status": "error", "summary": "the grader stopped unexpectedly",
                                   "detail": "worker log: Killed", "hint": "", "checks": [], "seconds": 1.0}
-    app.session._grader = stub
+    app = drills_app(ctx, stub)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sdpa(pilot)
         await pilot.press("ctrl+r")

@@ -40,7 +40,7 @@ async def test_review_good_writes_the_note_and_undo_restores_its_bytes(ctx, vaul
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await start_review(pilot)
         assert screen.card.path == SCALING  # overdue legacy review comes before new notes
-        remaining = app.session.progress().remaining
+        remaining = app.study.progress().remaining
         await pilot.press("space")
         assert "1.6mo" in str(screen.query_one("#rate-3").label)
         await pilot.press("3")
@@ -49,7 +49,7 @@ async def test_review_good_writes_the_note_and_undo_restores_its_bytes(ctx, vaul
         assert "review_count: 4" in after
         assert "source: 自己整理" in after and after.endswith(before.decode("utf-8").split("---", 2)[2])
         assert screen.card.path != SCALING
-        assert app.session.progress().remaining == remaining - 1
+        assert app.study.progress().remaining == remaining - 1
         await pilot.press("u")
         assert path.read_bytes() == before
         assert screen.card.path == SCALING and not screen.revealed
@@ -170,7 +170,7 @@ async def test_a_vault_that_cannot_load_is_a_notification(tmp_path):
     app = StudyApp(ctx)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert not app.session_ready
+        assert not app.study_ready
         assert any(n.severity == "error" for n in app._notifications)
         assert "Could not load the vault" in str(app.screen.query_one("#today-hint", Static).render())
         await pilot.press("r")  # nothing to review yet: a hint, not a crash

@@ -11,12 +11,12 @@ from studyapp.tui.screens.review import ReviewScreen
 from studyapp.tui.widgets.answer import Answer
 
 from .conftest import settle
-from .fake_session import FakeSession
+from .fake_study import FakeStudy
 
 
-def make_app(ctx, tmp_path, **kwargs) -> tuple[StudyApp, FakeSession]:
-    session = FakeSession(tmp_path / "workspace", **kwargs)
-    return StudyApp(ctx, session=session), session
+def make_app(ctx, tmp_path, **kwargs) -> tuple[StudyApp, FakeStudy]:
+    session = FakeStudy(tmp_path / "workspace", **kwargs)
+    return StudyApp(ctx, study=session), session
 
 
 async def test_today_shows_the_session_figures(ctx, tmp_path):

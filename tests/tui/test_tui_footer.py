@@ -3,10 +3,9 @@ each screen's main keys are among them; keys moved out of the footer stay in the
 
 from __future__ import annotations
 
-from studyapp.tui.app import StudyApp
 from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
 
-from .conftest import settle
+from .conftest import app_with_grader, settle
 from .sample_vault import write_vault
 from .test_tui_drills import StubGrader
 
@@ -27,8 +26,7 @@ def footer_keys(app) -> list[str]:
 
 async def test_every_screen_shows_its_main_keys_at_80_columns(ctx):
     write_vault(ctx.paths.vault_dir)
-    app = StudyApp(ctx)
-    app.session._grader = StubGrader()
+    app = app_with_grader(ctx, StubGrader())
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert {"r", "ctrl+q", "t", "d", "n", "S"} <= set(footer_keys(app))

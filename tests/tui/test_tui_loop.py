@@ -19,7 +19,7 @@ from studyapp.tui.screens.drill import DrillScreen
 from studyapp.tui.screens.review import ReviewScreen
 from studyapp.tui.screens.today import TodayScreen
 
-from .conftest import settle
+from .conftest import app_with_grader, settle
 from .sample_vault import write_vault
 from .test_tui_drills import StubGrader
 
@@ -42,23 +42,34 @@ class VerdictGrader(StubGrader):
 
 
 @pytest.fixture
-def app(ctx):
+def grader():
+    return StubGrader()
+
+
+@pytest.fixture
+def app(ctx, grader):
+    return loop_app(ctx, grader)
+
+
+def loop_app(ctx, grader) -> StudyApp:
     write_vault(ctx.paths.vault_dir)
-    app = StudyApp(ctx)
-    app.session._grader = StubGrader()
-    return app
+    return app_with_grader(ctx, grader)
 
 
 def review_count(app) -> int:
-    return app.session.service.store.conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+    return app.study.service.store.conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
 
 
 def attempts(app, drill_id: str) -> int:
-    return len(app.session.service.store.drill_attempts(drill_id))
+    return len(app.study.service.store.drill_attempts(drill_id))
+
+
+def note_paths(app) -> list[str]:
+    return [row.path for row in app.study.notes()[0]]
 
 
 def suspended(app, path: str) -> bool:
-    store = app.session.service.store
+    store = app.study.service.store
     row = store.note_by_path(path)
     card = store.card(row.key) if row is not None else None
     return bool(card and card.suspended)
@@ -107,7 +118,7 @@ async def test_typing_in_a_drill_opened_from_review_goes_into_the_editor(app):
         assert app.focused is editor
         assert "nrus" in editor.text
         assert review_count(app) == 1  # `u` did not undo the rating
-        assert not suspended(app, rated) and not any(suspended(app, p) for p in app.session._notes)
+        assert not suspended(app, rated) and not any(suspended(app, p) for p in note_paths(app))
         assert not any(isinstance(s, ReviewScreen) for s in app.screen_stack[:-2])  # `r` started nothing
 
 
@@ -133,11 +144,11 @@ async def test_an_input_keeps_single_keys_from_the_screen(app):
         await settle(pilot)
         assert app.current_mode == "notes"
         assert app.screen.query_one("#note-filter").value == "srdS"
-        assert not any(suspended(app, p) for p in app.session._notes)
+        assert not any(suspended(app, p) for p in note_paths(app))
 
 
-async def test_tab_indents_and_f6_moves_between_editor_and_results(app):
-    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+async def test_tab_indents_and_f6_moves_between_editor_and_results(ctx):
+    app = loop_app(ctx, VerdictGrader(NO_SCALING_VERDICT))
     async with app.run_test(size=(80, 24)) as pilot:
         await open_drill(pilot)
         screen = app.screen
@@ -176,8 +187,8 @@ async def test_undo_and_suspend_from_one_key_say_what_they_did(app):
 # -- item 2: one screen per purpose ------------------------------------------------------------
 
 
-async def test_switching_screens_never_leaves_a_drill_grading_underneath(app, ctx):
-    stub = app.session._grader
+async def test_switching_screens_never_leaves_a_drill_grading_underneath(app, ctx, grader):
+    stub = grader
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("r")
@@ -218,8 +229,8 @@ async def test_switching_screens_never_leaves_a_drill_grading_underneath(app, ct
         assert isinstance(app.screen, TodayScreen)
 
 
-async def test_a_drill_covered_by_another_screen_does_not_grade_an_outside_save(app):
-    stub = app.session._grader
+async def test_a_drill_covered_by_another_screen_does_not_grade_an_outside_save(app, grader):
+    stub = grader
     async with app.run_test(size=(100, 30)) as pilot:
         await open_drill(pilot)
         drill = app.screen
@@ -265,7 +276,7 @@ async def test_leaving_when_the_save_fails_asks_first(app, ctx, monkeypatch):
         def refuse(path, text):
             raise OSError("disk full")
 
-        monkeypatch.setattr(app.session, "save_drill_file", refuse)
+        monkeypatch.setattr(app.study, "save_drill_file", refuse)
         await pilot.press(*"# unsaved", "ctrl+q")
         await settle(pilot)
         assert app.is_running and app.screen is not drill  # a question, over the drill
@@ -274,10 +285,10 @@ async def test_leaving_when_the_save_fails_asks_first(app, ctx, monkeypatch):
         assert app.screen is drill and "# unsaved" in drill.query_one("#code", TextArea).text
 
 
-async def test_an_outside_save_over_unsaved_edits_asks_which_to_keep(app):
+async def test_an_outside_save_over_unsaved_edits_asks_which_to_keep(app, grader):
     from studyapp.tui.screens.confirm import Confirm
 
-    stub = app.session._grader
+    stub = grader
     async with app.run_test(size=(100, 30)) as pilot:
         await open_drill(pilot)
         drill = app.screen
@@ -338,13 +349,13 @@ async def test_a_note_deleted_outside_leaves_the_review_queue(app, ctx):
         await pilot.press("r")
         await settle(pilot)
         screen = app.screen
-        remaining = app.session.progress().remaining
+        remaining = app.study.progress().remaining
         (ctx.paths.vault_dir / SCALING).unlink()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and screen.card is not None and screen.card.path == SCALING:
             await pilot.pause(0.1)
         assert screen.card is None or screen.card.path != SCALING
-        assert app.session.progress().remaining == remaining - 1
+        assert app.study.progress().remaining == remaining - 1
 
 
 # -- item 9: layout ----------------------------------------------------------------------------
@@ -356,8 +367,8 @@ def visible(widget, within) -> bool:
     return region.height > 0 and box.y <= region.y < box.bottom and region.x < box.right
 
 
-async def test_the_verdict_key_line_and_hint_show_at_120x36(app):
-    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+async def test_the_verdict_key_line_and_hint_show_at_120x36(ctx):
+    app = loop_app(ctx, VerdictGrader(NO_SCALING_VERDICT))
     async with app.run_test(size=(120, 36)) as pilot:
         await open_drill(pilot)
         await pilot.press("ctrl+r")
@@ -372,8 +383,8 @@ async def test_the_verdict_key_line_and_hint_show_at_120x36(app):
         assert lines >= 2, "the summary wraps instead of being cut at the pane's edge"
 
 
-async def test_at_80x24_the_editor_shows_code_not_just_the_docstring(app):
-    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+async def test_at_80x24_the_editor_shows_code_not_just_the_docstring(ctx):
+    app = loop_app(ctx, VerdictGrader(NO_SCALING_VERDICT))
     async with app.run_test(size=(80, 24)) as pilot:
         await open_drill(pilot)
         editor = app.screen.query_one("#code", TextArea)
@@ -390,8 +401,8 @@ async def test_at_80x24_the_editor_shows_code_not_just_the_docstring(app):
         assert def_line + 1 in shown() and editor.cursor_location[0] in shown()
 
 
-async def test_reopening_a_drill_shows_its_last_verdict(app):
-    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+async def test_reopening_a_drill_shows_its_last_verdict(ctx):
+    app = loop_app(ctx, VerdictGrader(NO_SCALING_VERDICT))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_drill(pilot)
         await pilot.press("ctrl+r")
@@ -402,8 +413,8 @@ async def test_reopening_a_drill_shows_its_last_verdict(app):
         assert "FAIL" in status and "looks like" in status.lower()
 
 
-async def test_after_a_restart_a_drill_shows_its_last_result(app, ctx):
-    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+async def test_after_a_restart_a_drill_shows_its_last_result(ctx):
+    app = loop_app(ctx, VerdictGrader(NO_SCALING_VERDICT))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_drill(pilot)
         await pilot.press("ctrl+r")

@@ -45,7 +45,7 @@ async def test_palette_starts_a_review_and_offers_screen_bindings(ctx):
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        assert app.screen.session.progress().reviewed == 1
+        assert app.screen.study.progress().reviewed == 1
         assert "review_count: 4" in (ctx.paths.vault_dir / "注意力/缩放因子.md").read_text(encoding="utf-8")
 
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from studyapp.tui.app import StudyApp
-
-from .conftest import settle
+from .conftest import app_with_grader, settle
 from .sample_vault import write_vault
 from .test_tui_drills import StubGrader
 
@@ -20,8 +18,7 @@ SIZES = [(80, 24), (120, 40)]
 @pytest.fixture
 def app(ctx):
     write_vault(ctx.paths.vault_dir)
-    app = StudyApp(ctx)
-    app.session._grader = StubGrader()
+    app = app_with_grader(ctx, StubGrader())
     return app
 
 
@@ -85,11 +82,12 @@ def test_drill_after_a_run(snap_compare, app, size):
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 36)])
-def test_drill_after_a_failing_run(snap_compare, app, size):
+def test_drill_after_a_failing_run(snap_compare, ctx, size):
     """The verdict's summary, its "Looks like" line and the hint show above the checks."""
     from .test_tui_loop import NO_SCALING_VERDICT, VerdictGrader
 
-    app.session._grader = VerdictGrader(NO_SCALING_VERDICT)
+    write_vault(ctx.paths.vault_dir)
+    app = app_with_grader(ctx, VerdictGrader(NO_SCALING_VERDICT))
 
     async def run_before(pilot):
         await settle(pilot)

@@ -71,21 +71,21 @@ def test_no_cache_means_no_preview(ctx):
 
 async def test_today_shows_cached_figures_before_the_load_finishes(ctx):
     new, learning, review, _problems = write_cached_vault(ctx)
-    session = SlowLoad(ctx)
-    app = StudyApp(ctx, session=session)
+    study = SlowLoad(ctx)
+    app = StudyApp(ctx, study=study)
     async with app.run_test(size=(100, 30)) as pilot:
         for _ in range(200):
             await pilot.pause(0.02)
             if figure_text(app, "due-counts") != "…":
                 break
-        assert not app.session_ready, "the load was still held back"
+        assert not app.study_ready, "the load was still held back"
         shown = figure_text(app, "due-counts")
         assert [int(n) for n in shown.replace("·", " ").split()] == [new, learning, review]
         assert "checking the vault" in figure_text(app, "today-hint")
 
-        session.go.set()
+        study.go.set()
         await settle(pilot)
-        assert app.session_ready
+        assert app.study_ready
         assert "checking the vault" not in figure_text(app, "today-hint")
         assert [int(n) for n in figure_text(app, "due-counts").replace("·", " ").split()] == [new, learning, review]
 
@@ -122,8 +122,9 @@ async def test_grader_starts_in_the_background_once_the_app_is_up(ctx, monkeypat
     ctx.settings.grader_timeout = 7.5
     ctx.settings.grader_memory_mb = 1234
     write_vault(ctx.paths.vault_dir)
-    session = StudyFacade(ctx, make_grader=FakeGrader)
-    app = StudyApp(ctx, session=session)
+    monkeypatch.setattr("studyapp.grader.client.GraderClient", FakeGrader)  # built by `drills`
+    study = StudyFacade(ctx)
+    app = StudyApp(ctx, study=study)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert len(FakeGrader.built) == 1
@@ -132,7 +133,7 @@ async def test_grader_starts_in_the_background_once_the_app_is_up(ctx, monkeypat
         assert len(grader.started_on) == 1
         assert grader.started_on[0] != threading.main_thread().name, "started in a worker thread"
         # the first grade uses the worker already started
-        session.grade("sdpa", ctx.paths.workspace_dir / "sdpa.py")
+        study.grade("sdpa", ctx.paths.workspace_dir / "sdpa.py")
         assert grader.graded == 1 and len(FakeGrader.built) == 1
     assert grader.closed, "the worker is stopped when the app exits"
 
@@ -158,7 +159,7 @@ async def test_grader_start_waits_for_the_first_frame_and_today(ctx, monkeypatch
             seen.append((painted.is_set(), today_drills))
             super().start()
 
-    app = StudyApp(ctx, session=StudyFacade(ctx, make_grader=Recording))
+    app = StudyApp(ctx, study=StudyFacade(ctx, make_grader=lambda _ctx: Recording(timeout=1, memory_mb=1)))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
     assert len(seen) == 1
@@ -169,7 +170,7 @@ async def test_grader_start_waits_for_the_first_frame_and_today(ctx, monkeypatch
 
 def test_a_closed_session_starts_no_grader(ctx):
     FakeGrader.built = []
-    facade = StudyFacade(ctx, make_grader=FakeGrader)
+    facade = StudyFacade(ctx, make_grader=lambda _ctx: FakeGrader(timeout=1, memory_mb=1))
     facade.close()
     facade.start_grader()
     assert FakeGrader.built == []

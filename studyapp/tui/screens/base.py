@@ -1,4 +1,4 @@
-"""What every screen shares: data refresh once the session is loaded, errors as notifications."""
+"""What every screen shares: data refresh once the vault is loaded, errors as notifications."""
 
 from __future__ import annotations
 
@@ -27,21 +27,22 @@ def footer_hides(*modes: str, quit: bool = False) -> list[Binding]:
 
 
 class StudyScreen(Screen):
-    """A screen that asks the session for its data when shown and whenever the data may have changed."""
+    """A screen that asks the app's facade for its data when shown and whenever the data may have changed."""
 
     if TYPE_CHECKING:  # Textual's own idiom for a typed `self.app`; no run-time check
         app = getters.app(StudyApp)
 
     @property
-    def session(self) -> Any:
-        return self.app.session
+    def study(self) -> Any:
+        """The app's `StudyFacade` (or the test double it was handed)."""
+        return self.app.study
 
     def on_screen_resume(self) -> None:
-        if self.app.session_ready:
+        if self.app.study_ready:
             self.refresh_data()
 
     def refresh_data(self) -> None:
-        """Fetch this screen's data (in a worker) and redraw; called when the session is ready."""
+        """Fetch this screen's data (in a worker) and redraw; called once the vault is loaded."""
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:

@@ -108,8 +108,8 @@ class DrillScreen(StudyScreen):
         # Opened here, not on mount, so the editor holds the file before the first key arrives.
         text = ""
         try:
-            _, self.backup = self.session.begin_drill_review(self.drill_id)
-            self.detail = self.session.open_drill(self.drill_id)
+            _, self.backup = self.study.begin_drill_review(self.drill_id)
+            self.detail = self.study.open_drill(self.drill_id)
             text = self.path.read_text(encoding="utf-8")
             self.saved_text = text
             self.file_mtime_ns = self.path.stat().st_mtime_ns
@@ -224,7 +224,7 @@ class DrillScreen(StudyScreen):
         if text == self.saved_text:
             return None
         try:
-            self.session.save_drill_file(self.path, text)
+            self.study.save_drill_file(self.path, text)
         except Exception as exc:  # noqa: BLE001
             return str(exc) or type(exc).__name__
         self.saved_text = text
@@ -241,7 +241,7 @@ class DrillScreen(StudyScreen):
         if save and not self.action_save():
             return
         if self.grading:
-            self.session.cancel_grade()  # the newer run replaces the one in flight
+            self.study.cancel_grade()  # the newer run replaces the one in flight
         self.grading = True
         self.query_one("#grading-spinner").display = True
         self.query_one("#grade-status", Static).update("Grading…  (ctrl+r again restarts)")
@@ -251,7 +251,7 @@ class DrillScreen(StudyScreen):
     def grade(self) -> None:
         from textual.worker import get_current_worker
 
-        verdict = self.session.grade(self.drill_id, self.path)
+        verdict = self.study.grade(self.drill_id, self.path)
         if not get_current_worker().is_cancelled:
             self.post_message(GradeFinished(verdict))
 
@@ -321,12 +321,12 @@ class DrillScreen(StudyScreen):
 
     def refresh_review_state(self) -> None:
         """Hints shown, the proposed rating and the reference, as the try stands now."""
-        hints = self.session.drill_hints_shown(self.drill_id)
+        hints = self.study.drill_hints_shown(self.drill_id)
         hints_widget = self.query_one("#drill-hints", Static)
         hints_widget.update("\n".join(f"[b]Hint {h.number}/{h.of}:[/b] {escape(h.text)}" for h in hints))
         hints_widget.display = bool(hints)
         had = self.proposal
-        self.proposal = self.session.drill_proposal(self.drill_id)
+        self.proposal = self.study.drill_proposal(self.drill_id)
         proposal_widget = self.query_one("#drill-proposal", Static)
         if self.proposal is not None:
             proposal_widget.update(
@@ -334,7 +334,7 @@ class DrillScreen(StudyScreen):
                 "[dim]Enter records it, or a key from 1 (Again) to 4 (Easy) records another[/]")
             self.query_one("#result-box").display = True
         proposal_widget.display = self.proposal is not None
-        reference = self.session.drill_reference(self.drill_id)
+        reference = self.study.drill_reference(self.drill_id)
         reference_widget = self.query_one("#reference", Static)
         if reference:
             from rich.syntax import Syntax
@@ -360,7 +360,7 @@ class DrillScreen(StudyScreen):
         from studyapp.drill_reviews import NoHintsLeft
 
         try:
-            hint = self.session.drill_hint(self.drill_id)
+            hint = self.study.drill_hint(self.drill_id)
         except NoHintsLeft as exc:
             self.notify(f"{exc}; F3 gives up and shows the reference.", timeout=4)
             return
@@ -375,7 +375,7 @@ class DrillScreen(StudyScreen):
             if not sure:
                 return
             try:
-                self.session.drill_give_up(self.drill_id)
+                self.study.drill_give_up(self.drill_id)
             except LookupError as exc:
                 self.notify(str(exc), severity="warning", timeout=5)
             except Exception as exc:  # noqa: BLE001
@@ -391,7 +391,7 @@ class DrillScreen(StudyScreen):
         if self.proposal is None:
             return
         try:
-            result = self.session.record_drill_review(self.drill_id, rating)
+            result = self.study.record_drill_review(self.drill_id, rating)
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Rating not saved")
             return
@@ -418,7 +418,7 @@ class DrillScreen(StudyScreen):
                 return False
             self.notify(f"Saved {self.path.name}.", timeout=2)
         if self.grading:
-            self.session.cancel_grade()
+            self.study.cancel_grade()
             self.grading = False
         return True
 

@@ -36,7 +36,7 @@ class DrillsScreen(StudyScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="drills")
     def list_drills(self) -> None:
-        self.post_message(DrillsListed(self.session.drills(), self.session.drill_progress()))
+        self.post_message(DrillsListed(self.study.drills(), self.study.drill_progress()))
 
     def on_drills_listed(self, message: DrillsListed) -> None:
         table = self.query_one(DataTable)

@@ -13,14 +13,14 @@ from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
 
 from studyapp.tui.messages import NotesListed, NotesSearched
 from studyapp.tui.screens.base import StudyScreen, footer_hides
-from studyapp.views import NoteRow, Problem
+from studyapp.views import NoteView, Problem
 
 ALL = ("all", "")
 MAX_ROWS = 500
 """Rows drawn at once; a 10,000-note vault is narrowed with the filter or the tree instead."""
 
 
-def matches(row: NoteRow, scope: tuple[str, str], text: str, text_hits: frozenset[str] = frozenset()) -> bool:
+def matches(row: NoteView, scope: tuple[str, str], text: str, text_hits: frozenset[str] = frozenset()) -> bool:
     """Whether a row belongs to the chosen folder/tag and contains the filter text in its title
     or path, or (`text_hits`, found by a search in a worker) in its body."""
     kind, value = scope
@@ -47,7 +47,7 @@ class NotesScreen(StudyScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[NoteRow] = []
+        self.rows: list[NoteView] = []
         self.problems: list[Problem] = []
         self.scope: tuple[str, str] = ALL
         self.text_hits: tuple[str, frozenset[str]] = ("", frozenset())
@@ -73,7 +73,7 @@ class NotesScreen(StudyScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes")
     def list_notes(self) -> None:
-        rows, problems = self.session.notes()
+        rows, problems = self.study.notes()
         self.post_message(NotesListed(rows, problems))
 
     def on_notes_listed(self, message: NotesListed) -> None:
@@ -148,7 +148,7 @@ class NotesScreen(StudyScreen):
         from textual.worker import get_current_worker
 
         worker = get_current_worker()
-        paths = self.session.search_notes(text, should_stop=lambda: worker.is_cancelled)
+        paths = self.study.search_notes(text, should_stop=lambda: worker.is_cancelled)
         if not worker.is_cancelled:
             self.post_message(NotesSearched(text, paths))
 
@@ -177,7 +177,7 @@ class NotesScreen(StudyScreen):
         if path is None:
             return
         try:
-            card = self.session.reload_card(path)
+            card = self.study.reload_card(path)
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not open the note")
             return
@@ -190,9 +190,9 @@ class NotesScreen(StudyScreen):
         row = next(r for r in self.rows if r.path == path)
         try:
             if row.suspended:
-                self.session.unsuspend(path)
+                self.study.unsuspend(path)
             else:
-                self.session.suspend(path)
+                self.study.suspend(path)
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not change the note")
             return
@@ -207,7 +207,7 @@ class NotesScreen(StudyScreen):
         from studyapp.views import UndoKind
 
         try:
-            undone = self.session.undo()
+            undone = self.study.undo()
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not undo")
             return

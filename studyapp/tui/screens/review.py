@@ -84,8 +84,8 @@ class ReviewScreen(StudyScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="review")
     def begin(self) -> None:
         """Build the session queue (reads the store; may take a moment on big vaults)."""
-        self.session.begin_review()
-        self.post_message(ReviewCardReady(self.session.current_card(), self.session.progress()))
+        self.study.begin_review()
+        self.post_message(ReviewCardReady(self.study.current_card(), self.study.progress()))
 
     def on_review_card_ready(self, message: ReviewCardReady) -> None:
         self._show(message.card)
@@ -94,7 +94,7 @@ class ReviewScreen(StudyScreen):
         """Back on view, or notes changed on disk: show the current note as it is now."""
         if not self.is_active or self.finished and self.card is None:
             return
-        card = self.session.current_card()
+        card = self.study.current_card()
         if card is None and self.card is None:
             self._show(None)  # back from a drill: the next drill, or the summary
             return
@@ -115,7 +115,7 @@ class ReviewScreen(StudyScreen):
         self._update_progress()
         self.due_drill = None
         if card is None:
-            self.due_drill = self.session.next_due_drill()
+            self.due_drill = self.study.next_due_drill()
             if self.due_drill is not None:
                 self._show_due_drill(self.due_drill)
                 return
@@ -125,9 +125,13 @@ class ReviewScreen(StudyScreen):
         self.query_one("#review-summary").display = False
         self.query_one("#question", Static).update(f"[b]{escape(card.title)}[/b]")
         self.query_one("#question").display = True
-        if card.drills:
+        if card.drills or card.unknown_drills:
             drills = ", ".join(escape(d) for d in card.drills)
-            self.query_one("#review-drills", Static).update(f"[dim]Drills:[/] {drills}  [dim](p to practise)[/]")
+            unknown = ", ".join(escape(d) for d in card.unknown_drills)
+            line = f"[dim]Drills:[/] {drills}  [dim](p to practise)[/]" if drills else "[dim]Drills:[/]"
+            if unknown:
+                line += f"  [dim]not drills here:[/] {unknown}"
+            self.query_one("#review-drills", Static).update(line)
         else:
             self.query_one("#review-drills", Static).update("")
         # Render the answer while it is concealed, so revealing it only repaints the screen.
@@ -137,7 +141,7 @@ class ReviewScreen(StudyScreen):
         self.shown_at = time.monotonic()
 
     def _update_progress(self) -> None:
-        progress = self.session.progress()
+        progress = self.study.progress()
         later = f" · {progress.waiting} step{'s' if progress.waiting != 1 else ''} later" if progress.waiting else ""
         self.query_one("#review-progress", Static).update(
             f"[$primary]{progress.new} new[/] · [$error]{progress.learning} learning[/] · "
@@ -160,7 +164,7 @@ class ReviewScreen(StudyScreen):
 
     def _show_summary(self) -> None:
         self.finished = True
-        summary = self.session.summary()
+        summary = self.study.summary()
         counts = "  ".join(f"{RATING_LABELS[r]} {summary.by_rating.get(r, 0)}" for r in RATING_LABELS)
         minutes, seconds = divmod(round(summary.seconds), 60)
         text = (
@@ -185,7 +189,7 @@ class ReviewScreen(StudyScreen):
             return False  # hidden until the answer shows, as Anki hides its rating buttons
         if action == "reveal" and self.revealed:
             return False  # hide "Show answer" so the footer has room for the ratings
-        if action == "practise" and (self.card is None or not self.card.drills):
+        if action == "practise" and (self.card is None or not (self.card.drills or self.card.unknown_drills)):
             return None
         return True
 
@@ -196,7 +200,7 @@ class ReviewScreen(StudyScreen):
         if self.card is None or self.revealed:
             return
         try:
-            options = self.session.rating_options(self.card.path)
+            options = self.study.rating_options(self.card.path)
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not preview intervals")
             options = []
@@ -223,20 +227,20 @@ class ReviewScreen(StudyScreen):
             return
         duration = time.monotonic() - self.shown_at
         try:
-            outcome = self.session.rate(self.card.path, rating, duration, revision=self.card.revision)
+            outcome = self.study.rate(self.card.path, rating, duration, revision=self.card.revision)
         except NoteChangedOutside as changed:
             self.notify(str(changed), title="Not rated", severity="warning", timeout=6)
-            self._show(self.session.current_card())
+            self._show(self.study.current_card())
             return
         except Exception as exc:  # noqa: BLE001 - e.g. the note cannot be written
             self.app.report_error(exc, title="Rating not saved")
             return
         self.notify(f"{RATING_LABELS[rating]}: next in {outcome.interval}", timeout=2)
-        self._show(self.session.current_card())
+        self._show(self.study.current_card())
 
     def action_undo(self) -> None:
         try:
-            undone = self.session.undo()
+            undone = self.study.undo()
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not undo")
             return
@@ -252,12 +256,12 @@ class ReviewScreen(StudyScreen):
         if self.card is None:
             return
         try:
-            self.session.suspend(self.card.path)
+            self.study.suspend(self.card.path)
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not suspend")
             return
         self.notify(f"Suspended “{self.card.title}” (u undoes; resume it in Notes, n).", timeout=4)
-        self._show(self.session.current_card())
+        self._show(self.study.current_card())
 
     def action_full_note(self) -> None:
         if self.card is None:
@@ -271,11 +275,11 @@ class ReviewScreen(StudyScreen):
     def action_edit(self) -> None:
         if self.card is None:
             return
-        path = self.session.note_file(self.card.path)
+        path = self.study.note_file(self.card.path)
         if not edit_file(self.app, path):
             return
         try:
-            card = self.session.reload_card(self.card.path)
+            card = self.study.reload_card(self.card.path)
         except Exception as exc:  # noqa: BLE001 - the edit may have broken the metadata block
             self.app.report_error(exc, title="Could not reload the note")
             return
@@ -285,12 +289,18 @@ class ReviewScreen(StudyScreen):
             self.action_reveal()
 
     def action_practise(self) -> None:
-        if self.card is not None and self.card.drills:
-            self.app.action_open_drill(self.card.drills[0])
+        if self.card is None:
+            return
+        try:
+            drill_id = self.study.practise_drill(self.card.path)
+        except Exception as exc:  # noqa: BLE001 - e.g. the note names only drills that do not exist
+            self.app.report_error(exc, title="No drill to practise")
+            return
+        self.app.action_open_drill(drill_id)
 
     def can_leave(self, retry) -> bool:
         """Nothing here is unsaved (each rating is written at once): the session just ends."""
-        self.session.end_review()
+        self.study.end_review()
         return True
 
     def action_leave(self) -> None:

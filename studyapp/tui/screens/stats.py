@@ -53,8 +53,8 @@ class StatsScreen(StudyScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
     def compute_stats(self) -> None:
-        self.post_message(StatsComputed(self.session.stats()))
-        self.post_message(DrillRetentionComputed(self.session.drill_retention_by_week()))
+        self.post_message(StatsComputed(self.study.stats()))
+        self.post_message(DrillRetentionComputed(self.study.drill_retention_by_week()))
 
     def on_drill_retention_computed(self, message: DrillRetentionComputed) -> None:
         self.drill_weeks = message.weeks

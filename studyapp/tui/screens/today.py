@@ -59,8 +59,8 @@ class TodayScreen(StudyScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="today")
     def compute_summary(self) -> None:
         """The figures first (cheap), then what needs every note's card."""
-        self.post_message(TodayCounted(self.session.today_counts()))
-        self.post_message(TodayComputed(self.session.today()))
+        self.post_message(TodayCounted(self.study.today_counts()))
+        self.post_message(TodayComputed(self.study.today()))
 
     def show_load_error(self, reason: str) -> None:
         self.query_one("#today-hint", Static).update(f"[red]Could not load the vault:[/] {escape(reason)}")

@@ -1,5 +1,6 @@
-"""An in-memory stand-in for `studyapp.facade.StudyFacade`, for screen tests that do not need
-the real vault and scheduler (those flows are tested against the real session elsewhere)."""
+"""An in-memory stand-in for `studyapp.facade.StudyFacade`, handed to the app at construction
+for screen tests that do not need the real vault and scheduler (those flows are tested
+against the real facade elsewhere)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from studyapp.views import (
     RATING_LABELS,
     Card,
     DrillDetail,
-    DrillInfo,
-    NoteRow,
+    DrillView,
+    NoteView,
     Problem,
     RatingOption,
     ReviewOutcome,
@@ -35,7 +36,7 @@ CARDS = [
 ]
 
 
-class FakeSession:
+class FakeStudy:
     """Deterministic data; records calls so tests can assert on what the screens asked for."""
 
     def __init__(self, workspace: Path, cards: list[Card] | None = None, verdict: dict | None = None) -> None:
@@ -119,7 +120,7 @@ class FakeSession:
         return next(c for c in self.cards if c.path == path)
 
     def notes(self):
-        rows = [NoteRow(c.path, c.title, c.path.rpartition("/")[0], ("Transformer",), None if c.is_new else TODAY,
+        rows = [NoteView(c.path, c.title, c.path.rpartition("/")[0], ("Transformer",), None if c.is_new else TODAY,
                         None if c.is_new else 0.5, 0 if c.is_new else 3, c.path in self.suspended) for c in self.cards]
         return rows, [Problem("坏/broken.md", "the metadata block is not valid YAML (line 3)")]
 
@@ -127,9 +128,13 @@ class FakeSession:
         needle = text.casefold()
         return frozenset(c.path for c in self.cards if needle in f"{c.title}\n{c.body}".casefold())
 
-    def drills(self) -> list[DrillInfo]:
-        return [DrillInfo("sdpa", "Scaled dot-product attention", ("attention",), "failing", "values differ"),
-                DrillInfo("causal_mask", "Causal mask", ("masks",), "not started")]
+    def drills(self) -> list[DrillView]:
+        return [DrillView("sdpa", "Scaled dot-product attention", ("attention",), "failing", "values differ"),
+                DrillView("causal_mask", "Causal mask", ("masks",), "not started")]
+
+    def practise_drill(self, path: str) -> str:
+        card = next(c for c in self.cards if c.path == path)
+        return card.drills[0]
 
     def open_drill(self, drill_id: str) -> DrillDetail:
         path = self.workspace / f"{drill_id}.py"

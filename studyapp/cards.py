@@ -1,5 +1,7 @@
-"""Which note is whose card, and what to review now: note identity across renames, cards for
-every note (stored, or derived from the previous tool's history), and the session queue."""
+"""Which note is whose card, and in what order cards come up: note identity across renames,
+cards for every note (stored, or derived from the previous tool's history), and the order and
+counts of a queue. Pure functions over the store and the scheduler; `review_session` builds
+today's queue and a running session from them, `reviews` records what happens."""
 
 from __future__ import annotations
 

@@ -1,0 +1,224 @@
+"""Drills for every front end: the catalog, the learner's status, starter files, the grader
+client built from `Settings`, and recording a graded attempt.
+
+The CLI (`studyapp drills/start/grade/watch`) and the TUI (through the facade) both call
+these, so a drill id is checked, a starter copied, a grader's limits chosen and an attempt
+recorded one way. Torch-free: grading itself happens in the grader's worker process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from studyapp.errors import UsageError, UserError
+
+if TYPE_CHECKING:
+    from studyapp.config import Settings
+    from studyapp.context import Context
+    from studyapp.grader.client import GraderClient
+    from studyapp.paths import Paths
+    from studyapp.reviews import ReviewService
+    from studyapp.store import Store
+    from studyapp.vault import Note
+
+NOT_STARTED = "not started"
+
+
+def catalog() -> dict[str, Any]:
+    """Drill id -> the drill's torch-free description (`kernels/catalog.py`), in list order;
+    empty when the kernels folder has no catalog."""
+    from studyapp.kernels_loader import load_kernels
+
+    load_kernels()
+    try:
+        from studyapp_kernels.catalog import CATALOG
+    except ImportError:
+        return {}
+    return dict(CATALOG)
+
+
+def drill(drill_id: str) -> Any:
+    """The catalog entry of `drill_id`; a one-line UsageError naming the drills there are."""
+    drills = catalog()
+    if drill_id not in drills:
+        raise UsageError(f"unknown drill {drill_id!r}; choose from: {', '.join(drills)}")
+    return drills[drill_id]
+
+
+def unknown_drills_message(title: str, unknown: Iterable[str]) -> str:
+    """What to tell the learner about a note whose `drills:` key names ids that are no drill."""
+    names = ", ".join(unknown)
+    return (f"“{title}” names drills studyapp does not have: {names}. "
+            f"Drills are: {', '.join(catalog())}; fix the note's `drills:` key.")
+
+
+def status(store: Store) -> dict[str, str]:
+    """{drill id: "passed" | "failing"} for attempted drills; the others are `NOT_STARTED`."""
+    return store.drill_status()
+
+
+def status_without_store(paths: Paths) -> dict[str, str]:
+    """`status`, without creating the database when there is none yet (listing drills)."""
+    if not paths.database_file.exists():
+        return {}
+    from studyapp.store import Store
+
+    with Store.open(paths) as store:
+        return store.drill_status()
+
+
+def last_results(store: Store) -> dict[str, str]:
+    """Drill id -> its latest attempt as one line ("fail: 2 of 5 checks fail")."""
+    last: dict[str, str] = {}
+    for row in store.drill_attempts():
+        last[row["drill_id"]] = f"{row['verdict']}: {row['summary']}" if row["summary"] else row["verdict"]
+    return last
+
+
+@dataclass(frozen=True)
+class StoredAttempt:
+    """The latest attempt as the database keeps it (a summary, not the full verdict)."""
+
+    verdict: str
+    summary: str
+    day: str
+    """Local ISO date of the attempt."""
+
+
+def last_attempt(store: Store, drill_id: str) -> StoredAttempt | None:
+    rows = store.drill_attempts(drill_id)
+    if not rows:
+        return None
+    from studyapp.store import parse_utc
+
+    last = rows[-1]
+    day = parse_utc(last["attempted_at"]).astimezone().date()
+    return StoredAttempt(last["verdict"], last["summary"] or "", day.isoformat())
+
+
+def starter_file(drill_id: str, workspace: Path) -> tuple[Path, bool]:
+    """The learner's file for a drill in `workspace`, copied from the starter the first time;
+    returns (path, whether it was created now). Never replaces a file: one that appears while
+    the starter is written (an editor, a second studyapp) is kept."""
+    info = drill(drill_id)
+    target = workspace / f"{info.id}.py"
+    if target.exists():
+        return target, False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with open(temp, "wb") as out:
+        out.write(info.starter_path.read_bytes())
+        out.flush()
+        os.fsync(out.fileno())
+    try:
+        os.link(temp, target)  # fails if the name exists: the learner's file wins
+    except FileExistsError:
+        return target, False
+    finally:
+        temp.unlink()
+    return target, True
+
+
+def new_grader_client(settings: Settings, timeout: float | None = None) -> GraderClient:
+    """The grader client every front end uses, with the limits from `settings`
+    (`grader_timeout`, `grader_memory_mb`); `timeout` overrides the first (`--timeout`)."""
+    from studyapp.grader.client import GraderClient
+
+    if timeout is not None and not timeout > 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    return GraderClient(timeout=settings.grader_timeout if timeout is None else timeout,
+                        memory_mb=settings.grader_memory_mb)
+
+
+def record_attempt(service: ReviewService, verdict: dict, notes: list[Note] | None = None) -> list[str]:
+    """Log one graded submission (a verdict with "drill" and "file"); when it changes the
+    drill's status, rewrite the mastery of the reviewed notes the drill trains. Returns the
+    paths of the notes rewritten. `notes` spares a load when the caller holds the vault."""
+    return service.record_drill_result(verdict, notes=notes)
+
+
+def record_attempt_alone(ctx: Context, verdict: dict) -> str | None:
+    """`record_attempt` for a front end that holds no service (the CLI's `grade`, `watch`):
+    returns a warning line when the notes could not be updated (the attempt is logged)."""
+    from studyapp.reviews import ReviewService
+
+    try:
+        with ReviewService(ctx) as service:
+            record_attempt(service, verdict)
+    except (UserError, OSError) as exc:  # the notes can catch up next time
+        return f"could not update mastery in your notes: {exc}"
+    return None
+
+
+def paired_notes(ctx: Context, on_problem=None) -> dict[str, list[str]]:
+    """Drill id -> paths of the vault's notes it trains (`mastery.trained_drills`). Reads
+    bodies once, then keeps the pairings in the metadata cache."""
+    from studyapp.pairing import notes_by_drill
+    from studyapp.vault import Vault
+
+    vault = Vault(ctx.paths.vault_dir, cache_file=ctx.paths.cache_file)
+    snapshot = vault.load()
+    for problem in snapshot.problems:
+        if on_problem is not None:
+            on_problem(problem)
+    return notes_by_drill(vault.pairings(snapshot.notes))
+
+
+class Grading:
+    """The grader of a long-running front end: one client, built the first time it is needed
+    (or started early, so the first grade waits no longer than later ones), and cancellable:
+    a grade that a `cancel` overtook is not an attempt."""
+
+    def __init__(self, make_client: Callable[[], GraderClient]) -> None:
+        self.make_client = make_client
+        self._client: GraderClient | None = None
+        self._lock = threading.RLock()
+        """Guards building, starting and closing the client (not held while grading)."""
+        self._closed = False
+        """Set by `close`: a background start that comes later starts nothing."""
+        self._generation = 0
+        """Bumped by `cancel`; a grade that started before the bump is not current."""
+        self.last_verdicts: dict[str, dict] = {}
+        """The latest full verdict of each drill graded by this object (the store keeps summaries)."""
+
+    def client(self) -> GraderClient:
+        with self._lock:
+            if self._client is None:
+                self._client = self.make_client()
+            return self._client
+
+    def start(self) -> None:
+        """Start the grader's worker process now (it imports torch there, never here)."""
+        with self._lock:
+            if not self._closed:
+                self.client().start()
+
+    def grade(self, drill_id: str, path: Path, timeout: float) -> tuple[dict, int]:
+        """Grade in the worker; returns the verdict and the generation it started in."""
+        client = self.client()
+        with self._lock:
+            generation = self._generation
+        return client.grade(drill_id, path, device="auto", timeout=timeout), generation
+
+    def is_current(self, generation: int) -> bool:
+        with self._lock:
+            return generation == self._generation
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._generation += 1
+            client = self._client
+        if client is not None:
+            client.cancel()
+
+    def close(self) -> None:
+        with self._lock:  # waits for a start in flight, so its process is stopped too
+            self._closed = True
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()

@@ -1,0 +1,285 @@
+"""The review session, for every front end: today's queue (daily limits, Anki's order and
+counts), and, while a learner reviews, what comes next: rated notes leave, an "again" comes
+back after the rest, a note edited outside is taken as it is now, progress and a summary.
+
+`studyapp due` lists the queue this module builds; the TUI's review screen walks it through
+the facade. Textual-free and torch-free.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from studyapp import schedule
+from studyapp.cards import (
+    NoteCard,
+    QueueCounts,
+    QueueKind,
+    note_cards,
+    queue_counts,
+    queue_kind,
+    reconcile_identity,
+    session_queue,
+)
+from studyapp.views import UndoKind
+
+if TYPE_CHECKING:
+    from fsrs import Rating
+
+    from studyapp.live_vault import LiveVault
+    from studyapp.reviews import ReviewResult, ReviewService
+    from studyapp.store import CardRow
+    from studyapp.vault import Note
+
+NO_LIMIT = 10**9
+"""Inside a started session the daily limits were already applied when it was built."""
+
+
+def todays_queue(service: ReviewService, items: list[NoteCard]) -> list[NoteCard]:
+    """Today's queue with the daily limits applied (`cards.session_queue` does the order)."""
+    return service.queue(items)
+
+
+@dataclass(frozen=True)
+class SessionTally:
+    """What a session has done: the ratings given, in order, and how long it has run."""
+
+    reviewed: int
+    by_rating: dict[int, int]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class UndoStep:
+    """What `ReviewSession.undo` reverted; `show` when the note is back in the session, next."""
+
+    kind: UndoKind
+    path: str
+    show: bool
+
+
+class ReviewSession:
+    """One sitting of reviews over a loaded vault, and the undo of the changes made in it.
+
+    `vault` is the front end's `LiveVault` (kept current as files change); the session keeps
+    only paths, its counts, the ratings given and what `undo` reverts.
+    """
+
+    def __init__(self, service: ReviewService, vault: LiveVault,
+                 clock: Callable[[], datetime] = datetime.now) -> None:
+        self.service = service
+        self.vault = vault
+        self.notes: Mapping[str, Note] = vault.notes
+        self.clock = clock
+        """Wall clock for the session's length (the context's clock may be frozen)."""
+        self.order: list[str] = []
+        """Paths still to show, the next one first."""
+        self.members: set[str] = set()
+        """Every note of the session not yet done with (rated notes may come back)."""
+        self.left: QueueCounts | None = None
+        self.ratings: list[tuple[str, int]] = []
+        self.started = clock()
+        self.undo_stack: list[tuple[UndoKind, str, bool]] = []
+        """What `undo` reverts, newest last: (kind, note path, was in the session)."""
+
+    def begin(self, items: list[NoteCard]) -> None:
+        """Take today's queue (daily limits applied) as this session's notes."""
+        queue = todays_queue(self.service, items)
+        self.order = [item.note.path for item in queue]
+        self.members = set(self.order)
+        self.left = queue_counts(queue, self.service.ctx.now())
+        self.ratings = []
+        self.started = self.clock()
+
+    def end(self) -> None:
+        self.order, self.members, self.left = [], set(), None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.members)
+
+    @property
+    def next_path(self) -> str | None:
+        return self.order[0] if self.order else None
+
+    def requeue(self, first: str | None = None, keep_first: bool = False) -> None:
+        """Order the session's notes again: rated notes leave until due, an "again" comes
+        back after the rest. `first` goes in front (an undone rating); `keep_first` keeps the
+        note on screen in front while it is still due."""
+        shown = self.order[0] if keep_first and self.order else None
+        now = self.service.ctx.now()
+        notes = sorted((self.notes[p] for p in self.members if p in self.notes), key=lambda n: n.path)
+        items = note_cards(self.service.store, self.service.scheduler, notes, now)
+        order = session_queue(items, self.service.scheduler, now, NO_LIMIT, NO_LIMIT)
+        self.order = [item.note.path for item in order]
+        self.left = queue_counts(order, now)
+        front = first if first is not None else shown if shown in self.order else None
+        if front is not None:
+            self.order = [front] + [p for p in self.order if p != front]
+
+    def card_state(self, path: str) -> tuple[CardRow, bool]:
+        """(the note's card now, whether it is new): stored, else derived from its metadata."""
+        from studyapp.cards import derive_card, never_reviewed
+
+        store = self.service.store
+        row = store.note_by_path(path)
+        stored = store.card(row.key) if row is not None else None
+        if stored is not None and not never_reviewed(stored):
+            return stored, False
+        return derive_card(self.notes[path], row.key if row else None, self.service.scheduler,
+                           self.service.ctx.now())
+
+    def rate(self, path: str, rating: Rating, duration_seconds: float | None) -> ReviewResult:
+        """Record the review (`ReviewService.record_review`); the note leaves until due again."""
+        result = self.service.record_review(path, rating, duration_seconds)
+        self.undo_stack.append((UndoKind.RATING, path, True))
+        self.vault.written(path)
+        self.rated(path, int(rating))
+        return result
+
+    def rated(self, path: str, rating: int) -> None:
+        self.ratings.append((path, rating))
+        self.members.add(path)
+        self.requeue()
+
+    def suspend(self, path: str) -> None:
+        """Suspend a note (undoable with `undo`); it leaves the session at once."""
+        if self.service.set_suspended(path, True):
+            self.undo_stack.append((UndoKind.SUSPENSION, path, path in self.members))
+        self.vault.cards_changed()
+        self.drop(path)
+
+    def unsuspend(self, path: str) -> None:
+        self.service.set_suspended(path, False)
+        self.undo_stack = [u for u in self.undo_stack if u[:2] != (UndoKind.SUSPENSION, path)]
+        self.vault.cards_changed()
+
+    def undo(self) -> UndoStep | None:
+        """Revert the newest change made here (a suspension, else the last recorded review,
+        wherever it was made); None when there is nothing to undo."""
+        if self.undo_stack and self.undo_stack[-1][0] is UndoKind.SUSPENSION:
+            kind, path, in_session = self.undo_stack.pop()
+            self.service.set_suspended(path, False)
+            self.vault.written(path)
+            show = in_session and path in self.notes
+        else:
+            if self.service.store.last_review() is None:
+                return None
+            kind, path = UndoKind.RATING, self.service.undo_last()["path"]
+            if self.undo_stack and self.undo_stack[-1][:2] == (UndoKind.RATING, path):
+                self.undo_stack.pop()
+            self.vault.written(path)
+            self.unrated(path)
+            show = path in self.notes
+        if show:
+            self.bring_back(path)
+        return UndoStep(kind, path, show)
+
+    def unrated(self, path: str) -> None:
+        """An undone rating no longer counts in the tally."""
+        for i in range(len(self.ratings) - 1, -1, -1):
+            if self.ratings[i][0] == path:
+                del self.ratings[i]
+                break
+
+    def bring_back(self, path: str) -> None:
+        """A note back in the session, shown next (an undone rating or suspension)."""
+        self.members.add(path)
+        self.requeue(first=path)
+
+    def drop(self, path: str, requeue: bool = True) -> None:
+        """A note leaves the session (suspended, deleted or unreadable)."""
+        self.members.discard(path)
+        self.order = [p for p in self.order if p != path]
+        if requeue:
+            self.requeue()
+
+    def keep_only(self, paths: Iterable[str]) -> None:
+        """After the vault changed: notes that are gone leave; the one shown stays in front."""
+        if not self.members:
+            return
+        self.members &= set(paths)
+        self.requeue(keep_first=True)
+
+    def progress(self) -> tuple[QueueCounts, int]:
+        """(what is left, as Anki counts it; how many ratings were given)."""
+        return self.left or QueueCounts(), len(self.ratings)
+
+    def tally(self) -> SessionTally:
+        counts = Counter(rating for _, rating in self.ratings)
+        return SessionTally(len(self.ratings), dict(counts), (self.clock() - self.started).total_seconds())
+
+
+@dataclass
+class DueEntry:
+    """One line of `studyapp due`: a note in today's queue, with its scheduler facts."""
+
+    note: Note
+    is_new: bool
+    due_at: datetime
+    retrievability: float | None
+    suspended: bool
+    days_overdue: int | None
+    """Whole local days past its due date (0 when due today); None for a new note."""
+    kind: QueueKind = QueueKind.REVIEW
+    """Which of Anki's counts it adds to."""
+
+    def as_json(self) -> dict:
+        note = self.note
+        pairing = note.pairing()
+        return {
+            "id": note.id,
+            "path": note.path,
+            "title": note.title,
+            "next_review": note.next_review.isoformat() if note.next_review else None,
+            "last_reviewed": note.last_reviewed.isoformat() if note.last_reviewed else None,
+            "review_count": note.review_count,
+            "difficulty": note.difficulty,
+            "mastery_level": note.mastery_level,
+            "tags": note.tags,
+            "drills": pairing.drills,
+            "drills_source": pairing.source,
+            "drills_unknown": pairing.unknown,
+            "new": self.is_new,
+            "days_overdue": self.days_overdue,
+            "due_at": self.due_at.astimezone().isoformat(timespec="seconds"),
+            "retrievability": None if self.retrievability is None else round(self.retrievability, 4),
+            "suspended": self.suspended,
+            "queue": self.kind.value,
+        }
+
+
+def due_listing(ctx, snapshot) -> list[DueEntry]:
+    """`studyapp due`: today's queue (daily limits, overdue first, then lowest
+    retrievability, then new notes) for a loaded vault snapshot."""
+    return due_queue(ctx, snapshot)[0]
+
+
+def due_queue(ctx, snapshot) -> tuple[list[DueEntry], QueueCounts]:
+    """`due_listing` and its counts (new · learning · review, as the TUI shows them)."""
+    from studyapp.reviews import ReviewService
+
+    with ReviewService(ctx) as service:
+        reconcile_identity(service.store, snapshot.notes, [p.path for p in snapshot.problems],
+                           ctx.now())
+        now, today = ctx.now(), ctx.today()
+        # Only notes that can be due now matter: the queue takes nothing due later.
+        items = note_cards(service.store, service.scheduler, snapshot.notes, now, due_by=now)
+        queue = todays_queue(service, items)
+        entries = [
+            DueEntry(
+                note=item.note, is_new=item.is_new, due_at=item.card.due,
+                retrievability=(None if item.is_new
+                                else schedule.retrievability(service.scheduler, item.card, now)),
+                suspended=item.card.suspended,
+                days_overdue=(None if item.is_new
+                              else max((today - item.card.due.astimezone().date()).days, 0)),
+                kind=queue_kind(item),
+            )
+            for item in queue
+        ]
+        return entries, queue_counts(queue, now)
