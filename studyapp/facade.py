@@ -465,7 +465,6 @@ class StudyFacade:
 
     def _drill_reviews(self):
         from studyapp.drill_reviews import DrillReviews
-
         from studyapp.drills import catalog
 
         return DrillReviews(self.service, catalog())

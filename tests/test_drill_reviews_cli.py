@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BANK = ROOT / "tests" / "drill_bank"
+KERNELS = ROOT / "kernels"
 T0 = "2026-05-04T09:00:00+00:00"
 NEXT_WEEK = "2026-05-11T09:00:00+00:00"
 
@@ -85,7 +85,8 @@ def test_hint_giveup_and_rate_drill_schedule_the_drill(home):
     assert [(e["id"], e["queue"]) for e in later if e["kind"] == "drill"] == [("sdpa", "review")]
     listed = {d["id"]: d for d in json.loads(ok(studyapp(home, "drills", "--json")))}
     assert listed["sdpa"]["next_due"] == "2026-05-05" and not listed["sdpa"]["due_now"]
-    assert "0 of 4 drills passed" in ok(studyapp(home, "drills"))
+    drills = len(list(KERNELS.glob("*/drill.toml")))
+    assert f"0 of {drills} drills passed" in ok(studyapp(home, "drills"))
 
 
 def test_rate_drill_refuses_without_a_finished_try_and_accepts_an_override(home):
@@ -109,8 +110,8 @@ def test_reset_asks_first_and_keeps_a_backup(home):
 
 def test_a_graded_try_proposes_hard_after_a_wrong_run(home):
     ok(studyapp(home, "start", "sdpa"))
-    wrong = studyapp(home, "grade", "sdpa", str(BANK / "sdpa" / "wrong" / "no_scaling.py"))
+    wrong = studyapp(home, "grade", "sdpa", str(KERNELS / "sdpa" / "bank" / "wrong" / "no_scaling.py"))
     assert wrong.returncode == 1 and "proposed rating" not in wrong.stdout
-    right = ok(studyapp(home, "grade", "sdpa", str(BANK / "sdpa" / "right" / "masked_fill_inf.py")))
+    right = ok(studyapp(home, "grade", "sdpa", str(KERNELS / "sdpa" / "bank" / "right" / "masked_fill_inf.py")))
     assert "proposed rating: Hard (passed after 1 failed run)" in right
     assert ok(studyapp(home, "rate-drill", "sdpa")).startswith("sdpa: Hard (as proposed")

@@ -13,7 +13,7 @@ from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.drill import DrillScreen
 from studyapp.tui.screens.review import ReviewScreen
 
-from .conftest import settle
+from .conftest import app_with_grader, settle
 
 NOTE = """---
 created: '2026-10-01'
@@ -62,9 +62,8 @@ def text_of(screen, selector: str) -> str:
 
 async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_good(ctx):
     (ctx.paths.vault_dir / "scale.md").write_text(NOTE, encoding="utf-8")
-    app = StudyApp(ctx)
     grader = ScriptedGrader(FAIL, PASS, PASS)
-    app.session._grader = grader
+    app = app_with_grader(ctx, grader)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("r")
@@ -95,9 +94,9 @@ async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_g
 
         await pilot.press("enter")  # the learner accepts
         await settle(pilot)
-        store = app.session.service.store
+        store = app.study.service.store
         now = ctx.now()
-        expected = fsrs_review(drill_scheduler(app.session.service.scheduler), new_drill_card(now),
+        expected = fsrs_review(drill_scheduler(app.study.service.scheduler), new_drill_card(now),
                                Rating.Hard, now)
         card = store.drill_card("sdpa")
         assert card is not None and card.due == expected.due and card.due > now
@@ -122,8 +121,7 @@ async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_g
 
 async def test_one_to_four_override_the_proposed_rating(ctx):
     (ctx.paths.vault_dir / "scale.md").write_text(NOTE, encoding="utf-8")
-    app = StudyApp(ctx)
-    app.session._grader = ScriptedGrader(PASS)
+    app = app_with_grader(ctx, ScriptedGrader(PASS))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.action_open_drill("sdpa")
@@ -134,30 +132,16 @@ async def test_one_to_four_override_the_proposed_rating(ctx):
         assert drill.proposal is not None and drill.proposal.rating is Rating.Good
         await pilot.press("4")
         await settle(pilot)
-        (row,) = app.session.service.store.drill_reviews("sdpa")
+        (row,) = app.study.service.store.drill_reviews("sdpa")
         assert (row["rating"], row["proposed"]) == (4, 3)
         assert not isinstance(app.screen, DrillScreen)
 
 
-async def test_give_up_asks_first_then_shows_the_reference_and_proposes_again(ctx, monkeypatch, tmp_path):
-    """A drill folder that ships `reference.py` (a temporary one: the bundled drills get theirs
-    with the drill-folders work)."""
-    from dataclasses import replace
+async def test_give_up_asks_first_then_shows_the_reference_and_proposes_again(ctx):
+    """The reference solution (the drill folder's `reference.py`) shows only after an explicit give-up."""
+    from studyapp.paths import kernels_dir
 
-    from studyapp.facade import StudyFacade
-
-    folder = tmp_path / "sdpa_folder"
-    folder.mkdir()
-    (folder / "starter.py").write_text("def scaled_dot_product_attention(Q, K, V, mask=None):\n"
-                                       "    raise NotImplementedError\n")
-    (folder / "reference.py").write_text("def scaled_dot_product_attention(Q, K, V, mask=None):\n"
-                                         "    return 'the reference'\n")
-    real = StudyFacade._catalog
-
-    def with_reference(self):
-        return [replace(d, folder=folder) if d.id == "sdpa" else d for d in real(self)]
-
-    monkeypatch.setattr(StudyFacade, "_catalog", with_reference)
+    reference = (kernels_dir() / "sdpa" / "reference.py").read_text(encoding="utf-8")
     app = StudyApp(ctx)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -179,8 +163,8 @@ async def test_give_up_asks_first_then_shows_the_reference_and_proposes_again(ct
         await settle(pilot)
         assert drill.proposal is not None and drill.proposal.rating is Rating.Again
         assert drill.query_one("#reference").display
-        assert "the reference" in drill.query_one("#reference", Static).content.code
+        assert drill.query_one("#reference", Static).content.code.strip() == reference.strip()
         await pilot.press("enter")
         await settle(pilot)
-        (row,) = app.session.service.store.drill_reviews("sdpa")
+        (row,) = app.study.service.store.drill_reviews("sdpa")
         assert (row["rating"], row["gave_up"], row["hints"]) == (1, 1, 2)
