@@ -80,8 +80,9 @@ def _read_body(note) -> str | None:
 
 def _new_grader_client(timeout: float, memory_mb: int) -> GraderClient:
     from studyapp.grader.client import GraderClient
+    from studyapp.grader.contract import GradeLimits
 
-    return GraderClient(timeout=timeout, memory_mb=memory_mb)
+    return GraderClient(GradeLimits(timeout=timeout, memory_mb=memory_mb))
 
 
 class StudyFacade:
@@ -623,7 +624,7 @@ class StudyFacade:
         client = self._grader_client()
         with self._lock:
             generation = self._grade_generation
-        verdict = client.grade(drill_id, path, device="auto", timeout=self.ctx.settings.grader_timeout)
+        verdict = client.grade(drill_id, path, device="auto")
         with self._lock:
             if generation == self._grade_generation:  # a cancelled run is not an attempt
                 self._last_verdicts[drill_id] = verdict

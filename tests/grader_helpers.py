@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
+from studyapp.config import Settings
 from studyapp.grader.client import GraderClient
+from studyapp.grader.contract import GradeLimits
 from studyapp.grader.processes import descendants
 from studyapp.grader.worker import KERNELS_ENV
 
@@ -13,11 +16,16 @@ FAKE_KERNELS = Path(__file__).parent / "fake_kernels"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def fake_drill_client(**kw) -> GraderClient:
+def grade_limits(**changes) -> GradeLimits:
+    """The limits a default config.toml sets, with `changes` (timeout=, memory_mb=)."""
+    return replace(GradeLimits.from_settings(Settings()), **changes)
+
+
+def fake_drill_client(limits: GradeLimits | None = None) -> GraderClient:
     env = dict(os.environ)
     env[KERNELS_ENV] = str(FAKE_KERNELS)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    return GraderClient(env=env, **kw)
+    return GraderClient(limits or grade_limits(), env=env)
 
 
 def worker_pid(client: GraderClient) -> int:

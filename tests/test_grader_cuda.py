@@ -13,8 +13,9 @@ import sys
 import time
 
 import pytest
-from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client
+from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client, grade_limits
 
+from studyapp.grader.contract import Job
 from studyapp.grader.processes import descendants
 from studyapp.grader.worker import KERNELS_ENV
 
@@ -34,7 +35,8 @@ def spawning_worker():
 
 
 def ask(proc, path, timeout=3.0) -> dict:
-    job = {"id": time.monotonic_ns(), "drill": "add", "file": str(path), "device": "cpu", "timeout": timeout}
+    job = Job(id=time.monotonic_ns(), drill="add", file=str(path), device="cpu", seed=None,
+              limits=grade_limits(timeout=timeout).to_json())
     proc.stdin.write(json.dumps(job) + "\n")
     proc.stdin.flush()
     return json.loads(proc.stdout.readline())["verdict"]
@@ -79,7 +81,7 @@ def test_cuda_submissions_get_cuda_tensors_and_the_cpu_worker_stays_fork_safe(tm
             assert verdict["status"] == "pass" and verdict["device"] == "cuda", verdict
         loop = tmp_path / "loop.py"
         loop.write_text("def add(a, b):\n    while True:\n        pass\n")
-        assert "timed out" in grader.grade("add", loop, device="cuda", timeout=2)["summary"]
+        assert "timed out" in grader.grade("add", loop, device="cuda", limits=grade_limits(timeout=2))["summary"]
         cpu = tmp_path / "cpu.py"
         cpu.write_text("def add(a, b):\n    assert not a.is_cuda\n    return a + b\n")
         assert grader.grade("add", cpu, device="cpu")["status"] == "pass"
@@ -91,7 +93,7 @@ def test_real_drills_pass_and_fail_on_cuda():
     from studyapp.grader.client import GraderClient
 
     bank = ROOT / "tests" / "drill_bank"
-    with GraderClient() as grader:
+    with GraderClient(grade_limits()) as grader:
         for drill_id in ("sdpa", "mha", "causal_mask", "padding_mask"):
             for path in sorted((bank / drill_id / "right").glob("*.py"))[:2]:
                 verdict = grader.grade(drill_id, path, device="cuda")

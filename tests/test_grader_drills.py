@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from grader_helpers import grade_limits
 
 pytest.importorskip("torch")
 
@@ -36,7 +37,7 @@ def _without_tracebacks(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def grader():
-    with GraderClient(timeout=10.0) as client:
+    with GraderClient(grade_limits(timeout=10.0)) as client:
         yield client
 
 
@@ -72,7 +73,7 @@ def test_bank_file_gets_the_in_process_verdict(grader, path):
 def test_the_real_judge_and_the_sandbox_name_broken_submissions(grader, tmp_path, source, status, words):
     path = tmp_path / "sdpa.py"
     path.write_text(source)
-    verdict = grader.grade("sdpa", path, device="cpu", timeout=2.0)
+    verdict = grader.grade("sdpa", path, device="cpu", limits=grade_limits(timeout=2.0))
     assert verdict["status"] == status, verdict
     assert words in verdict["summary"] + " " + verdict["hint"], verdict
 

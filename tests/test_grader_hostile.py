@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("torch")
 
 import hostile_bank
-from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client
+from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client, grade_limits
 
 from studyapp.grader.processes import descendants
 
@@ -188,7 +188,7 @@ def test_a_tensor_subclass_lying_about_its_dtype_cannot_pass(tmp_path):
 
     path = tmp_path / "liar.py"
     path.write_text(LYING_SDPA)
-    with GraderClient(timeout=20.0) as grader:
+    with GraderClient(grade_limits(timeout=20.0)) as grader:
         verdict = grader.grade("sdpa", path, device="cpu", seed=1)
     assert verdict["status"] != "pass", verdict
     assert "dtype" in verdict["summary"] or "Tensor subclass" in verdict["summary"], verdict

@@ -141,12 +141,15 @@ def _write_new_file(target: Path, content: bytes) -> None:
 
 
 def _client(args, ctx):
+    from dataclasses import replace
+
     from studyapp.grader.client import GraderClient
+    from studyapp.grader.contract import GradeLimits
 
     if args.timeout is not None and not args.timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    timeout = args.timeout if args.timeout is not None else ctx.settings.grader_timeout
-    return GraderClient(timeout=timeout, memory_mb=ctx.settings.grader_memory_mb)
+    limits = GradeLimits.from_settings(ctx.settings)
+    return GraderClient(limits if args.timeout is None else replace(limits, timeout=args.timeout))
 
 
 def grade_files(args, ctx) -> int:

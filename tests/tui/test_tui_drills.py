@@ -201,7 +201,7 @@ print("ok")
 
 async def test_a_grader_crash_is_a_notification(app, ctx):
     stub = StubGrader()
-    stub.grade = lambda *a, **k: {"status": "error", "summary": "the grader stopped unexpectedly",
+    stub.grade = lambda *a, **k: {"status": "error", "origin": "grader", "summary": "the grader stopped unexpectedly",
                                   "detail": "worker log: Killed", "hint": "", "checks": [], "seconds": 1.0}
     app.session._grader = stub
     async with app.run_test(size=(100, 30)) as pilot:
@@ -211,3 +211,19 @@ async def test_a_grader_crash_is_a_notification(app, ctx):
         assert "ERROR" in str(screen.query_one("#grade-status", Static).render())
         assert "worker log: Killed" in str(screen.query_one("#detail", Static).render())
         assert any(n.severity == "error" and "stopped unexpectedly" in n.message for n in app._notifications)
+
+
+async def test_only_the_graders_own_failures_are_notified_whatever_the_words(app, ctx):
+    """The screen reads the verdict's origin, never its summary: learner code whose error reads
+    like ours is the learner's, shown in the results and not raised as a grader failure."""
+    stub = StubGrader()
+    stub.grade = lambda *a, **k: {"status": "error", "origin": "learner",
+                                  "summary": "internal grader error", "detail": "raised by their code",
+                                  "hint": "", "checks": [], "seconds": 1.0}
+    app.session._grader = stub
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert "raised by their code" in str(screen.query_one("#detail", Static).render())
+        assert not any(n.title == "Grader" for n in app._notifications)
