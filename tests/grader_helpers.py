@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,6 +28,17 @@ def fake_drill_client(limits: GradeLimits | None = None) -> GraderClient:
     env[KERNELS_ENV] = str(FAKE_KERNELS)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     return GraderClient(limits or grade_limits(), env=env)
+
+
+def warm_up(client: GraderClient) -> None:
+    """Grade a correct file once, so the worker has imported torch before a test times anything."""
+    folder = Path(tempfile.mkdtemp(prefix="studyapp-warm-up-"))
+    try:
+        (folder / "warm_up.py").write_text("def add(a, b):\n    return a + b\n")
+        verdict = client.grade("add", folder / "warm_up.py", device="cpu")
+        assert verdict["status"] == "pass", verdict
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def worker_pid(client: GraderClient) -> int:

@@ -61,13 +61,13 @@ def test_spawned_children_are_sandboxed_like_forked_ones(spawning_worker, tmp_pa
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on machines without CUDA")
-def test_asking_for_cuda_without_a_gpu_is_a_clear_error(tmp_path):
+def test_asking_for_cuda_without_a_gpu_is_a_clear_error(warm_fake_grader, tmp_path):
     path = tmp_path / "s.py"
     path.write_text("def add(a, b):\n    return a + b\n")
-    with fake_drill_client() as grader:
-        verdict = grader.grade("add", path, device="cuda")
-        assert verdict["status"] == "error" and "CUDA is not available" in verdict["summary"]
-        assert grader.grade("add", path, device="auto")["device"] == "cpu"
+    verdict = warm_fake_grader.grade("add", path, device="cuda")
+    assert verdict["status"] == "error" and "CUDA is not available" in verdict["summary"]
+    assert verdict["origin"] == "request"
+    assert warm_fake_grader.grade("add", path, device="auto")["device"] == "cpu"
 
 
 @needs_gpu

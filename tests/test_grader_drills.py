@@ -11,7 +11,6 @@ from grader_helpers import grade_limits
 
 pytest.importorskip("torch")
 
-from studyapp.grader.client import GraderClient  # noqa: E402
 from studyapp.kernels_loader import load_kernels  # noqa: E402
 
 BANK = Path(__file__).parent / "drill_bank"
@@ -35,10 +34,9 @@ def _without_tracebacks(text: str) -> str:
                      if line.strip() and not line.startswith((" ", "Traceback (most recent call last)")))
 
 
-@pytest.fixture(scope="module")
-def grader():
-    with GraderClient(grade_limits(timeout=10.0)) as client:
-        yield client
+@pytest.fixture
+def grader(warm_grader):
+    return warm_grader
 
 
 @pytest.mark.parametrize("drill_id", ["sdpa", "causal_mask", "padding_mask", "mha"])

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import textwrap
 import threading
 import time
-from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from grader_helpers import fake_drill_client, grade_limits, processes_below, processes_with_argument, worker_pid
@@ -49,21 +45,22 @@ HOSTILE = {
 }
 
 
-@pytest.fixture(scope="module")
-def client():
-    with fake_drill_client(grade_limits(memory_mb=512)) as grader:  # small, so memory bombs hit it quickly
-        warm_up = Path(tempfile.mkdtemp()) / "warm_up.py"
-        warm_up.write_text("def add(a, b):\n    return a + b\n")
-        assert grader.grade("add", warm_up, device="cpu")["status"] == "pass"  # timings below exclude torch's import
-        shutil.rmtree(warm_up.parent)
-        yield grader
+SMALL_MEMORY = 512
+"""MiB a submission may allocate here: small, so memory bombs hit it quickly."""
+
+
+@pytest.fixture
+def client(warm_fake_grader):
+    """The shared warm worker: the timings below exclude torch's import."""
+    return warm_fake_grader
 
 
 def grade_source(client, tmp_path, source: str, **kw) -> tuple[dict, float]:
     path = tmp_path / "submission.py"
     path.write_text(source)
     started = time.monotonic()
-    verdict = client.grade("add", path, device="cpu", limits=replace(client.limits, timeout=kw.pop("timeout", TIMEOUT)), **kw)
+    limits = grade_limits(timeout=kw.pop("timeout", TIMEOUT), memory_mb=SMALL_MEMORY)
+    verdict = client.grade("add", path, device="cpu", limits=limits, **kw)
     return verdict, time.monotonic() - started
 
 
@@ -161,23 +158,25 @@ def test_the_grader_goes_on_after_hostile_files(client, tmp_path):
     assert verdict["status"] == "pass"
 
 
-def test_cancel_stops_the_running_submission(tmp_path):
-    with fake_drill_client() as grader:
-        grader.start()
-        path = tmp_path / "loop.py"
-        path.write_text("def add(a, b):\n    while True:\n        pass\n")
-        result = {}
-        thread = threading.Thread(target=lambda: result.update(grader.grade("add", path, device="cpu", limits=grade_limits(timeout=30))))
-        thread.start()
-        deadline = time.monotonic() + 60
-        while not processes_below(grader) and time.monotonic() < deadline:
-            time.sleep(0.05)  # wait for the worker to import torch and fork the child
-        assert processes_below(grader)
-        grader.cancel()
-        thread.join(timeout=10)
-        assert not thread.is_alive()
-        assert result["status"] == "error" and result["summary"] == "cancelled"
-        assert_nothing_left(grader)
+def test_cancel_stops_the_running_submission(warm_fake_grader, tmp_path):
+    grader = warm_fake_grader  # a cancel stops the submission, never the worker: the shared one serves
+    grader.start()
+    worker = worker_pid(grader)
+    path = tmp_path / "loop.py"
+    path.write_text("def add(a, b):\n    while True:\n        pass\n")
+    result = {}
+    thread = threading.Thread(target=lambda: result.update(grader.grade("add", path, device="cpu", limits=grade_limits(timeout=30))))
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not processes_below(grader) and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the worker has forked the child
+    assert processes_below(grader)
+    grader.cancel()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert result["status"] == "error" and result["summary"] == "cancelled"
+    assert_nothing_left(grader)
+    assert worker_pid(grader) == worker, "cancelling a submission must not stop the worker"
 
 
 def test_a_dead_worker_gives_an_error_verdict_and_is_restarted(tmp_path):
