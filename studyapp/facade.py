@@ -572,7 +572,7 @@ class StudyFacade:
         status = store.drill_status()
         last: dict[str, str] = {}
         for row in store.drill_attempts():
-            last[row["drill_id"]] = f"{row['verdict']}: {row['summary']}" if row["summary"] else row["verdict"]
+            last[row.drill_id] = f"{row.verdict}: {row.summary}" if row.summary else row.verdict
         return [DrillInfo(d.id, d.title, tuple(d.tags), status.get(d.id, "not started"), last.get(d.id))
                 for d in self._catalog()]
 
@@ -603,11 +603,9 @@ class StudyFacade:
         rows = self.service.store.drill_attempts(drill_id)
         if not rows:
             return None
-        from studyapp.store import parse_utc
-
         last = rows[-1]
-        day = parse_utc(last["attempted_at"]).astimezone().date()
-        return {"status": last["verdict"], "summary": last["summary"] or "", "hint": "", "checks": [],
+        day = last.attempted_at.astimezone().date()
+        return {"status": last.verdict, "summary": last.summary, "hint": "", "checks": [],
                 "attempted_at": day.isoformat()}
 
     def save_drill_file(self, path: Path, text: str) -> None:
@@ -685,25 +683,21 @@ class StudyFacade:
         """True retention per week (Monday-dated) over the last half year, weeks with reviews only."""
         from fsrs import Rating, State
 
-        from studyapp.store import parse_utc
-
         weeks: dict[date, list[int]] = defaultdict(lambda: [0, 0])
         for row in self.service.store.reviews(since=now - timedelta(weeks=26)):
-            if row["state_before"] != State.Review:
+            if row.state_before != State.Review:
                 continue
-            day = parse_utc(row["reviewed_at"]).astimezone().date()
+            day = row.reviewed_at.astimezone().date()
             monday = day - timedelta(days=day.weekday())
             weeks[monday][0] += 1
-            weeks[monday][1] += row["rating"] != Rating.Again
+            weeks[monday][1] += row.rating != Rating.Again
         return tuple((week, passed / total) for week, (total, passed) in sorted(weeks.items()))
 
     def _drill_history(self) -> tuple[tuple[date, int, int], ...]:
-        from studyapp.store import parse_utc
-
         days: dict[date, list[int]] = defaultdict(lambda: [0, 0])
         for row in self.service.store.drill_attempts():
-            day = parse_utc(row["attempted_at"]).astimezone().date()
-            days[day][0 if row["verdict"] == "pass" else 1] += 1
+            day = row.attempted_at.astimezone().date()
+            days[day][0 if row.verdict == "pass" else 1] += 1
         return tuple((day, p, f) for day, (p, f) in sorted(days.items()))[-14:]
 
     # -- lifetime -------------------------------------------------------------------------

@@ -101,8 +101,7 @@ def fit_parameters(logs: Sequence[ReviewLog],
 def logs_from_store(store) -> list[ReviewLog]:
     """The user's review log as fsrs ReviewLogs (one card per note key)."""
     return [
-        ReviewLog(card_id=r["note_key"], rating=Rating(r["rating"]),
-                  review_datetime=datetime.fromisoformat(r["reviewed_at"]),
-                  review_duration=r["duration_ms"])
+        ReviewLog(card_id=r.note_key, rating=Rating(r.rating), review_datetime=r.reviewed_at,
+                  review_duration=r.duration_ms)
         for r in store.reviews()
     ]

@@ -236,32 +236,32 @@ class ReviewService:
         last = self.store.last_review()
         if last is None:
             raise UserError("nothing to undo: no review has been recorded")
-        note_row = self.store.note_by_key(last["note_key"])
+        note_row = self.store.note_by_key(last.note_key)
         assert note_row is not None, "a review's note_key always names a notes row"
         path = note_row.path
         if note_row.deleted:
             raise UserError(f"cannot undo: the reviewed note {path} is no longer in the vault")
-        if last["file_values_before"] is None:  # replayed, beyond `replay.UNDO_REACH`
-            raise UserError(f"cannot undo the review of {path} on {last['reviewed_at'][:10]}: "
+        if last.file_values_before is None:  # replayed, beyond `replay.UNDO_REACH`
+            raise UserError(f"cannot undo the review of {path} on {utc_text(last.reviewed_at)[:10]}: "
                             "it is older than what undo reaches")
         note = self.vault.read_note(path)
-        old_bytes = self.store.undo_bytes(last["id"])
-        old_values = _values_from_json(last["file_values_before"])
-        exact = old_bytes is not None and note.content_hash == last["hash_after"]
+        old_bytes = self.store.undo_bytes(last.id)
+        old_values = _values_from_json(last.file_values_before)
+        exact = old_bytes is not None and note.content_hash == last.hash_after
         from studyapp.history.events import EventKind, new_event
 
-        event = None if last["event_id"] is None else new_event(
+        event = None if last.event_id is None else new_event(
             EventKind.UNDO, self.ctx.now(), self.history_log.device, path,
-            review=last["event_id"])
-        payload = {"review_id": last["id"], "file_values": _json_values(old_values),
-                   "owner": current_process().as_text(),
-                   "event": None if event is None else event.to_json()}
+            review=last.event_id)
+        undo_event = None if event is None else event.to_json()
+        payload = {"review_id": last.id, "file_values": _json_values(old_values),
+                   "owner": current_process().as_text(), "event": undo_event}
         entry = self.store.add_journal("undo", path, note.content_hash, None, payload,
                                        self.ctx.now())
         try:
-            if exact and old_bytes is not None:  # exact implies the bytes were kept
+            if exact and old_bytes is not None and last.hash_after is not None:  # exact implies both were kept
                 try:
-                    self.vault.restore_bytes(path, old_bytes, last["hash_after"])
+                    self.vault.restore_bytes(path, old_bytes, last.hash_after)
                     new_hash = content_hash(old_bytes)
                 except WriteConflict:  # edited this very instant: keep the edit
                     exact = False
@@ -271,9 +271,9 @@ class ReviewService:
         except BaseException:
             self.store.clear_journal(entry)
             raise
-        _finish_undo(self.store, entry, last["id"], new_hash, payload["event"], self.history_log)
-        return {"path": path, "rating": schedule.rating_name(last["rating"]),
-                "reviewed_at": last["reviewed_at"], "exact": exact}
+        _finish_undo(self.store, entry, last.id, new_hash, undo_event, self.history_log)
+        return {"path": path, "rating": schedule.rating_name(last.rating),
+                "reviewed_at": utc_text(last.reviewed_at), "exact": exact}
 
     def record_drill_result(self, verdict: dict, notes=None) -> list[str]:
         """Log one graded submission (a grader verdict with "drill" and "file") at `ctx.now()`;
@@ -415,14 +415,14 @@ def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str,
     with store.transaction():
         if event is not None and events_log is not None:
             _append_logged(store, events_log, event)
-        last = store.conn.execute("SELECT * FROM reviews WHERE id = ?", (review_id,)).fetchone()
+        last = store.review(review_id)
         if last is not None:
-            key = last["note_key"]
+            key = last.note_key
             current = store.card(key)
-            if last["card_before"] is None:
+            if last.card_before is None:
                 store.delete_card(key)
             else:
-                card = CardRow.from_json(last["card_before"])
+                card = CardRow.from_json(last.card_before)
                 card.note_key = key  # a replayed card_before names no database key
                 if current is not None:
                     card.suspended = current.suspended  # suspension is not part of the review

@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 from fsrs import Rating, Scheduler, State
 
 from studyapp.schedule import declared_drills, mastery
-from studyapp.store import Store, parse_utc
+from studyapp.store import ReviewRow, Store
 
 RETENTION_WINDOWS = (7, 30, 365)
 FORECAST_DAYS = 30
@@ -58,14 +58,14 @@ def local_day(moment: datetime) -> date:
     return moment.astimezone().date()
 
 
-def recent_reviews(store: Store, now: datetime) -> list:
+def recent_reviews(store: Store, now: datetime) -> list[ReviewRow]:
     """The review rows the statistics look at: the last year's (the heatmap's span)."""
     return store.reviews(since=now - timedelta(days=HEATMAP_DAYS + 1))
 
 
 def reviews_per_day(reviews) -> Counter:
     """Local day -> number of reviews that day."""
-    return Counter(local_day(parse_utc(r["reviewed_at"])) for r in reviews)
+    return Counter(local_day(r.reviewed_at) for r in reviews)
 
 
 def streak_ending(per_day: Counter, today: date) -> int:
@@ -90,9 +90,9 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
     retention = []
     for days in RETENTION_WINDOWS:
         start = today - timedelta(days=days - 1)
-        graded = [r for r in reviews if r["state_before"] == State.Review
-                  and local_day(parse_utc(r["reviewed_at"])) >= start]
-        passed = sum(1 for r in graded if r["rating"] != Rating.Again)
+        graded = [r for r in reviews if r.state_before == State.Review
+                  and local_day(r.reviewed_at) >= start]
+        passed = sum(1 for r in graded if r.rating != Rating.Again)
         retention.append(Retention(days, len(graded), passed,
                                    passed / len(graded) if graded else None))
 

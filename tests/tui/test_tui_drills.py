@@ -102,7 +102,7 @@ async def test_cancelled_run_is_not_recorded(app, ctx):
         await pilot.pause()
         await pilot.press("ctrl+r")
         await settle(pilot)
-        verdicts = [row["verdict"] for row in app.session.service.store.drill_attempts("sdpa")]
+        verdicts = [row.verdict for row in app.session.service.store.drill_attempts("sdpa")]
         assert verdicts == ["pass"]
 
 
