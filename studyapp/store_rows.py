@@ -73,7 +73,7 @@ class CardRow:
 
 @dataclass
 class JournalEntry:
-    """A file write whose database half has not committed yet (see `reviews.repair_pending`)."""
+    """A file write whose database half has not committed yet (see `review_journal.repair_pending`)."""
 
     id: int
     kind: str

@@ -164,9 +164,9 @@ def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int
 
 def owned_values(history: NoteHistory) -> dict | None:
     """The owned keys the replayed state implies (mastery aside), or None to leave the note."""
-    from studyapp.reviews import _values_from_json
+    from studyapp.review_journal import values_from_json
 
-    before = _values_from_json(history.values_before or {})
+    before = values_from_json(history.values_before or {})
     if history.reviews == 0:
         return {k: v for k, v in before.items()
                 if k in ("last_reviewed", "next_review", "review_count")} or None
