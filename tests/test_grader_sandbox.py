@@ -8,7 +8,14 @@ import threading
 import time
 
 import pytest
-from grader_helpers import fake_drill_client, grade_limits, processes_below, processes_with_argument, worker_pid
+from grader_helpers import (
+    fake_drill_client,
+    grade_limits,
+    processes_below,
+    processes_with_argument,
+    warm_up,
+    worker_pid,
+)
 
 from studyapp.grader.contract import ChildExit
 
@@ -261,6 +268,7 @@ def test_closing_during_a_grade_cancels_it_and_stops_the_worker(tmp_path):
     path = tmp_path / "loop.py"
     path.write_text("def add(a, b):\n    while True:\n        pass\n")
     grader = fake_drill_client()
+    warm_up(grader)  # else the processes seen below may be the worker's start-up probe, not the child
     result = {}
     thread = threading.Thread(target=lambda: result.update(grader.grade("add", path, device="cpu", limits=grade_limits(timeout=60))))
     thread.start()

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from grader_helpers import Lent
 from textual.widgets import DataTable, Static, TextArea
 
 from studyapp.tui.app import StudyApp
@@ -135,7 +136,10 @@ async def test_saving_from_outside_regrades(app, ctx):
 
 
 @pytest.mark.slow
-async def test_real_grader_rejects_the_starter(app, ctx):
+async def test_real_grader_rejects_the_starter(app, ctx, warm_grader):
+    """A real worker, already warm (the app building and starting its own is tested in
+    test_tui_startup and, end to end, in the next test)."""
+    app.session._grader = Lent(warm_grader)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sdpa(pilot)
         await pilot.press("ctrl+r")
