@@ -61,6 +61,8 @@ def test_a_judgement_is_checked_field_by_field():
     assert judgement_from(judged) == judged
     with pytest.raises(ContractError, match="status"):
         judgement_from(dict(judged, status="passed"))
+    with pytest.raises(ContractError, match="hint"):
+        judgement_from(dict(judged, hint=["scale it"]))
     with pytest.raises(ContractError, match="message"):
         judgement_from(dict(judged, checks=[{"name": "values", "tier": "core", "status": "fail"}]))
 

@@ -216,8 +216,11 @@ def judgement_from(raw: object) -> Judgement:
     mistake = raw.get("mistake")
     if mistake is not None and not isinstance(mistake, str):
         raise ContractError(f"{where}: mistake is {type(mistake).__name__}, not str")
+    hint = raw.get("hint") or ""
+    if not isinstance(hint, str):
+        raise ContractError(f"{where}: hint is {type(hint).__name__}, not str")
     return Judgement(status=status, summary=_need(raw, "summary", str, where), mistake=mistake,
-                     hint=raw.get("hint") or "", checks=_checks(raw.get("checks", []), where))
+                     hint=hint, checks=_checks(raw.get("checks", []), where))
 
 
 def verdict_from(raw: object) -> Verdict:
