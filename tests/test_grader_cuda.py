@@ -100,3 +100,16 @@ def test_real_drills_pass_and_fail_on_cuda():
                 assert verdict["status"] == "pass" and verdict["device"] == "cuda", verdict
         wrong = grader.grade("sdpa", bank / "sdpa" / "wrong" / "no_scaling.py", device="cuda")
         assert wrong["status"] == "fail"
+
+
+def test_a_job_without_its_limits_is_refused_not_graded_with_defaults(spawning_worker, tmp_path):
+    """Limits travel one way, in the job (from Settings): the worker has no defaults to fall back on."""
+    path = tmp_path / "s.py"
+    path.write_text("def add(a, b):\n    return a + b\n")
+    job = {"id": time.monotonic_ns(), "drill": "add", "file": str(path), "device": "cpu", "seed": None,
+           "timeout": 10}  # the old form, without "limits"
+    spawning_worker.stdin.write(json.dumps(job) + "\n")
+    spawning_worker.stdin.flush()
+    verdict = json.loads(spawning_worker.stdout.readline())["verdict"]
+    assert verdict["status"] == "error" and verdict["origin"] == "request", verdict
+    assert "limits" in verdict["summary"], verdict
