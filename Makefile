@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	@echo "==> installing torch $(TORCH_VERSION) for the drill grader: the largest download, a few minutes"
 	@$(BIN)/python -m pip install --progress-bar on "torch==$(TORCH_VERSION)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url https://pypi.org/simple)
 	@echo "==> installing studyapp and its other dependencies"
-	@$(BIN)/python -m pip install --progress-bar on -e ".[test]"
+	@$(BIN)/python -m pip install --progress-bar on -e ".[test,optimizer]"
 	@touch $(STAMP)
 	@echo "==> installed into $(VENV)"
 

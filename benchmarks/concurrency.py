@@ -207,10 +207,8 @@ def _audit(vault: Path, data: Path, edits: int, expected_reviews: int) -> dict:
     lost_reviews = max(0, expected_reviews - in_db) + abs(in_note - in_db)
     agree = in_note == in_db
     if last is not None:  # the note's dates are the ones the database's last review wrote
-        from datetime import datetime
-
-        reviewed = datetime.fromisoformat(last["reviewed_at"]).astimezone().date()
-        due = datetime.fromisoformat(last["due_after"]).astimezone().date()
+        reviewed = last.reviewed_at.astimezone().date()
+        due = last.due_after.astimezone().date()
         agree = agree and note.last_reviewed == reviewed and note.next_review == max(due, reviewed)
     return {"lost_edits": lost_edits, "duplicated_edits": duplicated_edits,
             "reviews_in_db": in_db, "reviews_in_note": in_note,

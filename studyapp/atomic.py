@@ -1,4 +1,9 @@
-"""Crash-safe file replacement: a reader sees the old bytes or the new bytes, never a mix."""
+"""Crash-safe file replacement: a reader sees the old bytes or the new bytes, never a mix.
+
+One mechanism in one file (~400 lines): the temp file, the exchange-rename with its compare
+and swap-back, the read lease, and the fallbacks where the system lacks them are steps of the
+same write, and reading them apart would hide how a concurrent edit is kept.
+"""
 
 from __future__ import annotations
 

@@ -356,9 +356,8 @@ class DrillReviews:
         if start.at < _local_midnight(self.ctx.now()):
             return None  # left unrated on an earlier day: today's review is a new try
         after = marks[marks.index(start):]
-        attempts = [(parse_utc(r["attempted_at"]), r["verdict"] == "pass")
-                    for r in self.store.drill_attempts(drill)
-                    if parse_utc(r["attempted_at"]) >= start.at]
+        attempts = [(r.attempted_at, r.verdict == "pass")
+                    for r in self.store.drill_attempts(drill) if r.attempted_at >= start.at]
         hints = [m.at for m in after if m.kind == MarkKind.HINT.value]
         giveups = [m.at for m in after if m.kind == MarkKind.GIVEUP.value]
         return build_try(drill, start.at, attempts, hints, giveups[0] if giveups else None)
@@ -388,7 +387,7 @@ class DrillReviews:
         else:  # practice: the latest run passed, or the learner gave up since the last review
             rows = self.store.drill_attempts(drill)
             last = self.store.last_drill_review_at(drill)
-            allowed = (bool(rows) and rows[-1]["verdict"] == "pass") or any(
+            allowed = (bool(rows) and rows[-1].verdict == "pass") or any(
                 m.kind == MarkKind.GIVEUP.value for m in self.store.drill_marks(drill, since=last))
         if not allowed:
             return None

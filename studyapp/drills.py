@@ -76,7 +76,7 @@ def last_results(store: Store) -> dict[str, str]:
     """Drill id -> its latest attempt as one line ("fail: 2 of 5 checks fail")."""
     last: dict[str, str] = {}
     for row in store.drill_attempts():
-        last[row["drill_id"]] = f"{row['verdict']}: {row['summary']}" if row["summary"] else row["verdict"]
+        last[row.drill_id] = f"{row.verdict}: {row.summary}" if row.summary else row.verdict
     return last
 
 
@@ -94,11 +94,8 @@ def last_attempt(store: Store, drill_id: str) -> StoredAttempt | None:
     rows = store.drill_attempts(drill_id)
     if not rows:
         return None
-    from studyapp.store import parse_utc
-
     last = rows[-1]
-    day = parse_utc(last["attempted_at"]).astimezone().date()
-    return StoredAttempt(last["verdict"], last["summary"] or "", day.isoformat())
+    return StoredAttempt(last.verdict, last.summary or "", last.attempted_at.astimezone().date().isoformat())
 
 
 def starter_file(drill_id: str, workspace: Path) -> tuple[Path, bool]:
@@ -127,12 +124,15 @@ def starter_file(drill_id: str, workspace: Path) -> tuple[Path, bool]:
 def new_grader_client(settings: Settings, timeout: float | None = None) -> GraderClient:
     """The grader client every front end uses, with the limits from `settings`
     (`grader_timeout`, `grader_memory_mb`); `timeout` overrides the first (`--timeout`)."""
+    from dataclasses import replace
+
     from studyapp.grader.client import GraderClient
+    from studyapp.grader.contract import GradeLimits
 
     if timeout is not None and not timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    return GraderClient(timeout=settings.grader_timeout if timeout is None else timeout,
-                        memory_mb=settings.grader_memory_mb)
+    limits = GradeLimits.from_settings(settings)
+    return GraderClient(limits if timeout is None else replace(limits, timeout=timeout))
 
 
 def record_attempt(service: ReviewService, verdict: dict, notes: list[Note] | None = None) -> list[str]:
@@ -198,12 +198,13 @@ class Grading:
             if not self._closed:
                 self.client().start()
 
-    def grade(self, drill_id: str, path: Path, timeout: float) -> tuple[dict, int]:
-        """Grade in the worker; returns the verdict and the generation it started in."""
+    def grade(self, drill_id: str, path: Path) -> tuple[dict, int]:
+        """Grade in the worker, under the client's limits (from Settings); returns the verdict
+        and the generation it started in."""
         client = self.client()
         with self._lock:
             generation = self._generation
-        return client.grade(drill_id, path, device="auto", timeout=timeout), generation
+        return dict(client.grade(drill_id, path, device="auto")), generation
 
     def is_current(self, generation: int) -> bool:
         with self._lock:

@@ -1,5 +1,10 @@
-"""Errors the CLI and TUI show to the user as one clear message, never as a traceback, and
-the CLI's exit codes (one per kind of outcome; README, "Exit codes")."""
+"""What the user sees when something fails, and the CLI's exit codes (one per kind of outcome;
+README, "Exit codes").
+
+A failure the user can act on (a `UserError`, an OS error on one of their files, a database
+failure) is one line, in the CLI (`cli.main`) and in the TUI (`StudyApp.report_error`), never a
+traceback; `user_message` is that line. Anything else is a bug of ours and keeps its traceback.
+"""
 
 from __future__ import annotations
 

@@ -444,7 +444,7 @@ class StudyFacade:
         """Grade in the grader's worker process (never here: this process must not import torch)."""
         from studyapp.drills import record_attempt
 
-        verdict, generation = self._grading.grade(drill_id, path, timeout=self.ctx.settings.grader_timeout)
+        verdict, generation = self._grading.grade(drill_id, path)
         with self._lock:
             if self._grading.is_current(generation):  # a cancelled run is not an attempt
                 self._grading.last_verdicts[drill_id] = verdict

@@ -3,7 +3,9 @@
 Our reference kernels must never be importable as a top-level `kernels` package: that name
 belongs to an unrelated project on PyPI, and either could shadow the other. They are loaded from
 `paths.kernels_dir()` as `studyapp_kernels` instead (so `import studyapp_kernels.attention`
-works once `load_kernels()` has run). Only the grader worker and tests call this: it imports torch.
+works once `load_kernels()` has run). Loading imports only the package's torch-free `__init__`
+and catalog, so the CLI and the TUI call this to list drills; the grader worker goes on to the
+torch-backed drills (`DRILLS`), which import on first access (tests/test_grader_imports.py).
 """
 
 from __future__ import annotations

@@ -2,8 +2,11 @@
 
 `fit_parameters` is the one code path: `studyapp optimize` uses it on the user's log and
 `benchmarks/scheduler_quality.py` on a training split. The fitting itself is `fsrs-rs-python`
-(the Rust optimizer Anki uses), so no torch and no model of our own: we only turn review logs
-into its items and keep the result when it predicts the log better than the parameters in use.
+(the Rust optimizer Anki uses), so no torch and no model of our own (a test runs `studyapp
+optimize` and checks that torch never loads): we only turn review logs into its items and keep
+the result when it predicts the log better than the parameters in use. fsrs-rs-python is the
+`optimizer` extra (`pip install 'studyapp[optimizer]'`, as py-fsrs ships its own optimizer);
+without it, `fsrs_rs` says so in one line.
 """
 
 from __future__ import annotations
@@ -11,9 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from types import ModuleType
 
 from fsrs import Rating, ReviewLog
 from fsrs.scheduler import DEFAULT_PARAMETERS
+
+from studyapp.errors import UserError
+
+OPTIMIZER_EXTRA = "optimizer"
+"""The extra that installs fsrs-rs-python (pyproject.toml)."""
 
 MIN_REVIEWS = 512
 """Reviews a day or more after the card's previous one needed before fitting 21 parameters
@@ -35,6 +44,21 @@ class FitResult:
     """Log loss of `parameters` (never above `log_loss_before`)."""
     review_count: int
     """Reviews that count towards the loss (a day or more after the previous one)."""
+
+
+class OptimizerMissing(UserError):
+    """fsrs-rs-python is not installed: the optional dependency, not a bug."""
+
+
+def fsrs_rs(needed_by: str = "`studyapp optimize`") -> ModuleType:
+    """The fsrs-rs bindings, or OptimizerMissing naming what needs them and how to install them."""
+    try:
+        import fsrs_rs_python
+    except ImportError:
+        raise OptimizerMissing(
+            f"{needed_by} needs the FSRS optimizer (fsrs-rs-python), which is not installed: "
+            f"pip install 'studyapp[{OPTIMIZER_EXTRA}]'") from None
+    return fsrs_rs_python
 
 
 def _elapsed_days(previous: datetime, current: datetime) -> int:
@@ -61,7 +85,7 @@ def countable_reviews(logs: Sequence[ReviewLog]) -> int:
 
 def training_items(logs: Sequence[ReviewLog]) -> list:
     """One fsrs-rs item per scored review: the card's history up to and including it."""
-    import fsrs_rs_python as rs
+    rs = fsrs_rs()
 
     by_card: dict[int, list[ReviewLog]] = {}
     for log in sorted(logs, key=lambda r: r.review_datetime):
@@ -80,14 +104,13 @@ def training_items(logs: Sequence[ReviewLog]) -> list:
 def fit_parameters(logs: Sequence[ReviewLog],
                    current: Sequence[float] | None = None) -> FitResult:
     """Fit parameters to `logs`; keep `current` (default FSRS parameters) when they predict better."""
+    rs = fsrs_rs()
     usable = countable_reviews(logs)
     if usable < MIN_REVIEWS:
         raise NotEnoughHistory(
             f"optimizing needs at least {MIN_REVIEWS} reviews made a day or more after the "
             f"note's previous review; the log has {usable}. Keep reviewing and try again later."
         )
-    import fsrs_rs_python as rs
-
     items = training_items(logs)
     before = [float(p) for p in (current or DEFAULT_PARAMETERS)]
     fitted = [float(p) for p in rs.FSRS(before).compute_parameters(items)]
@@ -101,9 +124,8 @@ def fit_parameters(logs: Sequence[ReviewLog],
 def logs_from_store(store) -> list[ReviewLog]:
     """The user's review log as fsrs ReviewLogs (one card per note key)."""
     return [
-        ReviewLog(card_id=r["note_key"], rating=Rating(r["rating"]),
-                  review_datetime=datetime.fromisoformat(r["reviewed_at"]),
-                  review_duration=r["duration_ms"])
+        ReviewLog(card_id=r.note_key, rating=Rating(r.rating), review_datetime=r.reviewed_at,
+                  review_duration=r.duration_ms)
         for r in store.reviews()
     ]
 

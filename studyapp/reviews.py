@@ -7,16 +7,16 @@ result):
   2. the note file is rewritten atomically (the vault's byte-exact write-back);
   3. the review is appended to this device's log (`studyapp.history`), then the review rows
      are written and the journal row removed, in one transaction.
-A crash between 2 and 3 leaves a journal row; `repair_pending` (run whenever a service opens)
-finishes the database half when the file holds what was written, and drops the row when the
-file was never written. It touches only rows whose writing process is gone.
+A crash between 2 and 3 leaves a journal row, which `review_journal.repair_pending` (run
+whenever a service opens) finishes or drops. `studyapp due`'s listing is here too, until the
+review session has a module of its own (issue 11).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from fsrs import Rating
@@ -31,9 +31,10 @@ from studyapp.cards import (
     session_queue,
 )
 from studyapp.errors import UserError
-from studyapp.locking import ProcessIdentity, WriterLock, current_process
+from studyapp.locking import WriterLock, current_process
 from studyapp.mastery import note_mastery, trained_drills
-from studyapp.store import CardRow, Store, utc_text
+from studyapp.review_journal import finish_review, finish_undo, json_values, repair_pending, values_from_json
+from studyapp.store import Store, utc_text
 from studyapp.vault.model import WriteConflict
 from studyapp.vault.vault import content_hash
 
@@ -175,7 +176,7 @@ class ReviewService:
         event = new_event(
             EventKind.REVIEW, now, self.history_log.device, path, rating=int(rating),
             duration_ms=duration_ms, title=note.title, fuzz=self.scheduler.enable_fuzzing,
-            values_before=_json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}),
+            values_before=json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}),
             **({} if scheduled else {"seed": before.to_json()}))
         after = review_for_event(self.scheduler, before, rating, now, duration_ms, event.id)
         event.data.update(before=card_fields(before), after=card_fields(after),
@@ -205,12 +206,12 @@ class ReviewService:
                              else (now - before.last_review).total_seconds() / 86400),
             "card_before": stored.to_json() if stored else None,
             "file_values_before": json.dumps(
-                _json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}), default=str),
+                json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}), default=str),
             "path": path,
             "hash_before": note.content_hash,
         }
         payload: dict[str, Any] = {"review": review_row, "card_after": after.to_json(), "title": note.title,
-                   "file_values": _json_values(file_values), "owner": current_process().as_text(),
+                   "file_values": json_values(file_values), "owner": current_process().as_text(),
                    "event": event.to_json()}
         entry = self.store.add_journal("review", path, note.content_hash, None, payload, now)
         try:
@@ -219,7 +220,7 @@ class ReviewService:
             self.store.clear_journal(entry)
             raise
         payload["review"]["hash_before"] = content_hash(written.replaced)
-        review_id = _finish_review(self.store, entry, payload, written.note.content_hash,
+        review_id = finish_review(self.store, entry, payload, written.note.content_hash,
                                    written.replaced, now, self.history_log)
         return ReviewResult(path, schedule.rating_name(rating), review_id, after.due,
                             _state_name(after.state), after.due - now, value)
@@ -238,32 +239,32 @@ class ReviewService:
         last = self.store.last_review()
         if last is None:
             raise UserError("nothing to undo: no review has been recorded")
-        note_row = self.store.note_by_key(last["note_key"])
+        note_row = self.store.note_by_key(last.note_key)
         assert note_row is not None, "a review's note_key always names a notes row"
         path = note_row.path
         if note_row.deleted:
             raise UserError(f"cannot undo: the reviewed note {path} is no longer in the vault")
-        if last["file_values_before"] is None:  # replayed, beyond `replay.UNDO_REACH`
-            raise UserError(f"cannot undo the review of {path} on {last['reviewed_at'][:10]}: "
+        if last.file_values_before is None:  # replayed, beyond `replay.UNDO_REACH`
+            raise UserError(f"cannot undo the review of {path} on {utc_text(last.reviewed_at)[:10]}: "
                             "it is older than what undo reaches")
         note = self.vault.read_note(path)
-        old_bytes = self.store.undo_bytes(last["id"])
-        old_values = _values_from_json(last["file_values_before"])
-        exact = old_bytes is not None and note.content_hash == last["hash_after"]
+        old_bytes = self.store.undo_bytes(last.id)
+        old_values = values_from_json(last.file_values_before)
+        exact = old_bytes is not None and note.content_hash == last.hash_after
         from studyapp.history.events import EventKind, new_event
 
-        event = None if last["event_id"] is None else new_event(
+        event = None if last.event_id is None else new_event(
             EventKind.UNDO, self.ctx.now(), self.history_log.device, path,
-            review=last["event_id"])
-        payload = {"review_id": last["id"], "file_values": _json_values(old_values),
-                   "owner": current_process().as_text(),
-                   "event": None if event is None else event.to_json()}
+            review=last.event_id)
+        undo_event = None if event is None else event.to_json()
+        payload = {"review_id": last.id, "file_values": json_values(old_values),
+                   "owner": current_process().as_text(), "event": undo_event}
         entry = self.store.add_journal("undo", path, note.content_hash, None, payload,
                                        self.ctx.now())
         try:
-            if exact and old_bytes is not None:  # exact implies the bytes were kept
+            if exact and old_bytes is not None and last.hash_after is not None:  # exact implies both were kept
                 try:
-                    self.vault.restore_bytes(path, old_bytes, last["hash_after"])
+                    self.vault.restore_bytes(path, old_bytes, last.hash_after)
                     new_hash = content_hash(old_bytes)
                 except WriteConflict:  # edited this very instant: keep the edit
                     exact = False
@@ -273,9 +274,9 @@ class ReviewService:
         except BaseException:
             self.store.clear_journal(entry)
             raise
-        _finish_undo(self.store, entry, last["id"], new_hash, payload["event"], self.history_log)
-        return {"path": path, "rating": schedule.rating_name(last["rating"]),
-                "reviewed_at": last["reviewed_at"], "exact": exact}
+        finish_undo(self.store, entry, last.id, new_hash, undo_event, self.history_log)
+        return {"path": path, "rating": schedule.rating_name(last.rating),
+                "reviewed_at": utc_text(last.reviewed_at), "exact": exact}
 
     def record_drill_result(self, verdict: dict, notes=None) -> list[str]:
         """Log one graded submission (a grader verdict with "drill" and "file") at `ctx.now()`;
@@ -384,143 +385,6 @@ def refuse_earlier_than(now: datetime, path: str, last_review: datetime | None,
     raise UserError(f"{path} was last reviewed {when}, after the time given "
                     f"({now.astimezone().isoformat(timespec='minutes')}); "
                     "a review cannot be recorded before the previous one")
-
-
-def _finish_review(store: Store, entry: int, payload: dict, hash_after: str,
-                   old_bytes: bytes | None, now: datetime, events_log=None) -> int:
-    """The log and database halves of a review whose file write has happened."""
-    review = dict(payload["review"])
-    path = review["path"]
-    event = payload.get("event")
-    with store.transaction():
-        if event is not None and events_log is not None:
-            _append_logged(store, events_log, event)
-            review["event_id"] = event["id"]
-        row = store.note_by_path(path)
-        if row is None:
-            key = store.add_note(path, hash_after, payload.get("title"), now)
-        else:
-            key = row.key
-            store.update_note(key, content_hash=hash_after)
-        card = CardRow.from_json(payload["card_after"])
-        card.note_key = key
-        store.put_card(card)
-        review.update(note_key=key, hash_after=hash_after)
-        review_id = store.insert_review(review, old_bytes=old_bytes)
-        store.clear_journal(entry)
-    return review_id
-
-
-def _finish_undo(store: Store, entry: int, review_id: int, hash_now: str,
-                 event: dict | None = None, events_log=None) -> None:
-    """The log and database halves of an undo whose file write has happened."""
-    with store.transaction():
-        if event is not None and events_log is not None:
-            _append_logged(store, events_log, event)
-        last = store.conn.execute("SELECT * FROM reviews WHERE id = ?", (review_id,)).fetchone()
-        if last is not None:
-            key = last["note_key"]
-            current = store.card(key)
-            if last["card_before"] is None:
-                store.delete_card(key)
-            else:
-                card = CardRow.from_json(last["card_before"])
-                card.note_key = key  # a replayed card_before names no database key
-                if current is not None:
-                    card.suspended = current.suspended  # suspension is not part of the review
-                store.put_card(card)
-            store.update_note(key, content_hash=hash_now)
-            store.delete_review(review_id)
-        store.clear_journal(entry)
-
-
-def _append_logged(store: Store, events_log, event: dict) -> None:
-    from studyapp.history.events import Event
-    from studyapp.history.sync import record
-
-    record(store, events_log, Event.from_json(event))
-
-
-def repair_pending(store: Store, vault, lock: WriterLock | None = None,
-                   events_log=None) -> list[str]:
-    """Finish or drop file writes a crash interrupted; returns one line per repair.
-
-    Only rows whose writing process is gone are touched, and only while holding the write
-    lock (when it is taken, its holder is mid-write: its rows are left to it)."""
-    if lock is None:
-        return _repair(store, vault, events_log)
-    with lock.attempt() as held:
-        return _repair(store, vault, events_log) if held else []
-
-
-def _repair(store: Store, vault, events_log=None) -> list[str]:
-    import logging  # rarely needed: kept off the start-up path
-    done = []
-    for entry in store.journal():
-        if _owner_alive(entry.owner):
-            continue  # another process (or thread) is writing this one right now
-        try:
-            note = vault.read_note(entry.path)
-        except UserError:
-            note = None
-        wanted = _values_from_json(entry.payload["file_values"])
-        written = note is not None and all(
-            _same(note.meta.get(k), v) for k, v in wanted.items())
-        if note is not None and note.content_hash != entry.hash_before and written:
-            if entry.kind == "review":
-                _finish_review(store, entry.id, entry.payload, note.content_hash, None,
-                               datetime.now(timezone.utc), events_log)
-            else:
-                _finish_undo(store, entry.id, entry.payload["review_id"], note.content_hash,
-                             entry.payload.get("event"), events_log)
-            done.append(f"{entry.path}: finished an interrupted {entry.kind}")
-        else:
-            store.clear_journal(entry.id)
-            done.append(f"{entry.path}: dropped an interrupted {entry.kind} (file not written)")
-        logging.getLogger(__name__).warning(done[-1])
-    return done
-
-
-def _owner_alive(owner: str | None) -> bool:
-    """Whether the process that wrote a journal row still runs (rows of old versions: no)."""
-    try:
-        return owner is not None and ProcessIdentity.parse(owner).is_alive()
-    except ValueError:
-        return False
-
-
-def _json_values(values: dict) -> dict:
-    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in values.items()}
-
-
-def _values_from_json(values) -> dict:
-    """Owned values as write_review_keys wants them (dates as dates)."""
-    from datetime import date
-
-    if isinstance(values, str):
-        values = json.loads(values)
-    result = {}
-    for key, value in values.items():
-        if key in ("last_reviewed", "next_review", "created") and isinstance(value, str):
-            try:
-                value = date.fromisoformat(value)
-            except ValueError:
-                pass
-        result[key] = value
-    return result
-
-
-def _same(actual, wanted) -> bool:
-    if hasattr(actual, "isoformat"):
-        actual = actual.isoformat()
-    if hasattr(wanted, "isoformat"):
-        wanted = wanted.isoformat()
-    if isinstance(actual, float) or isinstance(wanted, float):
-        try:
-            return abs(float(actual) - float(wanted)) < 1e-9
-        except (TypeError, ValueError):
-            return False
-    return actual == wanted
 
 
 def _state_name(state: int) -> str:

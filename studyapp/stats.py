@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 from fsrs import Rating, Scheduler, State
 
 from studyapp.mastery import note_mastery
-from studyapp.store import Store, parse_utc
+from studyapp.store import ReviewRow, Store
 
 RETENTION_WINDOWS = (7, 30, 365)
 FORECAST_DAYS = 30
@@ -59,14 +59,14 @@ def local_day(moment: datetime) -> date:
     return moment.astimezone().date()
 
 
-def recent_reviews(store: Store, now: datetime) -> list:
+def recent_reviews(store: Store, now: datetime) -> list[ReviewRow]:
     """The review rows the statistics look at: the last year's (the heatmap's span)."""
     return store.reviews(since=now - timedelta(days=HEATMAP_DAYS + 1))
 
 
 def reviews_per_day(reviews) -> Counter:
     """Local day -> number of reviews that day."""
-    return Counter(local_day(parse_utc(r["reviewed_at"])) for r in reviews)
+    return Counter(local_day(r.reviewed_at) for r in reviews)
 
 
 def streak_ending(per_day: Counter, today: date) -> int:
@@ -91,9 +91,9 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
     retention = []
     for days in RETENTION_WINDOWS:
         start = today - timedelta(days=days - 1)
-        graded = [r for r in reviews if r["state_before"] == State.Review
-                  and local_day(parse_utc(r["reviewed_at"])) >= start]
-        passed = sum(1 for r in graded if r["rating"] != Rating.Again)
+        graded = [r for r in reviews if r.state_before == State.Review
+                  and local_day(r.reviewed_at) >= start]
+        passed = sum(1 for r in graded if r.rating != Rating.Again)
         retention.append(Retention(days, len(graded), passed,
                                    passed / len(graded) if graded else None))
 
@@ -144,12 +144,12 @@ def weekly_retention(store: Store, now: datetime, weeks: int = 26) -> list[tuple
     """True retention per week (Monday-dated) over the last `weeks`, weeks with reviews only."""
     by_week: dict[date, list[int]] = defaultdict(lambda: [0, 0])
     for row in store.reviews(since=now - timedelta(weeks=weeks)):
-        if row["state_before"] != State.Review:
+        if row.state_before != State.Review:
             continue
-        day = local_day(parse_utc(row["reviewed_at"]))
+        day = local_day(row.reviewed_at)
         monday = day - timedelta(days=day.weekday())
         by_week[monday][0] += 1
-        by_week[monday][1] += row["rating"] != Rating.Again
+        by_week[monday][1] += row.rating != Rating.Again
     return [(week, passed / total) for week, (total, passed) in sorted(by_week.items())]
 
 
@@ -157,8 +157,8 @@ def drill_history(store: Store, days: int = 14) -> list[tuple[date, int, int]]:
     """(local day, passed, not passed) graded attempts, for the last `days` days with attempts."""
     by_day: dict[date, list[int]] = defaultdict(lambda: [0, 0])
     for row in store.drill_attempts():
-        day = local_day(parse_utc(row["attempted_at"]))
-        by_day[day][0 if row["verdict"] == "pass" else 1] += 1
+        day = local_day(row.attempted_at)
+        by_day[day][0 if row.verdict == "pass" else 1] += 1
     return [(day, passed, failed) for day, (passed, failed) in sorted(by_day.items())][-days:]
 
 

@@ -1,12 +1,14 @@
 """The review database: note identity, FSRS card state, the review log, drill attempts, fitted
 parameters, and a journal that makes a review's file write and database rows one unit.
 
-Plain stdlib `sqlite3` in WAL mode with foreign keys on. The schema is versioned with
-`PRAGMA user_version`; `MIGRATIONS[i]` upgrades a database from version i to i + 1, so an old
-database is brought forward in place on open and never rebuilt.
+Plain stdlib `sqlite3` in WAL mode with foreign keys on. This is the only module that runs SQL
+on it; callers get typed rows (`store_rows`), never `sqlite3.Row`s. The schema and its
+migrations live in `store_schema`, the translation of failures into one line in `store_errors`
+(both re-exported here). One `Store` keeps one connection open: the TUI records reviews in a loop.
 
-All instants are stored as ISO-8601 text in UTC (`2026-11-22T09:30:00+00:00`), which sorts
-correctly as text. One `Store` keeps one connection open: the TUI records reviews in a loop.
+`Store` stays one class in one file (~500 lines) because it is the one place that runs SQL on
+this database: the review log, the journal and the replayed history share transactions, and
+keeping every query together is what lets a test check that no other module runs one.
 """
 
 from __future__ import annotations
@@ -17,335 +19,41 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from enum import Enum
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
-from studyapp.errors import UserError
-
-MIGRATIONS: tuple[str, ...] = (
-    # 0 -> 1: notes, their scheduler state and the review log.
-    """
-    CREATE TABLE notes (
-        key INTEGER PRIMARY KEY,
-        path TEXT NOT NULL,
-        content_hash TEXT,
-        title TEXT,
-        deleted INTEGER NOT NULL DEFAULT 0,
-        first_seen TEXT NOT NULL
-    );
-    CREATE UNIQUE INDEX notes_live_path ON notes(path) WHERE deleted = 0;
-    CREATE TABLE cards (
-        note_key INTEGER PRIMARY KEY REFERENCES notes(key),
-        state INTEGER NOT NULL,
-        step INTEGER,
-        stability REAL,
-        difficulty REAL,
-        due TEXT NOT NULL,
-        last_review TEXT,
-        suspended INTEGER NOT NULL DEFAULT 0,
-        reps INTEGER NOT NULL DEFAULT 0,
-        lapses INTEGER NOT NULL DEFAULT 0,
-        legacy INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE INDEX cards_due ON cards(due);
-    CREATE TABLE reviews (
-        id INTEGER PRIMARY KEY,
-        note_key INTEGER NOT NULL REFERENCES notes(key),
-        rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 4),
-        reviewed_at TEXT NOT NULL,
-        duration_ms INTEGER,
-        state_before INTEGER,
-        state_after INTEGER NOT NULL,
-        stability_before REAL,
-        stability_after REAL,
-        difficulty_before REAL,
-        difficulty_after REAL,
-        due_before TEXT,
-        due_after TEXT NOT NULL,
-        scheduled_days REAL NOT NULL,
-        elapsed_days REAL,
-        card_before TEXT,
-        file_values_before TEXT,
-        path TEXT NOT NULL,
-        hash_before TEXT,
-        hash_after TEXT
-    );
-    CREATE INDEX reviews_note ON reviews(note_key, reviewed_at);
-    CREATE INDEX reviews_time ON reviews(reviewed_at);
-    """,
-    # 1 -> 2: drill attempts, fitted parameters, undo bytes and the write journal.
-    """
-    CREATE TABLE drill_attempts (
-        id INTEGER PRIMARY KEY,
-        note_key INTEGER REFERENCES notes(key),
-        topic TEXT,
-        drill_id TEXT NOT NULL,
-        verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'fail', 'error')),
-        summary TEXT,
-        attempted_at TEXT NOT NULL,
-        duration_ms INTEGER,
-        file_path TEXT
-    );
-    CREATE INDEX drill_attempts_drill ON drill_attempts(drill_id, attempted_at);
-    CREATE TABLE params (
-        id INTEGER PRIMARY KEY,
-        fitted_at TEXT NOT NULL,
-        parameters TEXT NOT NULL,
-        log_loss_before REAL,
-        log_loss_after REAL,
-        review_count INTEGER
-    );
-    CREATE TABLE undo_bytes (
-        review_id INTEGER PRIMARY KEY REFERENCES reviews(id) ON DELETE CASCADE,
-        content BLOB NOT NULL
-    );
-    CREATE TABLE journal (
-        id INTEGER PRIMARY KEY,
-        kind TEXT NOT NULL,
-        path TEXT NOT NULL,
-        hash_before TEXT,
-        hash_after TEXT,
-        payload TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    );
-    """,
-    # 2 -> 3: the per-device event log is the truth (`studyapp.history`): rows replayed from it
-    # carry their event's id, and how much of each device's log file the cache holds.
-    """
-    ALTER TABLE reviews ADD COLUMN event_id TEXT;
-    CREATE UNIQUE INDEX reviews_event ON reviews(event_id) WHERE event_id IS NOT NULL;
-    ALTER TABLE drill_attempts ADD COLUMN event_id TEXT;
-    CREATE TABLE log_files (
-        device TEXT PRIMARY KEY,
-        size INTEGER NOT NULL
-    );
-    """,
-    # 3 -> 4: drills as review items (`studyapp.drill_reviews`): each drill's own FSRS card,
-    # its reviews, and the marks of a try (start, hints, give-up). Keyed by drill id, apart
-    # from notes: every query over `cards` and `reviews` means notes.
-    """
-    CREATE TABLE drill_cards (
-        drill_id TEXT PRIMARY KEY,
-        state INTEGER NOT NULL,
-        step INTEGER,
-        stability REAL,
-        difficulty REAL,
-        due TEXT NOT NULL,
-        last_review TEXT,
-        suspended INTEGER NOT NULL DEFAULT 0,
-        reps INTEGER NOT NULL DEFAULT 0,
-        lapses INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE TABLE drill_reviews (
-        id INTEGER PRIMARY KEY,
-        drill_id TEXT NOT NULL,
-        rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 4),
-        proposed INTEGER,
-        reviewed_at TEXT NOT NULL,
-        duration_ms INTEGER,
-        hints INTEGER NOT NULL DEFAULT 0,
-        runs INTEGER NOT NULL DEFAULT 0,
-        failed_runs INTEGER NOT NULL DEFAULT 0,
-        gave_up INTEGER NOT NULL DEFAULT 0,
-        state_before INTEGER,
-        state_after INTEGER NOT NULL,
-        stability_before REAL,
-        stability_after REAL,
-        due_before TEXT,
-        due_after TEXT NOT NULL,
-        try_start TEXT,
-        event_id TEXT UNIQUE
-    );
-    CREATE INDEX drill_reviews_drill ON drill_reviews(drill_id, reviewed_at);
-    CREATE TABLE drill_marks (
-        id INTEGER PRIMARY KEY,
-        drill_id TEXT NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('start', 'hint', 'giveup')),
-        at TEXT NOT NULL,
-        event_id TEXT UNIQUE
-    );
-    CREATE INDEX drill_marks_drill ON drill_marks(drill_id, at);
-    """,
+from studyapp.store_errors import (
+    StoreError,
+    StoreProblem,
+    is_failure,
+    newer_schema_error,
+    store_error,
 )
-SCHEMA_VERSION = len(MIGRATIONS)
-
-_REVIEW_INDEXES = (
-    "CREATE INDEX reviews_note ON reviews(note_key, reviewed_at)",
-    "CREATE INDEX reviews_time ON reviews(reviewed_at)",
-    "CREATE UNIQUE INDEX reviews_event ON reviews(event_id) WHERE event_id IS NOT NULL",
+from studyapp.store_rows import (
+    CardRow,
+    DrillAttempt,
+    FittedParams,
+    JournalEntry,
+    NoteRow,
+    ReviewRow,
+    card_from_sql,
+    note_from_sql,
+    parse_utc,
+    utc_text,
 )
-"""The review log's indexes as the migrations create them (`replace_replayed` rebuilds them)."""
+from studyapp.store_schema import _REVIEW_INDEXES, MIGRATIONS, SCHEMA_VERSION
+
+__all__ = [
+    "MIGRATIONS", "SCHEMA_VERSION", "CardRow", "DrillAttempt", "FittedParams", "JournalEntry",
+    "NoteRow", "ReviewRow", "Store", "StoreError", "StoreProblem", "newer_schema_error",
+    "parse_utc", "store_error", "utc_text",
+]
 
 UNDO_DEPTH = 50
 """How many recent reviews keep the note's old bytes for an exact undo."""
 
 DRILL_VERDICTS = ("pass", "fail", "error")
-
-
-def utc_text(moment: datetime) -> str:
-    """The stored form of an instant: ISO-8601 in UTC, so text order is time order."""
-    if moment.tzinfo is None:
-        raise ValueError("instants must be timezone-aware")
-    return moment.astimezone(timezone.utc).isoformat()
-
-
-@overload
-def parse_utc(text: str) -> datetime: ...
-@overload
-def parse_utc(text: None) -> None: ...
-def parse_utc(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
-
-
-class StoreProblem(Enum):
-    """Why the review database cannot be used; doctor and the front ends branch on it."""
-
-    DAMAGED = "damaged"
-    NEWER = "newer"
-    READ_ONLY = "read-only"
-    FULL = "full"
-    BUSY = "busy"
-    UNAVAILABLE = "unavailable"
-
-
-class StoreError(UserError):
-    """The database cannot be used: one line for the user that says why and what to do."""
-
-    def __init__(self, message: str, problem: StoreProblem = StoreProblem.UNAVAILABLE):
-        super().__init__(message)
-        self.problem = problem
-
-
-_FULL_BELOW_BYTES = 1 << 20
-"""Free space under which an SQLite I/O error is taken for a full disk (it reports
-`disk I/O error` when the shared-memory file cannot grow)."""
-
-
-def store_error(exc: sqlite3.Error, database_file: Path | str | None) -> StoreError:
-    """A sqlite3 failure as a StoreError that names the file, the cause and the way out."""
-    name = getattr(exc, "sqlite_errorname", "") or ""  # Python 3.11+
-    text = str(exc)
-    lowered = text.lower()
-    where = Path(database_file) if database_file else Path("studyapp.sqlite3")
-    if ("CORRUPT" in name or "NOTADB" in name or "malformed" in lowered
-            or "not a database" in lowered):
-        return StoreError(
-            f"the review database is damaged ({where}: {text}); `studyapp backup restore` "
-            "brings back the newest backup (`studyapp backup list` shows them), "
-            "or `studyapp rebuild` starts afresh from the notes' review keys",
-            StoreProblem.DAMAGED)
-    if "FULL" in name or "disk is full" in lowered or (
-            ("IOERR" in name or "disk i/o error" in lowered) and _nearly_full(where.parent)):
-        return StoreError(
-            f"the disk holding the review database is full ({where}); free some space and "
-            "try again",
-            StoreProblem.FULL)
-    if "READONLY" in name or "readonly" in lowered or (
-            ("CANTOPEN" in name or "unable to open" in lowered) and not _writable(where.parent)):
-        return StoreError(
-            f"the review database cannot be written ({where}: the file or its folder is "
-            "read-only); make both writable, or use another --data-dir",
-            StoreProblem.READ_ONLY)
-    if "BUSY" in name or "LOCKED" in name or "locked" in lowered:
-        return StoreError(
-            f"the review database is busy ({where}): another studyapp is writing; try again",
-            StoreProblem.BUSY)
-    return StoreError(f"cannot use the review database ({where}): {text}",
-                      StoreProblem.UNAVAILABLE)
-
-
-def newer_schema_error(database_file: Path, version: int) -> StoreError:
-    return StoreError(
-        f"{database_file} was written by a newer studyapp (schema {version}, this one knows "
-        f"{SCHEMA_VERSION}); upgrade studyapp", StoreProblem.NEWER)
-
-
-def _is_failure(exc: sqlite3.Error) -> bool:
-    """The file or the disk failed (translated to StoreError), as opposed to a broken
-    constraint or a misuse of the API, which are bugs and keep their own type."""
-    return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
-
-
-def _nearly_full(folder: Path) -> bool:
-    import shutil  # only on the error path: shutil is slow to import
-
-    try:
-        return shutil.disk_usage(folder).free < _FULL_BELOW_BYTES
-    except OSError:
-        return False
-
-
-def _writable(folder: Path) -> bool:
-    """Whether a file can be created in `folder` (tried: modes do not tell, for root)."""
-    import tempfile
-
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".studyapp-probe-"):
-            return True
-    except OSError:
-        return False
-
-
-@dataclass
-class NoteRow:
-    """A note as the database knows it; `key` stays the same across renames."""
-
-    key: int
-    path: str
-    content_hash: str | None
-    title: str | None
-    deleted: bool
-
-
-@dataclass
-class CardRow:
-    """FSRS state of one note (fields mirror `fsrs.Card`), plus what FSRS does not keep."""
-
-    note_key: int
-    state: int
-    step: int | None
-    stability: float | None
-    difficulty: float | None
-    due: datetime
-    last_review: datetime | None
-    suspended: bool = False
-    reps: int = 0
-    lapses: int = 0
-    legacy: bool = False
-    """Seeded from the previous tool's metadata rather than from our own reviews."""
-
-    def to_json(self) -> str:
-        data = dict(self.__dict__)
-        data["due"] = utc_text(self.due)
-        data["last_review"] = utc_text(self.last_review) if self.last_review else None
-        return json.dumps(data)
-
-    @classmethod
-    def from_json(cls, text: str) -> CardRow:
-        data = json.loads(text)
-        data["due"] = parse_utc(data["due"])
-        data["last_review"] = parse_utc(data["last_review"])
-        return cls(**data)
-
-
-@dataclass
-class JournalEntry:
-    """A file write whose database half has not committed yet (see `reviews.repair_pending`)."""
-
-    id: int
-    kind: str
-    path: str
-    hash_before: str | None
-    hash_after: str | None
-    payload: dict[str, Any]
-
-    @property
-    def owner(self) -> str | None:
-        """The writing process (`locking.ProcessIdentity` as text); None in rows of old versions."""
-        owner = self.payload.get("owner")
-        return owner if isinstance(owner, str) else None
 
 
 class Store:
@@ -454,7 +162,7 @@ class Store:
             self.conn.execute("COMMIT")
         except BaseException as exc:
             self._rollback()
-            if isinstance(exc, sqlite3.Error) and _is_failure(exc):
+            if isinstance(exc, sqlite3.Error) and is_failure(exc):
                 raise store_error(exc, self.database_file) from exc
             raise
         finally:
@@ -475,14 +183,14 @@ class Store:
         row = self.conn.execute(
             "SELECT * FROM notes WHERE path = ? AND deleted = 0", (path,)
         ).fetchone()
-        return _note(row) if row else None
+        return note_from_sql(row) if row else None
 
     def note_by_key(self, key: int) -> NoteRow | None:
         row = self.conn.execute("SELECT * FROM notes WHERE key = ?", (key,)).fetchone()
-        return _note(row) if row else None
+        return note_from_sql(row) if row else None
 
     def live_notes(self) -> list[NoteRow]:
-        return [_note(r) for r in self.conn.execute("SELECT * FROM notes WHERE deleted = 0")]
+        return [note_from_sql(r) for r in self.conn.execute("SELECT * FROM notes WHERE deleted = 0")]
 
     def add_note(self, path: str, content_hash: str | None, title: str | None,
                  seen_at: datetime) -> int:
@@ -514,14 +222,14 @@ class Store:
 
     def card(self, note_key: int) -> CardRow | None:
         row = self.conn.execute("SELECT * FROM cards WHERE note_key = ?", (note_key,)).fetchone()
-        return _card(row) if row else None
+        return card_from_sql(row) if row else None
 
     def cards(self) -> dict[int, CardRow]:
         """Every card of a live note, by note key."""
         rows = self.conn.execute(
             "SELECT c.* FROM cards c JOIN notes n ON n.key = c.note_key WHERE n.deleted = 0"
         )
-        return {r["note_key"]: _card(r) for r in rows}
+        return {r["note_key"]: card_from_sql(r) for r in rows}
 
     def put_card(self, card: CardRow) -> None:
         with self.transaction():
@@ -567,9 +275,14 @@ class Store:
         return self.conn.execute(
             "SELECT 1 FROM reviews WHERE note_key = ? LIMIT 1", (note_key,)).fetchone() is not None
 
-    def last_review(self) -> sqlite3.Row | None:
+    def last_review(self) -> ReviewRow | None:
         """The most recently recorded review (the one `undo` reverts)."""
-        return self.conn.execute("SELECT * FROM reviews ORDER BY id DESC LIMIT 1").fetchone()
+        row = self.conn.execute("SELECT * FROM reviews ORDER BY id DESC LIMIT 1").fetchone()
+        return None if row is None else ReviewRow.from_sql(row)
+
+    def review(self, review_id: int) -> ReviewRow | None:
+        row = self.conn.execute("SELECT * FROM reviews WHERE id = ?", (review_id,)).fetchone()
+        return None if row is None else ReviewRow.from_sql(row)
 
     def undo_bytes(self, review_id: int) -> bytes | None:
         row = self.conn.execute(
@@ -581,14 +294,15 @@ class Store:
         with self.transaction():
             self.conn.execute("DELETE FROM reviews WHERE id = ?", (review_id,))
 
-    def reviews(self, since: datetime | None = None) -> list[sqlite3.Row]:
+    def reviews(self, since: datetime | None = None) -> list[ReviewRow]:
         """The review log in time order (optionally from `since`)."""
         if since is None:
-            return self.conn.execute("SELECT * FROM reviews ORDER BY reviewed_at, id").fetchall()
-        return self.conn.execute(
-            "SELECT * FROM reviews WHERE reviewed_at >= ? ORDER BY reviewed_at, id",
-            (utc_text(since),),
-        ).fetchall()
+            rows = self.conn.execute("SELECT * FROM reviews ORDER BY reviewed_at, id")
+        else:
+            rows = self.conn.execute(
+                "SELECT * FROM reviews WHERE reviewed_at >= ? ORDER BY reviewed_at, id",
+                (utc_text(since),))
+        return [ReviewRow.from_sql(row) for row in rows]
 
     def review_count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
@@ -602,7 +316,7 @@ class Store:
         ).fetchone()
         return int(row[0] or 0), int(row[1] or 0)
 
-    # -- drills (used by the grader) -----------------------------------------------------------
+    # -- drill attempts (recorded after each grade) ---------------------------------------------
 
     def record_drill_attempt(
         self,
@@ -646,14 +360,15 @@ class Store:
         )
         return {drill: "passed" if passed else "failing" for drill, passed in rows}
 
-    def drill_attempts(self, drill_id: str | None = None) -> list[sqlite3.Row]:
+    def drill_attempts(self, drill_id: str | None = None) -> list[DrillAttempt]:
+        """Attempts in time order, of one drill or of all."""
         if drill_id is None:
-            return self.conn.execute(
-                "SELECT * FROM drill_attempts ORDER BY attempted_at, id").fetchall()
-        return self.conn.execute(
-            "SELECT * FROM drill_attempts WHERE drill_id = ? ORDER BY attempted_at, id",
-            (drill_id,),
-        ).fetchall()
+            rows = self.conn.execute("SELECT * FROM drill_attempts ORDER BY attempted_at, id")
+        else:
+            rows = self.conn.execute(
+                "SELECT * FROM drill_attempts WHERE drill_id = ? ORDER BY attempted_at, id",
+                (drill_id,))
+        return [DrillAttempt.from_sql(row) for row in rows]
 
     # == drill cards, reviews and try marks (`studyapp.drill_reviews`) ============ NEW BLOCK ==
     # Drills are review items keyed by drill id, in tables of their own (migration 3 -> 4).
@@ -765,6 +480,10 @@ class Store:
             "SELECT parameters FROM params ORDER BY id DESC LIMIT 1").fetchone()
         return None if row is None else json.loads(row[0])
 
+    def fitted_params(self) -> list[FittedParams]:
+        """Every fit, oldest first."""
+        return [FittedParams.from_sql(row) for row in self.conn.execute("SELECT * FROM params ORDER BY id")]
+
     # -- the event log's cache bookkeeping (see `studyapp.history`) ---------------------------
 
     def log_sizes(self) -> dict[str, int]:
@@ -776,16 +495,22 @@ class Store:
             self.conn.execute("INSERT OR REPLACE INTO log_files(device, size) VALUES (?, ?)",
                               (device, size))
 
-    def unlogged_reviews(self, logged: set[str] | None = None) -> list[sqlite3.Row]:
-        """Reviews the event log lacks, in order: recorded before it existed (no event id),
-        and, given the ids the log holds, any other."""
-        rows = self.conn.execute(
+    def unlogged_reviews(self, logged: set[str] | None = None) -> list[ReviewRow]:
+        """Reviews the event log lacks, in order (with their note's title): recorded before it
+        existed (no event id), and, given the ids the log holds, any other."""
+        rows = [ReviewRow.from_sql(row) for row in self.conn.execute(
             "SELECT r.*, n.title FROM reviews r JOIN notes n ON n.key = r.note_key"
             + ("" if logged is not None else " WHERE r.event_id IS NULL")
-            + " ORDER BY r.id").fetchall()
+            + " ORDER BY r.id")]
         if logged is None:
             return rows
-        return [row for row in rows if row["event_id"] is None or row["event_id"] not in logged]
+        return [row for row in rows if row.event_id is None or row.event_id not in logged]
+
+    def unlogged_attempts(self, logged: set[str] | None = None) -> list[DrillAttempt]:
+        """Drill attempts the event log lacks, in order, as `unlogged_reviews` counts them."""
+        return [attempt for attempt in map(DrillAttempt.from_sql, self.conn.execute(
+            "SELECT * FROM drill_attempts ORDER BY id"))
+            if attempt.event_id is None or (logged is not None and attempt.event_id not in logged)]
 
     def replace_replayed(self, cards: list[CardRow], reviews: list[dict[str, Any]],
                          attempts: list[dict[str, Any]], params: list[dict[str, Any]],
@@ -904,14 +629,3 @@ def _drill_card_values(drill_id: str, card: CardRow) -> tuple:
             card.reps, card.lapses)
 
 
-def _note(row: sqlite3.Row) -> NoteRow:
-    return NoteRow(row["key"], row["path"], row["content_hash"], row["title"], bool(row["deleted"]))
-
-
-def _card(row: sqlite3.Row) -> CardRow:
-    return CardRow(
-        note_key=row["note_key"], state=row["state"], step=row["step"],
-        stability=row["stability"], difficulty=row["difficulty"], due=datetime.fromisoformat(row["due"]),
-        last_review=parse_utc(row["last_review"]), suspended=bool(row["suspended"]),
-        reps=row["reps"], lapses=row["lapses"], legacy=bool(row["legacy"]),
-    )

@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own data dir and never touches the user's real one."""
+"""Shared fixtures: every test gets its own data dir and never touches the user's real one, and
+tests that grade without needing a fresh grader share one warm worker per test process."""
 
 from __future__ import annotations
 
@@ -18,3 +19,27 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("serial") or item.get_closest_marker("gpu"):
             item.add_marker(pytest.mark.xdist_group("serial"))
+
+
+@pytest.fixture(scope="session")
+def warm_fake_grader():
+    """A grader worker on the fake "add" drill (tests/fake_kernels), already past torch's import,
+    shared by every test of this process that needs no fresh one: each start imports torch
+    (seconds of CPU). A test that kills, closes or reconfigures its worker makes its own."""
+    from grader_helpers import fake_drill_client, warm_up
+
+    with fake_drill_client() as grader:
+        warm_up(grader)
+        yield grader
+
+
+@pytest.fixture(scope="session")
+def warm_grader():
+    """A grader worker on the real drills in kernels/, shared like `warm_fake_grader`."""
+    from grader_helpers import grade_limits
+
+    from studyapp.grader.client import GraderClient
+
+    with GraderClient(grade_limits()) as grader:
+        grader.start()
+        yield grader

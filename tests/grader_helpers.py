@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from dataclasses import replace
 from pathlib import Path
 
+from studyapp.config import Settings
 from studyapp.grader.client import GraderClient
+from studyapp.grader.contract import GradeLimits
 from studyapp.grader.processes import descendants
 from studyapp.grader.worker import KERNELS_ENV
 
@@ -13,11 +18,27 @@ FAKE_KERNELS = Path(__file__).parent / "fake_kernels"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def fake_drill_client(**kw) -> GraderClient:
+def grade_limits(**changes) -> GradeLimits:
+    """The limits a default config.toml sets, with `changes` (timeout=, memory_mb=)."""
+    return replace(GradeLimits.from_settings(Settings()), **changes)
+
+
+def fake_drill_client(limits: GradeLimits | None = None) -> GraderClient:
     env = dict(os.environ)
     env[KERNELS_ENV] = str(FAKE_KERNELS)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    return GraderClient(env=env, **kw)
+    return GraderClient(limits or grade_limits(), env=env)
+
+
+def warm_up(client: GraderClient) -> None:
+    """Grade a correct file once, so the worker has imported torch before a test times anything."""
+    folder = Path(tempfile.mkdtemp(prefix="studyapp-warm-up-"))
+    try:
+        (folder / "warm_up.py").write_text("def add(a, b):\n    return a + b\n")
+        verdict = client.grade("add", folder / "warm_up.py", device="cpu")
+        assert verdict["status"] == "pass", verdict
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def worker_pid(client: GraderClient) -> int:
@@ -59,3 +80,23 @@ def processes_with_argument(argument: str) -> list[int]:
         if argument.encode() in cmdline.split(b"\0") and is_alive(int(entry)):
             found.append(int(entry))
     return found
+
+
+class Lent:
+    """A shared warm client lent to an app: grades go to it, but the app closing at the end of
+    the test leaves the shared worker running for the next test."""
+
+    def __init__(self, client: GraderClient):
+        self.client = client
+
+    def grade(self, *args, **kwargs):
+        return self.client.grade(*args, **kwargs)
+
+    def start(self) -> None:
+        self.client.start()
+
+    def cancel(self) -> None:
+        self.client.cancel()
+
+    def close(self) -> None:
+        pass

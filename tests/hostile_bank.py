@@ -395,17 +395,24 @@ class Watch:
         return left
 
 
+def _limits(timeout: float):
+    from studyapp.grader.contract import GradeLimits
+
+    return GradeLimits(timeout=timeout, memory_mb=512)
+
+
 def _client(kernels: str, repo: str):
     from studyapp.grader.client import GraderClient
+
     env = dict(os.environ, STUDYAPP_GRADER_KERNELS=kernels,
                PYTHONPATH=os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p))
-    return GraderClient(env=env, memory_mb=512)
+    return GraderClient(_limits(TIMEOUT), env=env)
 
 
 def _still_grades(client, folder: Path) -> bool:
     good = folder / "good.py"
     good.write_text("def add(a, b):\n    return b + a\n")
-    return client.grade("add", good, device="cpu", timeout=10)["status"] == "pass"
+    return client.grade("add", good, device="cpu", limits=_limits(10))["status"] == "pass"
 
 
 def run_bank(config: dict) -> list[Observation]:
@@ -419,7 +426,7 @@ def run_bank(config: dict) -> list[Observation]:
         for name in config.get("names") or sorted(BANK):
             path = _write(submissions / f"{name}.py", watch.prelude() + textwrap.dedent(BANK[name]))
             started = time.monotonic()
-            verdict = client.grade("add", path, device="cpu", timeout=TIMEOUT)
+            verdict = client.grade("add", path, device="cpu")
             observation = Observation(name, verdict["status"], verdict["summary"],
                                       round(time.monotonic() - started, 2), verdict.get("sandbox", {}))
             observation.processes_left = watch.settle_processes()
@@ -453,7 +460,7 @@ def _kill_worker_mid_grade(client, watch: Watch, folder: Path) -> Observation:
     observation = Observation(KILL_WORKER_MID_GRADE)
     path = _write(folder / "mid_grade.py", watch.prelude() + textwrap.dedent(MID_GRADE_SOURCE))
     verdict: dict = {}
-    thread = threading.Thread(target=lambda: verdict.update(client.grade("add", path, device="cpu", timeout=30)))
+    thread = threading.Thread(target=lambda: verdict.update(client.grade("add", path, device="cpu", limits=_limits(30))))
     thread.start()
     if not _wait_for_markers(watch, 2):
         observation.problem = "the submission's processes never started"
@@ -470,8 +477,8 @@ def _kill_client_mid_grade(config: dict, watch: Watch, folder: Path) -> Observat
     observation = Observation(KILL_CLIENT_MID_GRADE)
     path = _write(folder / "mid_grade_client.py", watch.prelude() + textwrap.dedent(MID_GRADE_SOURCE))
     script = (f"import sys; sys.path.insert(0, {config['repo']!r}); sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-              f"from hostile_bank import _client\n"
-              f"_client({config['kernels']!r}, {config['repo']!r}).grade('add', {str(path)!r}, device='cpu', timeout=5)\n")
+              f"from hostile_bank import _client, _limits\n"
+              f"_client({config['kernels']!r}, {config['repo']!r}).grade('add', {str(path)!r}, device='cpu', limits=_limits(5))\n")
     cli = subprocess.Popen([sys.executable, "-c", script])
     if not _wait_for_markers(watch, 2):
         observation.problem = "the submission's processes never started"

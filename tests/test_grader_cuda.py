@@ -13,8 +13,9 @@ import sys
 import time
 
 import pytest
-from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client
+from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client, grade_limits
 
+from studyapp.grader.contract import Job
 from studyapp.grader.processes import descendants
 from studyapp.grader.worker import KERNELS_ENV
 
@@ -34,7 +35,8 @@ def spawning_worker():
 
 
 def ask(proc, path, timeout=3.0) -> dict:
-    job = {"id": time.monotonic_ns(), "drill": "add", "file": str(path), "device": "cpu", "timeout": timeout}
+    job = Job(id=time.monotonic_ns(), drill="add", file=str(path), device="cpu", seed=None,
+              limits=grade_limits(timeout=timeout).to_json())
     proc.stdin.write(json.dumps(job) + "\n")
     proc.stdin.flush()
     return json.loads(proc.stdout.readline())["verdict"]
@@ -59,13 +61,13 @@ def test_spawned_children_are_sandboxed_like_forked_ones(spawning_worker, tmp_pa
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on machines without CUDA")
-def test_asking_for_cuda_without_a_gpu_is_a_clear_error(tmp_path):
+def test_asking_for_cuda_without_a_gpu_is_a_clear_error(warm_fake_grader, tmp_path):
     path = tmp_path / "s.py"
     path.write_text("def add(a, b):\n    return a + b\n")
-    with fake_drill_client() as grader:
-        verdict = grader.grade("add", path, device="cuda")
-        assert verdict["status"] == "error" and "CUDA is not available" in verdict["summary"]
-        assert grader.grade("add", path, device="auto")["device"] == "cpu"
+    verdict = warm_fake_grader.grade("add", path, device="cuda")
+    assert verdict["status"] == "error" and "CUDA is not available" in verdict["summary"]
+    assert verdict["origin"] == "request"
+    assert warm_fake_grader.grade("add", path, device="auto")["device"] == "cpu"
 
 
 @needs_gpu
@@ -79,7 +81,7 @@ def test_cuda_submissions_get_cuda_tensors_and_the_cpu_worker_stays_fork_safe(tm
             assert verdict["status"] == "pass" and verdict["device"] == "cuda", verdict
         loop = tmp_path / "loop.py"
         loop.write_text("def add(a, b):\n    while True:\n        pass\n")
-        assert "timed out" in grader.grade("add", loop, device="cuda", timeout=2)["summary"]
+        assert "timed out" in grader.grade("add", loop, device="cuda", limits=grade_limits(timeout=2))["summary"]
         cpu = tmp_path / "cpu.py"
         cpu.write_text("def add(a, b):\n    assert not a.is_cuda\n    return a + b\n")
         assert grader.grade("add", cpu, device="cpu")["status"] == "pass"
@@ -91,10 +93,23 @@ def test_real_drills_pass_and_fail_on_cuda():
     from studyapp.grader.client import GraderClient
 
     kernels = ROOT / "kernels"
-    with GraderClient() as grader:
+    with GraderClient(grade_limits()) as grader:
         for drill_id in ("sdpa", "mha", "causal_mask", "padding_mask"):
             for path in sorted((kernels / drill_id / "bank" / "right").glob("*.py"))[:2]:
                 verdict = grader.grade(drill_id, path, device="cuda")
                 assert verdict["status"] == "pass" and verdict["device"] == "cuda", verdict
         wrong = grader.grade("sdpa", kernels / "sdpa" / "bank" / "wrong" / "no_scaling.py", device="cuda")
         assert wrong["status"] == "fail"
+
+
+def test_a_job_without_its_limits_is_refused_not_graded_with_defaults(spawning_worker, tmp_path):
+    """Limits travel one way, in the job (from Settings): the worker has no defaults to fall back on."""
+    path = tmp_path / "s.py"
+    path.write_text("def add(a, b):\n    return a + b\n")
+    job = {"id": time.monotonic_ns(), "drill": "add", "file": str(path), "device": "cpu", "seed": None,
+           "timeout": 10}  # the old form, without "limits"
+    spawning_worker.stdin.write(json.dumps(job) + "\n")
+    spawning_worker.stdin.flush()
+    verdict = json.loads(spawning_worker.stdout.readline())["verdict"]
+    assert verdict["status"] == "error" and verdict["origin"] == "request", verdict
+    assert "limits" in verdict["summary"], verdict

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from grader_helpers import grade_limits
 
 pytest.importorskip("torch")
 
-from studyapp.grader.client import GraderClient  # noqa: E402
 from studyapp.kernels_loader import load_kernels  # noqa: E402
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
@@ -52,10 +52,9 @@ def _without_tracebacks(text: str) -> str:
                      if line.strip() and not line.startswith((" ", "Traceback (most recent call last)")))
 
 
-@pytest.fixture(scope="module")
-def grader():
-    with GraderClient(timeout=10.0) as client:
-        yield client
+@pytest.fixture
+def grader(warm_grader):
+    return warm_grader
 
 
 @pytest.mark.parametrize("drill_id", sorted(path.parent.name for path in KERNELS.glob("*/drill.toml")))
@@ -90,7 +89,7 @@ def test_bank_file_gets_the_in_process_verdict(grader, path):
 def test_the_real_judge_and_the_sandbox_name_broken_submissions(grader, tmp_path, source, status, words):
     path = tmp_path / "sdpa.py"
     path.write_text(source)
-    verdict = grader.grade("sdpa", path, device="cpu", timeout=2.0)
+    verdict = grader.grade("sdpa", path, device="cpu", limits=grade_limits(timeout=2.0))
     assert verdict["status"] == status, verdict
     assert words in verdict["summary"] + " " + verdict["hint"], verdict
 

@@ -21,9 +21,13 @@ import pytest
 pytest.importorskip("torch")
 
 import hostile_bank
-from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client
+from grader_helpers import FAKE_KERNELS, ROOT, grade_limits
 
 from studyapp.grader.processes import descendants
+
+# The bank below takes its grader through every submission (tens of seconds): its tests share
+# one xdist worker, so the bank runs once per user rather than once per worker.
+pytestmark = pytest.mark.xdist_group("hostile_bank")
 
 ORDINARY_USER = "studyapp-hostile"
 BANK_SECONDS = 600
@@ -183,18 +187,15 @@ LYING_SDPA = textwrap.dedent("""
 """)
 
 
-def test_a_tensor_subclass_lying_about_its_dtype_cannot_pass(tmp_path):
-    from studyapp.grader.client import GraderClient
-
+def test_a_tensor_subclass_lying_about_its_dtype_cannot_pass(warm_grader, tmp_path):
     path = tmp_path / "liar.py"
     path.write_text(LYING_SDPA)
-    with GraderClient(timeout=20.0) as grader:
-        verdict = grader.grade("sdpa", path, device="cpu", seed=1)
+    verdict = warm_grader.grade("sdpa", path, device="cpu", seed=1, limits=grade_limits(timeout=20.0))
     assert verdict["status"] != "pass", verdict
     assert "dtype" in verdict["summary"] or "Tensor subclass" in verdict["summary"], verdict
 
 
-def test_an_outcome_missing_a_case_is_a_failure_not_a_pass(tmp_path):
+def test_an_outcome_missing_a_case_is_a_failure_not_a_pass(warm_fake_grader, tmp_path):
     """The harness itself is bypassed: the child sends a well-formed outcome for no case at all."""
     path = tmp_path / "skip_cases.py"
     path.write_text(textwrap.dedent("""
@@ -207,8 +208,7 @@ def test_an_outcome_missing_a_case_is_a_failure_not_a_pass(tmp_path):
         def add(a, b):
             return a - b
     """))
-    with fake_drill_client() as grader:
-        verdict = grader.grade("add", path, device="cpu")
+    verdict = warm_fake_grader.grade("add", path, device="cpu")
     assert verdict["status"] == "fail", verdict
     assert "case 0 produced no result" in verdict["summary"], verdict
 

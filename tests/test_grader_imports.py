@@ -23,3 +23,15 @@ def test_listing_drills_does_not_import_torch(tmp_path):
             "print(code, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "0 False"
+
+
+def test_loading_the_kernels_for_their_catalog_does_not_import_torch():
+    """What kernels_loader promises: the CLI and the TUI load the kernels to list drills, and
+    only the drills themselves (`DRILLS`, in the worker) bring torch in."""
+    code = ("import sys\n"
+            "from studyapp.kernels_loader import load_kernels\n"
+            "kernels = load_kernels()\n"
+            "from studyapp_kernels.catalog import CATALOG\n"
+            "print(bool(CATALOG), 'torch' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True False"

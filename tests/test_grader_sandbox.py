@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import pytest
-from grader_helpers import fake_drill_client, processes_below, processes_with_argument, worker_pid
+from grader_helpers import (
+    fake_drill_client,
+    grade_limits,
+    processes_below,
+    processes_with_argument,
+    warm_up,
+    worker_pid,
+)
+
+from studyapp.grader.contract import ChildExit
 
 TIMEOUT = 2.0
 SLACK = 3.0
@@ -46,21 +52,22 @@ HOSTILE = {
 }
 
 
-@pytest.fixture(scope="module")
-def client():
-    with fake_drill_client(memory_mb=512) as grader:  # small, so memory bombs hit it quickly
-        warm_up = Path(tempfile.mkdtemp()) / "warm_up.py"
-        warm_up.write_text("def add(a, b):\n    return a + b\n")
-        assert grader.grade("add", warm_up, device="cpu")["status"] == "pass"  # timings below exclude torch's import
-        shutil.rmtree(warm_up.parent)
-        yield grader
+SMALL_MEMORY = 512
+"""MiB a submission may allocate here: small, so memory bombs hit it quickly."""
+
+
+@pytest.fixture
+def client(warm_fake_grader):
+    """The shared warm worker: the timings below exclude torch's import."""
+    return warm_fake_grader
 
 
 def grade_source(client, tmp_path, source: str, **kw) -> tuple[dict, float]:
     path = tmp_path / "submission.py"
     path.write_text(source)
     started = time.monotonic()
-    verdict = client.grade("add", path, device="cpu", timeout=kw.pop("timeout", TIMEOUT), **kw)
+    limits = grade_limits(timeout=kw.pop("timeout", TIMEOUT), memory_mb=SMALL_MEMORY)
+    verdict = client.grade("add", path, device="cpu", limits=limits, **kw)
     return verdict, time.monotonic() - started
 
 
@@ -90,6 +97,7 @@ def test_hostile_submission_gets_a_verdict_in_time_and_leaves_nothing(client, tm
     source, expected = HOSTILE[name]
     verdict, seconds = grade_source(client, tmp_path, source)
     assert verdict["status"] in ("error", "fail"), verdict
+    assert verdict["origin"] == "learner", verdict
     assert any(text in verdict["summary"] for text in ([expected] if isinstance(expected, str) else expected)), verdict
     assert seconds < TIMEOUT + SLACK
     assert_nothing_left(client)
@@ -157,23 +165,25 @@ def test_the_grader_goes_on_after_hostile_files(client, tmp_path):
     assert verdict["status"] == "pass"
 
 
-def test_cancel_stops_the_running_submission(tmp_path):
-    with fake_drill_client() as grader:
-        grader.start()
-        path = tmp_path / "loop.py"
-        path.write_text("def add(a, b):\n    while True:\n        pass\n")
-        result = {}
-        thread = threading.Thread(target=lambda: result.update(grader.grade("add", path, device="cpu", timeout=30)))
-        thread.start()
-        deadline = time.monotonic() + 60
-        while not processes_below(grader) and time.monotonic() < deadline:
-            time.sleep(0.05)  # wait for the worker to import torch and fork the child
-        assert processes_below(grader)
-        grader.cancel()
-        thread.join(timeout=10)
-        assert not thread.is_alive()
-        assert result["status"] == "error" and result["summary"] == "cancelled"
-        assert_nothing_left(grader)
+def test_cancel_stops_the_running_submission(warm_fake_grader, tmp_path):
+    grader = warm_fake_grader  # a cancel stops the submission, never the worker: the shared one serves
+    grader.start()
+    worker = worker_pid(grader)
+    path = tmp_path / "loop.py"
+    path.write_text("def add(a, b):\n    while True:\n        pass\n")
+    result = {}
+    thread = threading.Thread(target=lambda: result.update(grader.grade("add", path, device="cpu", limits=grade_limits(timeout=30))))
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not processes_below(grader) and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the worker has forked the child
+    assert processes_below(grader)
+    grader.cancel()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert result["status"] == "error" and result["summary"] == "cancelled"
+    assert_nothing_left(grader)
+    assert worker_pid(grader) == worker, "cancelling a submission must not stop the worker"
 
 
 def test_a_dead_worker_gives_an_error_verdict_and_is_restarted(tmp_path):
@@ -188,13 +198,24 @@ def test_a_dead_worker_gives_an_error_verdict_and_is_restarted(tmp_path):
         timer.start()
         verdict = grader.grade("add", slow, device="cpu")
         assert verdict["status"] == "error" and "stopped unexpectedly" in verdict["summary"]
+        assert verdict["origin"] == "grader"
         assert grader.grade("add", path, device="cpu")["status"] == "pass"
         assert worker_pid(grader) != first
 
 
 def test_unknown_drill_and_unreadable_file_are_errors(client, tmp_path):
-    assert "unknown drill" in client.grade("nope", tmp_path / "x.py", device="cpu")["summary"]
-    assert "cannot read the file" in client.grade("add", tmp_path / "missing.py", device="cpu")["summary"]
+    unknown = client.grade("nope", tmp_path / "x.py", device="cpu")
+    assert "unknown drill" in unknown["summary"] and unknown["origin"] == "request"
+    missing = client.grade("add", tmp_path / "missing.py", device="cpu")
+    assert "cannot read the file" in missing["summary"] and missing["origin"] == "request"
+
+
+@pytest.mark.parametrize("code", list(ChildExit))
+def test_learner_code_exiting_with_the_graders_own_codes_is_still_the_learners_failure(client, tmp_path, code):
+    verdict, _ = grade_source(client, tmp_path, f"import os\ndef add(a, b):\n    os._exit({int(code)})\n")
+    assert verdict["status"] == "error" and verdict["origin"] == "learner", verdict
+    if code == ChildExit.SETUP_FAILED:  # learner code ran, so the sandbox was up: not the grader's failure
+        assert f"exited with status {int(code)}" in verdict["summary"], verdict
 
 
 def test_learner_code_runs_unprivileged_and_can_still_import_the_standard_library(client, tmp_path):
@@ -247,8 +268,9 @@ def test_closing_during_a_grade_cancels_it_and_stops_the_worker(tmp_path):
     path = tmp_path / "loop.py"
     path.write_text("def add(a, b):\n    while True:\n        pass\n")
     grader = fake_drill_client()
+    warm_up(grader)  # else the processes seen below may be the worker's start-up probe, not the child
     result = {}
-    thread = threading.Thread(target=lambda: result.update(grader.grade("add", path, device="cpu", timeout=60)))
+    thread = threading.Thread(target=lambda: result.update(grader.grade("add", path, device="cpu", limits=grade_limits(timeout=60))))
     thread.start()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (grader._proc and processes_below(grader)):

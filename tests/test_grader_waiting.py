@@ -13,6 +13,9 @@ from studyapp.grader.channel import seal
 from studyapp.grader.confine import Confinement, probe
 from studyapp.grader.limits import Limits
 
+MEMORY = 2 << 30
+"""Address space a child may add: plenty for these children, which allocate nothing."""
+
 
 @pytest.fixture(params=["pidfd", "polling"])
 def wait_mode(request, monkeypatch):
@@ -38,7 +41,7 @@ def test_a_large_result_arrives_whole(wait_mode, confinement):
             view = view[os.write(fd, view):]
         os._exit(0)
 
-    run = sandbox.run_forked(child_main, Limits(timeout=5), lambda: False, confinement)
+    run = sandbox.run_forked(child_main, Limits(timeout=5, memory_budget=MEMORY), lambda: False, confinement)
     assert run.outcome == payload and run.exit_code == 0 and not run.timed_out
 
 
@@ -48,7 +51,7 @@ def test_a_silent_child_times_out(wait_mode, confinement):
             time.sleep(1)
 
     started = time.monotonic()
-    run = sandbox.run_forked(child_main, Limits(timeout=0.5), lambda: False, confinement)
+    run = sandbox.run_forked(child_main, Limits(timeout=0.5, memory_budget=MEMORY), lambda: False, confinement)
     assert run.timed_out and run.outcome is None
     assert time.monotonic() - started < 3
 
@@ -62,7 +65,7 @@ def test_an_heir_holding_the_pipe_does_not_stall_the_wait(wait_mode, confinement
         os._exit(0)
 
     started = time.monotonic()
-    run = sandbox.run_forked(child_main, Limits(timeout=10), lambda: False, confinement)
+    run = sandbox.run_forked(child_main, Limits(timeout=10, memory_budget=MEMORY), lambda: False, confinement)
     assert run.outcome == b"done" and not run.timed_out
     assert time.monotonic() - started < 3
 
@@ -72,7 +75,7 @@ def test_bytes_the_harness_did_not_write_are_tampering(wait_mode, confinement):
         os.write(fd, b"forged" + seal(nonce, b"done"))
         os._exit(0)
 
-    run = sandbox.run_forked(child_main, Limits(timeout=5), lambda: False, confinement)
+    run = sandbox.run_forked(child_main, Limits(timeout=5, memory_budget=MEMORY), lambda: False, confinement)
     assert run.outcome is None and run.tampered is not None
 
 
@@ -83,5 +86,5 @@ def test_a_frame_with_another_seal_or_trailing_bytes_is_tampering(wait_mode, fra
         os.write(fd, frame(nonce))
         os._exit(0)
 
-    run = sandbox.run_forked(child_main, Limits(timeout=5), lambda: False, Confinement())
+    run = sandbox.run_forked(child_main, Limits(timeout=5, memory_budget=MEMORY), lambda: False, Confinement())
     assert run.outcome is None and run.tampered is not None

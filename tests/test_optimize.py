@@ -149,3 +149,30 @@ def test_optimize_never_imports_torch_in_the_cli_process(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, *_store_with_history(tmp_path)],
                          capture_output=True, text=True, check=True, env=_env())
     assert out.stdout.strip().splitlines()[-1] == "0 False"
+
+
+def test_without_the_optimizer_extra_optimize_says_how_to_install_it_in_one_line(tmp_path):
+    """fsrs-rs-python is the `optimizer` extra: a missing one is one line and exit 1, no traceback."""
+    code = ("import sys\n"
+            "sys.modules['fsrs_rs_python'] = None  # as if not installed: importing it raises\n"
+            "from studyapp.cli import main\n"
+            "sys.exit(main(['optimize', *sys.argv[1:]]))\n")
+    out = subprocess.run([sys.executable, "-c", code, *_store_with_history(tmp_path)],
+                         capture_output=True, text=True, env=_env())
+    assert out.returncode == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    said = [line for line in out.stderr.splitlines() if not line.startswith("studyapp: note:")]  # first use
+    assert said == [
+        "studyapp: error: `studyapp optimize` needs the FSRS optimizer (fsrs-rs-python), which is not "
+        "installed: pip install 'studyapp[optimizer]'"]
+
+
+def test_the_optimizer_is_an_extra_that_make_installs():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
+    dependencies = pyproject.split("dependencies = [", 1)[1].split("]", 1)[0]
+    assert "fsrs-rs-python" not in dependencies
+    assert 'optimizer = ["fsrs-rs-python' in pyproject
+    assert '".[test,optimizer]"' in (root / "Makefile").read_text(encoding="utf-8")

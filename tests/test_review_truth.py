@@ -77,7 +77,7 @@ def test_a_stored_never_reviewed_card_counts_as_new(service, ctx):
     assert item.is_new
     result = service.record_review("attn/scale.md", "good")
     (review,) = service.store.reviews()
-    assert review["state_before"] is None, "its first review is a new card's, for the daily limit"
+    assert review.state_before is None, "its first review is a new card's, for the daily limit"
     assert result.state == "learning"
 
 
@@ -222,6 +222,6 @@ def test_rating_a_suspended_new_note_keeps_it_suspended_and_undo_restores_the_ro
     service.record_review("attn/scale.md", "good")
     assert _item(service, "attn/scale.md").card.suspended
     (review,) = service.store.reviews()
-    assert review["state_before"] is None  # still its first review, as a new note
+    assert review.state_before is None  # still its first review, as a new note
     service.undo_last()
     assert rows(service, "cards") == cards

@@ -91,8 +91,8 @@ def test_rating_writes_only_owned_keys_and_logs_the_review(service, vault):
     assert {a.split(":")[0] for a, _ in changed} == {"last_reviewed", "next_review",
                                                      "review_count", "mastery_level"}
     (review,) = service.store.reviews()
-    assert review["rating"] == 3 and review["duration_ms"] == 12500
-    assert review["state_before"] is None and review["state_after"] == State.Learning
+    assert review.rating == 3 and review.duration_ms == 12500
+    assert review.state_before is None and review.state_after == State.Learning
     assert result.interval == timedelta(minutes=10)
     assert service.store.journal() == []
 
@@ -150,7 +150,7 @@ def test_migrated_note_keeps_its_due_date(service, ctx):
     ctx.frozen_now = T0
     result = service.record_review("attn/mask.md", "good")
     (review,) = service.store.reviews()
-    assert review["state_before"] == State.Review and review["elapsed_days"] >= 10
+    assert review.state_before == State.Review and review.elapsed_days >= 10
     assert result.interval > timedelta(days=10)
     assert b"\r\n" in (service.vault.root / "attn/mask.md").read_bytes()
     assert b"\n" not in (service.vault.root / "attn/mask.md").read_bytes().replace(b"\r\n", b"")
@@ -266,9 +266,9 @@ def test_a_crash_between_file_and_database_is_repaired(vault, tmp_path, ctx):
     with ReviewService(ctx) as service:
         assert service.repaired == ["attn/scale.md: finished an interrupted review"]
         (review,) = service.store.reviews()
-        assert review["rating"] == 3
-        assert review["hash_after"] == service.vault.read_note("attn/scale.md").content_hash
-        assert service.store.card(review["note_key"]).state == State.Learning
+        assert review.rating == 3
+        assert review.hash_after == service.vault.read_note("attn/scale.md").content_hash
+        assert service.store.card(review.note_key).state == State.Learning
         assert service.store.journal() == []
 
 

@@ -63,8 +63,8 @@ def test_drill_status_passed_once_stays_passed(store):
     store.record_drill_attempt("sdpa", "fail", attempted_at=T0 + timedelta(minutes=3))
     assert store.drill_status() == {"masks": "failing", "sdpa": "passed"}
     attempts = store.drill_attempts("masks")
-    assert [a["verdict"] for a in attempts] == ["error", "fail"]
-    assert attempts[0]["summary"] == "syntax error"
+    assert [a.verdict for a in attempts] == ["error", "fail"]
+    assert attempts[0].summary == "syntax error"
 
 
 def test_drill_attempt_rejects_unknown_verdicts(store):
@@ -134,3 +134,46 @@ def test_journal_round_trip(store):
         "a.md", "h0", "h1", {"rating": 3})
     store.clear_journal(entry)
     assert store.journal() == []
+
+
+def test_rows_come_out_as_typed_dataclasses_with_aware_instants(store):
+    """Callers get dataclasses, never sqlite3.Rows: a misspelt column is an AttributeError at
+    once, and an instant is a datetime, not text every caller parses its own way."""
+    from studyapp.store import DrillAttempt, ReviewRow
+
+    store.record_drill_attempt("sdpa", "fail", summary="values", attempted_at=T0, duration_ms=120)
+    (attempt,) = store.drill_attempts()
+    assert isinstance(attempt, DrillAttempt)
+    assert (attempt.drill_id, attempt.verdict, attempt.summary, attempt.duration_ms) == ("sdpa", "fail", "values", 120)
+    assert attempt.attempted_at == T0 and attempt.attempted_at.tzinfo is not None
+    key = store.add_note("a.md", "h0", "A", T0)
+    store.insert_review({"note_key": key, "rating": 3, "reviewed_at": "2026-03-01T09:00:00+00:00",
+                         "state_after": 1, "due_after": "2026-03-01T09:10:00+00:00", "scheduled_days": 0.007,
+                         "path": "a.md"})
+    (review,) = store.reviews()
+    assert isinstance(review, ReviewRow) and review == store.last_review() == store.review(review.id)
+    assert review.reviewed_at == T0 and review.due_after == T0 + timedelta(minutes=10)
+    assert review.state_before is None and review.due_before is None
+    (unlogged,) = store.unlogged_reviews()
+    assert unlogged.title == "A" and unlogged.id == review.id
+
+
+def test_fitted_parameters_come_back_typed_oldest_first(store):
+    store.save_params([0.1, 0.2], T0, 0.5, 0.4, 600)
+    store.save_params([0.3], T0 + timedelta(days=1), None, None, 700)
+    first, second = store.fitted_params()
+    assert first.parameters == [0.1, 0.2] and first.fitted_at == T0 and first.review_count == 600
+    assert second.log_loss_before is None and store.latest_params() == [0.3]
+
+
+def test_only_the_store_runs_sql_on_the_review_database():
+    """Every query lives in store.py: no other module reaches into a Store's connection."""
+    from pathlib import Path
+
+    import studyapp
+
+    package = Path(studyapp.__file__).parent
+    reaching = [str(path.relative_to(package)) for path in package.rglob("*.py")
+                if path.name != "store.py" and ".conn." in path.read_text(encoding="utf-8")
+                and "store" in path.read_text(encoding="utf-8")]
+    assert reaching == []

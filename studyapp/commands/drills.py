@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from studyapp import drills
 from studyapp.errors import ExitCode, UsageError
@@ -115,8 +117,8 @@ def start_drill(args, ctx) -> int:
     return ExitCode.OK
 
 
-def _record(ctx, verdict: dict) -> None:
-    warning = drills.record_attempt_alone(ctx, verdict)
+def _record(ctx, verdict: Mapping[str, Any]) -> None:
+    warning = drills.record_attempt_alone(ctx, dict(verdict))
     if warning is not None:
         print(f"studyapp: warning: {warning}", file=sys.stderr)
 
@@ -183,7 +185,7 @@ def _clear_terminal() -> None:
         sys.stdout.flush()
 
 
-def format_verdict(verdict: dict) -> str:
+def format_verdict(verdict: Mapping[str, Any]) -> str:
     """A verdict for people: status line, summary, checks table, hint, detail, output."""
     label = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}.get(verdict["status"], verdict["status"].upper())
     seed = f", seed {verdict['seed']}" if verdict.get("seed") is not None else ""

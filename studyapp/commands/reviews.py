@@ -118,9 +118,10 @@ def stats(args, ctx) -> int:
 
 def optimize(args, ctx) -> int:
     from studyapp.errors import UserError
-    from studyapp.optimize import NotEnoughHistory, fit_parameters, keep_fit, logs_from_store
+    from studyapp.optimize import NotEnoughHistory, fit_parameters, fsrs_rs, keep_fit, logs_from_store
     from studyapp.store import Store
 
+    fsrs_rs()  # not installed: one line saying how, before any work
     with Store.open(ctx.paths) as store:
         logs = logs_from_store(store)
         current = store.latest_params()

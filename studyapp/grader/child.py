@@ -1,6 +1,7 @@
 """What runs inside the sandboxed child: load the learner's file, call the drill on each case.
 
-Everything the child sends back is plain data serialized with `torch.save`, one result per case
+Everything the child sends back is plain data serialized with `torch.save` (its stage as a
+`contract.Stage` value, a plain string that `weights_only` loading accepts), one result per case
 keyed by the case's index, in one frame sealed with the run's nonce (`channel`); the parent loads
 it with `weights_only=True`, checks that every case answered with plain tensors, and judges.
 """
@@ -15,7 +16,9 @@ import sys
 import traceback
 import types
 
-from studyapp.grader.channel import seal  # imported now: once confined, the app's source is unreadable
+# imported now: once confined, the app's source is unreadable
+from studyapp.grader.channel import seal
+from studyapp.grader.contract import ChildExit, Stage
 
 MODULE_NAME = "submission"
 
@@ -62,13 +65,13 @@ def _signature(obj) -> str:
 def _stage_failure(exc: BaseException, filename: str) -> dict | None:
     """Failures that stop the whole submission, whatever case they happened in."""
     if isinstance(exc, SystemExit):
-        return {"stage": "exit", "code": repr(exc.code)}
+        return {"stage": Stage.EXIT.value, "code": repr(exc.code)}
     if _is_out_of_memory(exc):
-        return {"stage": "memory", "error": _error(exc, filename)}
+        return {"stage": Stage.MEMORY.value, "error": _error(exc, filename)}
     if _is_output_limit(exc):
-        return {"stage": "output", "error": _error(exc, filename)}
+        return {"stage": Stage.OUTPUT.value, "error": _error(exc, filename)}
     if isinstance(exc, BlockingIOError) and exc.errno == errno.EAGAIN:  # fork() over RLIMIT_NPROC
-        return {"stage": "processes", "error": _error(exc, filename)}
+        return {"stage": Stage.PROCESSES.value, "error": _error(exc, filename)}
     return None
 
 
@@ -77,7 +80,7 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
     try:
         code = compile(source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
-        return {"stage": "syntax", "error": {
+        return {"stage": Stage.SYNTAX.value, "error": {
             "type": type(exc).__name__, "message": getattr(exc, "msg", str(exc)),
             "line": getattr(exc, "lineno", None) or 0, "text": (getattr(exc, "text", "") or "").rstrip()}}
     module = types.ModuleType(MODULE_NAME)
@@ -89,13 +92,13 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
         failure = _stage_failure(exc, filename)
         if failure:
             return failure
-        stage = "import" if isinstance(exc, ImportError) else "load"
-        return {"stage": stage, "error": _error(exc, filename)}
+        stage = Stage.IMPORT if isinstance(exc, ImportError) else Stage.LOAD
+        return {"stage": stage.value, "error": _error(exc, filename)}
     entry = getattr(module, drill.entry, None)
     if entry is None:
         defined = sorted(n for n, v in vars(module).items()
                          if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == MODULE_NAME)
-        return {"stage": "entry", "entry": drill.entry, "defined": defined}
+        return {"stage": Stage.ENTRY.value, "entry": drill.entry, "defined": defined}
     results: dict[int, dict] = {}
     for index, payload in enumerate(payloads):
         try:
@@ -105,9 +108,9 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
             if failure:
                 return failure
             if _raised_by_the_call(exc, filename):
-                return {"stage": "signature", "signature": _signature(entry), "error": _error(exc, filename)}
+                return {"stage": Stage.SIGNATURE.value, "signature": _signature(entry), "error": _error(exc, filename)}
             results[index] = {"error": _error(exc, filename)}
-    return {"stage": "ran", "results": results}
+    return {"stage": Stage.RAN.value, "results": results}
 
 
 def serialize(outcome: dict) -> bytes:
@@ -118,7 +121,7 @@ def serialize(outcome: dict) -> bytes:
         torch.save(outcome, buffer)
     except Exception as exc:  # noqa: BLE001 - e.g. an object run_case could not export
         buffer = io.BytesIO()
-        torch.save({"stage": "unsendable", "message": f"{type(exc).__name__}: {exc}"[:500]}, buffer)
+        torch.save({"stage": Stage.UNSENDABLE.value, "message": f"{type(exc).__name__}: {exc}"[:500]}, buffer)
     return buffer.getvalue()
 
 
@@ -138,7 +141,7 @@ def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: i
             os._exit(0)
         write_all(result_fd, seal(nonce, serialize(outcome)))
     except BaseException:  # noqa: BLE001 - the parent reports a child that sent nothing
-        status = 70
+        status = ChildExit.SEND_FAILED
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import IO
 
+from studyapp.grader.contract import ContractError, FailureOrigin, GradeLimits, Job, Verdict, verdict_from
 from studyapp.grader.verdicts import error_verdict
 
 STARTUP_ALLOWANCE = 120.0
@@ -34,9 +35,9 @@ STARTUP_ALLOWANCE = 120.0
 class GraderClient:
     """One warm worker; `grade` is safe to call from a worker thread while `cancel` is called from another."""
 
-    def __init__(self, timeout: float = 10.0, memory_mb: int = 2048, env: dict[str, str] | None = None):
-        self.timeout = timeout
-        self.memory_mb = memory_mb
+    def __init__(self, limits: GradeLimits, env: dict[str, str] | None = None):
+        self.limits = limits
+        """What each submission may use, unless a `grade` call names others."""
         self.env = env
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
@@ -67,26 +68,36 @@ class GraderClient:
             theirs.close()
         self._sock = ours
 
+    @classmethod
+    def from_settings(cls, settings, env: dict[str, str] | None = None) -> GraderClient:
+        """A client with the limits `config.toml` sets: how the CLI and the TUI build theirs."""
+        return cls(GradeLimits.from_settings(settings), env=env)
+
     def grade(self, drill_id: str, path: str | os.PathLike, device: str = "auto",
-              timeout: float | None = None, seed: int | None = None) -> dict:
-        """Grade one file; returns the verdict dict (see `verdicts.verdict`)."""
-        timeout = self.timeout if timeout is None else timeout
+              limits: GradeLimits | None = None, seed: int | None = None) -> Verdict:
+        """Grade one file under `limits` (default: the client's); always returns a verdict."""
+        limits = limits or self.limits
         with self._lock:
             self._cancelled = False
             started = time.monotonic()
             self.start()
             self._next_id += 1
-            job = {"id": self._next_id, "drill": drill_id, "file": str(Path(path).absolute()),
-                   "device": device, "timeout": timeout, "seed": seed, "memory_mb": self.memory_mb}
+            job = Job(id=self._next_id, drill=drill_id, file=str(Path(path).absolute()), device=device,
+                      seed=seed, limits=limits.to_json())
             try:
-                answer = self._exchange(job, deadline=started + timeout + STARTUP_ALLOWANCE)
+                answer = self._exchange(job, deadline=started + limits.timeout + STARTUP_ALLOWANCE)
             except BaseException:  # Ctrl-C in the CLI: stop the child now so closing is quick and clean
                 self.cancel()
                 raise
-            if answer is None:
-                summary = "cancelled" if self._cancelled else "the grader stopped unexpectedly"
-                answer = error_verdict(drill_id, str(path), device, summary, self._log_tail(),
-                                       seconds=time.monotonic() - started)
+            if isinstance(answer, ContractError):
+                answer = error_verdict(drill_id, str(path), device, "the grader answered in a broken form",
+                                       str(answer), origin=FailureOrigin.GRADER, seconds=time.monotonic() - started)
+            elif answer is None:
+                cancelled = self._cancelled
+                answer = error_verdict(drill_id, str(path), device,
+                                       "cancelled" if cancelled else "the grader stopped unexpectedly",
+                                       self._log_tail(), seconds=time.monotonic() - started,
+                                       origin=FailureOrigin.CANCELLED if cancelled else FailureOrigin.GRADER)
                 self._kill()
             answer["file"] = str(path)
             return answer
@@ -124,7 +135,7 @@ class GraderClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _exchange(self, job: dict, deadline: float) -> dict | None:
+    def _exchange(self, job: Job, deadline: float) -> Verdict | ContractError | None:
         """Send one job and wait for its answer; None when the worker died, hung or was closed."""
         sock = self._sock
         if sock is None:  # close() ran from another thread
@@ -134,7 +145,7 @@ class GraderClient:
         except (OSError, ValueError, AttributeError):  # close() shut the socket from another thread
             return None
 
-    def _send_and_wait(self, sock: socket.socket, job: dict, deadline: float) -> dict | None:
+    def _send_and_wait(self, sock: socket.socket, job: Job, deadline: float) -> Verdict | ContractError | None:
         sock.sendall((json.dumps(job) + "\n").encode())
         with selectors.DefaultSelector() as selector:
             selector.register(sock, selectors.EVENT_READ)
@@ -145,8 +156,11 @@ class GraderClient:
                         message = json.loads(line)
                     except ValueError:
                         continue
-                    if message.get("id") == job["id"]:
-                        return message["verdict"]
+                    if isinstance(message, dict) and message.get("id") == job["id"]:
+                        try:
+                            return verdict_from(message.get("verdict"))
+                        except ContractError as exc:
+                            return exc
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not selector.select(remaining):
                     return None

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from studyapp.grader.confine import Confinement
+    from studyapp.grader.contract import GradeLimits
 
 PR_SET_PDEATHSIG = 1
 PR_SET_KEEPCAPS = 8
@@ -22,16 +23,20 @@ UNPRIVILEGED_UID = 65534  # "nobody": root ignores RLIMIT_NPROC, so a root worke
 
 @dataclass(frozen=True)
 class Limits:
-    """What one submission may use."""
+    """What one child may use: the job's `GradeLimits` (from `Settings`) plus the grader's own caps."""
 
-    timeout: float = 10.0
+    timeout: float
     """Wall-clock seconds the learner's code may run (measured by the parent)."""
-    memory_budget: int = 2 << 30
+    memory_budget: int
     """Bytes of address space on top of what the forked worker already maps (torch alone maps GBs)."""
     output_cap: int = 1 << 20
     """Bytes of stdout+stderr kept; writing more fails with EFBIG (RLIMIT_FSIZE)."""
     extra_processes: int = 16
     """Processes/threads the child may add to its user's count: enough for a helper, not a bomb."""
+
+    @classmethod
+    def for_job(cls, limits: GradeLimits) -> Limits:
+        return cls(timeout=limits.timeout, memory_budget=limits.memory_mb << 20)
 
 
 def prctl(option: int, value: int) -> None:

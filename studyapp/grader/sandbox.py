@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from studyapp.grader.channel import NONCE_BYTES, READY, Tampered, new_nonce, open_frame
 from studyapp.grader.confine import Confinement
+from studyapp.grader.contract import ChildExit
 from studyapp.grader.limits import Limits, apply_child_limits
 from studyapp.grader.processes import kill_descendants
 
@@ -41,6 +42,8 @@ class ChildRun:
     """The result pipe held bytes the harness did not write."""
     exit_code: int | None = None
     """Exit status; negative for a signal (as in `subprocess`)."""
+    learner_started: bool = False
+    """It sent READY: learner code ran, so its exit status may be anything."""
     timed_out: bool = False
     cancelled: bool = False
     too_much_data: bool = False
@@ -108,7 +111,7 @@ def run_forked(child_main: Callable[[int, bytes], None], limits: Limits, cancell
 
             traceback.print_exc()
         finally:
-            os._exit(71)
+            os._exit(ChildExit.SETUP_FAILED)
     os.close(write_fd)
     os.close(nonce_read)
     nonce = new_nonce()
@@ -127,6 +130,7 @@ def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool], confi
                 spare: frozenset[int] = frozenset()) -> ChildRun:
     """Start a fresh interpreter (CUDA-safe); it reads the nonce and `job` from stdin, then
     stdin is /dev/null."""
+    import dataclasses
     import json
 
     workdir = tempfile.mkdtemp(prefix="studyapp-grade-")
@@ -134,7 +138,7 @@ def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool], confi
     read_fd, write_fd = os.pipe()
     nonce = new_nonce()
     env = dict(os.environ, STUDYAPP_GRADER_WORKDIR=workdir, STUDYAPP_GRADER_RESULT_FD=str(write_fd),
-               STUDYAPP_GRADER_LIMITS=f"{limits.timeout},{limits.memory_budget},{limits.output_cap},{limits.extra_processes}",
+               STUDYAPP_GRADER_LIMITS=json.dumps(dataclasses.asdict(limits)),
                STUDYAPP_GRADER_CONFINEMENT=json.dumps(confinement.to_dict()))
     proc = subprocess.Popen(
         [sys.executable, "-m", "studyapp.grader.spawned"], stdin=subprocess.PIPE,
@@ -199,6 +203,7 @@ def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callabl
             run.too_much_data = True
             break
     run.seconds = time.monotonic() - started
+    run.learner_started = ready
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -16,7 +16,7 @@ def main() -> None:
     stdin = sys.stdin.buffer.read()
     workdir = os.environ.pop("STUDYAPP_GRADER_WORKDIR")
     result_fd = int(os.environ.pop("STUDYAPP_GRADER_RESULT_FD"))
-    timeout, memory, output, processes = os.environ.pop("STUDYAPP_GRADER_LIMITS").split(",")
+    job_limits = json.loads(os.environ.pop("STUDYAPP_GRADER_LIMITS"))  # `Limits` as a dict
     confinement_text = os.environ.pop("STUDYAPP_GRADER_CONFINEMENT")
 
     from studyapp.grader.channel import NONCE_BYTES, READY
@@ -30,8 +30,9 @@ def main() -> None:
 
     # CUDA maps huge address ranges and starts threads: no RLIMIT_AS, more tasks, and CPU time
     # for the import; the parent's wall clock is what bounds the learner's code.
-    limits = Limits(timeout=float(timeout) + STARTUP_LIMIT, memory_budget=int(memory),
-                    output_cap=int(output), extra_processes=max(int(processes), 64))
+    limits = Limits(timeout=float(job_limits["timeout"]) + STARTUP_LIMIT,
+                    memory_budget=int(job_limits["memory_budget"]), output_cap=int(job_limits["output_cap"]),
+                    extra_processes=max(int(job_limits["extra_processes"]), 64))
     _child_setup(1, (result_fd,), limits, workdir, confinement, limit_memory=False)
 
     import torch

@@ -1,6 +1,4 @@
-"""The verdict dict every grading path returns, and the messages for submissions that never ran.
-
-`sandbox` is `confine.Confinement.to_dict()`: the walls that were up around the learner's code.
+"""Building a `contract.Verdict`, and the words for a child that ended without an outcome.
 
 Torch-free: the client builds verdicts too (a worker that died, a cancelled run).
 """
@@ -9,22 +7,30 @@ from __future__ import annotations
 
 import signal
 
+from studyapp.grader.contract import Check, ChildExit, FailureOrigin, Status, Verdict
+
 OUTPUT_SHOWN = 4000
 """Characters of captured output a verdict carries; the rest is cut with a note."""
 
 
-def verdict(drill: str, file: str, device: str, status: str, summary: str, *, hint: str = "",
-            detail: str = "", checks: list | None = None, seconds: float = 0.0) -> dict:
-    return {"drill": drill, "file": file, "status": status, "summary": summary, "hint": hint,
-            "device": device, "seconds": round(seconds, 3), "checks": checks or [], "detail": detail,
-            "output": "", "output_truncated": False, "sandbox": {}}
+def verdict(drill: str, file: str, device: str, status: Status, summary: str, *,
+            origin: FailureOrigin | None, hint: str = "", detail: str = "",
+            checks: list[Check] | None = None, seconds: float = 0.0) -> Verdict:
+    """A verdict with no output yet (`attach_output`) and no sandbox listed (the worker adds it)."""
+    return Verdict(drill=drill, file=file, status=status.value,
+                   origin=None if origin is None else origin.value, summary=summary, hint=hint,
+                   device=device, seconds=round(seconds, 3), checks=checks or [], detail=detail,
+                   output="", output_truncated=False, sandbox={})
 
 
-def error_verdict(drill: str, file: str, device: str, summary: str, detail: str = "", **kw) -> dict:
-    return verdict(drill, file, device, "error", summary, detail=detail, **kw)
+def error_verdict(drill: str, file: str, device: str, summary: str, detail: str = "", *,
+                  origin: FailureOrigin, seconds: float = 0.0) -> Verdict:
+    """A submission that could not be judged; `origin` says whose failure that is."""
+    return verdict(drill, file, device, Status.ERROR, summary, origin=origin, detail=detail,
+                   seconds=seconds)
 
 
-def attach_output(result: dict, raw: bytes, cap_reached: bool) -> None:
+def attach_output(result: Verdict, raw: bytes, cap_reached: bool) -> None:
     text = raw.decode("utf-8", "replace")
     truncated = cap_reached or len(text) > OUTPUT_SHOWN
     if len(text) > OUTPUT_SHOWN:
@@ -33,21 +39,30 @@ def attach_output(result: dict, raw: bytes, cap_reached: bool) -> None:
     result["output_truncated"] = truncated
 
 
-def describe_exit(exit_code: int) -> tuple[str, str]:
-    """Summary and detail for a child that ended without sending results."""
+def describe_exit(exit_code: int, learner_started: bool) -> tuple[str, str, FailureOrigin]:
+    """Summary, detail and origin for a child that ended without sending an outcome.
+
+    A `ChildExit` code means what it says only from a child whose learner code never started
+    (`learner_started`, the READY byte): after that, learner code may exit with any status.
+    """
     if exit_code < 0:
         sig = signal.Signals(-exit_code)
         if sig == signal.SIGSEGV:
             return ("crashed with a segmentation fault (SIGSEGV)",
-                    "The process died inside native code, e.g. through ctypes or an out-of-bounds access.")
+                    "The process died inside native code, e.g. through ctypes or an out-of-bounds access.",
+                    FailureOrigin.LEARNER)
         if sig == signal.SIGKILL:
-            return ("was killed (SIGKILL): out of memory, or it killed itself", "")
+            return ("was killed (SIGKILL): out of memory, or it killed itself", "", FailureOrigin.LEARNER)
         if sig == signal.SIGXCPU:
-            return ("used more CPU time than allowed", "The CPU-time backstop stopped it: an infinite loop?")
-        return (f"was killed by {sig.name}", "")
-    if exit_code == 70:
-        return ("could not send its results back", "The child failed while serializing its results.")
-    if exit_code == 71:
-        return ("could not be started in the sandbox", "Setting up the child's limits failed.")
+            return ("used more CPU time than allowed", "The CPU-time backstop stopped it: an infinite loop?",
+                    FailureOrigin.LEARNER)
+        return (f"was killed by {sig.name}", "", FailureOrigin.LEARNER)
+    if exit_code == ChildExit.SETUP_FAILED and not learner_started:
+        return ("could not be started in the sandbox", "Setting up the child's limits failed.",
+                FailureOrigin.GRADER)
+    if exit_code == ChildExit.SEND_FAILED:
+        return ("could not send its results back", "The child failed while serializing its results.",
+                FailureOrigin.LEARNER)
     return (f"exited with status {exit_code} before returning results",
-            "Something called os._exit() or exited the interpreter directly; return your result instead.")
+            "Something called os._exit() or exited the interpreter directly; return your result instead.",
+            FailureOrigin.LEARNER)

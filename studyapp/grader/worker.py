@@ -1,8 +1,7 @@
 """The grading worker: `python -m studyapp.grader.worker [--cuda]`.
 
 It imports torch once, then serves JSON-line jobs on stdin and answers JSON-line verdicts on
-stdout. A job: {"id", "drill", "file", "device": "auto"|"cpu"|"cuda", "timeout", "seed",
-"memory_mb"}; an answer: {"id", "verdict"}. Learner code never runs here: each job runs in a
+stdout (`contract.Job` in, `contract.Answer` out). Learner code never runs here: each job runs in a
 child forked from this (CPU) or spawned fresh (CUDA, by a `--cuda` sub-worker started on first
 use so that this process never initialises CUDA and stays safe to fork). SIGUSR1 cancels the
 running job, and so does the client hanging up. At start it finds out which walls this machine
@@ -26,6 +25,16 @@ from pathlib import Path
 
 from studyapp.grader import verdicts
 from studyapp.grader.confine import Confinement, make_undumpable, probe, readable_roots
+from studyapp.grader.contract import (
+    Answer,
+    ContractError,
+    FailureOrigin,
+    GradeLimits,
+    Stage,
+    Status,
+    Verdict,
+    judgement_from,
+)
 from studyapp.grader.limits import Limits, become_subreaper
 
 KERNELS_ENV = "STUDYAPP_GRADER_KERNELS"
@@ -74,7 +83,7 @@ class Worker:
         # With PYTORCH_NVML_BASED_CUDA_CHECK=1 this asks NVML and leaves CUDA uninitialised (fork-safe).
         return torch.backends.cuda.is_built() and torch.cuda.is_available()
 
-    def handle(self, job: dict) -> dict:
+    def handle(self, job: dict) -> Verdict:
         global _cancel_requested
         _cancel_requested = False
         started = time.monotonic()
@@ -86,29 +95,32 @@ class Worker:
             result = self._grade(job, drill_id, file, device)
         except Exception:  # noqa: BLE001 - a grader bug must still produce a verdict
             result = verdicts.error_verdict(drill_id, file, device, "internal grader error",
-                                            traceback.format_exc()[-4000:])
+                                            traceback.format_exc()[-4000:], origin=FailureOrigin.GRADER)
         result["seconds"] = round(time.monotonic() - started, 3)
         result.setdefault("sandbox", self.confinement.to_dict())
         return result
 
-    def _grade(self, job: dict, drill_id: str, file: str, device: str) -> dict:
+    def _grade(self, job: dict, drill_id: str, file: str, device: str) -> Verdict:
+        def refused(summary: str, detail: str = "") -> Verdict:
+            return verdicts.error_verdict(drill_id, file, device, summary, detail, origin=FailureOrigin.REQUEST)
+
         drill = self.drills.get(drill_id)
         if drill is None:
-            return verdicts.error_verdict(drill_id, file, device, f"unknown drill {drill_id!r}",
-                                          f"Known drills: {', '.join(sorted(self.drills))}")
+            return refused(f"unknown drill {drill_id!r}", f"Known drills: {', '.join(sorted(self.drills))}")
         if device not in ("cpu", "cuda"):
-            return verdicts.error_verdict(drill_id, file, device, f"unknown device {device!r}")
+            return refused(f"unknown device {device!r}")
         if device == "cuda" and not self.cuda_available():
-            return verdicts.error_verdict(drill_id, file, device, "CUDA is not available on this machine",
-                                          "Grade with --device cpu (or auto).")
+            return refused("CUDA is not available on this machine", "Grade with --device cpu (or auto).")
+        try:
+            limits = Limits.for_job(GradeLimits.from_json(job.get("limits")))
+        except ValueError as exc:
+            return refused(f"the job's limits are wrong: {exc}")
         if device == "cuda" and not self.cuda_mode:
             return self._forward_to_cuda_worker(job)
         try:
             source = Path(file).read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            return verdicts.error_verdict(drill_id, file, device, f"cannot read the file: {exc}")
-        limits = Limits(timeout=float(job.get("timeout") or 10.0),
-                        memory_budget=int(job.get("memory_mb") or 2048) << 20)
+            return refused(f"cannot read the file: {exc}")
         seed = job.get("seed")
         seed = int(seed) if seed is not None else random.SystemRandom().randrange(1 << 31)
         cases = drill.make_cases(seed, device)
@@ -138,15 +150,15 @@ class Worker:
         self.torch.save({"drill": drill.id, "source": source, "filename": file, "payloads": payloads}, buffer)
         return sandbox.run_spawned(buffer.getvalue(), limits, _stop_running_job, self.confinement, spare)
 
-    def _interpret(self, run, drill, cases, drill_id, file, device, limits: Limits) -> dict:
+    def _interpret(self, run, drill, cases, drill_id, file, device, limits: Limits) -> Verdict:
         from studyapp.grader.results import FORGED_DETAIL
         from studyapp.grader.sandbox import load_outcome
 
-        def error(summary: str, detail: str = "") -> dict:
-            return verdicts.error_verdict(drill_id, file, device, summary, detail)
+        def error(summary: str, detail: str = "") -> Verdict:
+            return verdicts.error_verdict(drill_id, file, device, summary, detail, origin=FailureOrigin.LEARNER)
 
         if run.cancelled:
-            return error("cancelled")
+            return verdicts.error_verdict(drill_id, file, device, "cancelled", origin=FailureOrigin.CANCELLED)
         if run.timed_out:
             return error(f"timed out after {limits.timeout:g} s",
                          "Your code was still running at the time limit: an infinite loop, a sleep, "
@@ -154,66 +166,71 @@ class Worker:
         if run.too_much_data:
             return error("sent back far too much data")
         if run.tampered is not None:
-            return verdicts.verdict(drill_id, file, device, "fail",
+            return verdicts.verdict(drill_id, file, device, Status.FAIL,
                                     f"rejected: your code wrote to the grader's result channel ({run.tampered.reason})",
-                                    detail=FORGED_DETAIL)
+                                    origin=FailureOrigin.LEARNER, detail=FORGED_DETAIL)
         if run.outcome is None:
-            summary, detail = verdicts.describe_exit(run.exit_code or 0)
-            return error(f"your code {summary}", detail)
+            summary, detail, origin = verdicts.describe_exit(run.exit_code or 0, run.learner_started)
+            return verdicts.error_verdict(drill_id, file, device, f"your code {summary}", detail, origin=origin)
         try:
             outcome = load_outcome(run.outcome)
         except Exception as exc:  # noqa: BLE001 - anything but plain data is refused
             return error("returned something that is not plain data", f"{type(exc).__name__}: {exc}"[:1000])
         return self._judge_outcome(outcome, drill, cases, device, error, limits)
 
-    def _judge_outcome(self, outcome: dict, drill, cases, device, error, limits: Limits) -> dict:
+    def _judge_outcome(self, outcome: dict, drill, cases, device, error, limits: Limits) -> Verdict:
         from studyapp.grader.results import Rejected, case_results
 
         if not isinstance(outcome, dict):
             return error("returned something that is not the grader's outcome")
-        stage = outcome.get("stage")
+        try:
+            stage = Stage(outcome.get("stage"))
+        except ValueError:
+            return error(f"unexpected child outcome {outcome.get('stage')!r}")
         err = outcome.get("error") or {}
-        if stage == "syntax":
+        if stage == Stage.SYNTAX:
             return error(f"syntax error on line {err['line']}: {err['message']}",
                          f"line {err['line']}: {err['text']}")
-        if stage == "import":
+        if stage == Stage.IMPORT:
             return error(f"import error: {err['message']}", err["traceback"])
-        if stage == "load":
+        if stage == Stage.LOAD:
             return error(f"your file raised {err['type']} when loaded: {err['message']}", err["traceback"])
-        if stage == "entry":
+        if stage == Stage.ENTRY:
             defined = ", ".join(outcome["defined"]) or "nothing callable"
             return error(f"no function or class named `{outcome['entry']}` in your file",
                          f"Your file defines: {defined}.")
-        if stage == "signature":
+        if stage == Stage.SIGNATURE:
             return error(f"wrong signature: {outcome['signature']}: {err['message']}",
                          f"The drill expects the signature in the starter file. {err['traceback']}")
-        if stage == "exit":
+        if stage == Stage.EXIT:
             return error(f"your code called sys.exit({outcome['code']})",
                          "Return your result instead of exiting.")
-        if stage == "memory":
+        if stage == Stage.MEMORY:
             return error(f"your code ran out of memory (limit {limits.memory_budget >> 20} MiB)",
                          err["traceback"])
-        if stage == "output":
+        if stage == Stage.OUTPUT:
             return error(f"your code printed more than the output limit ({limits.output_cap >> 10} KiB)",
                          "Remove the prints in loops; the output below is truncated.")
-        if stage == "processes":
+        if stage == Stage.PROCESSES:
             return error(f"your code started too many processes (limit {limits.extra_processes})",
                          "Drills need no processes or threads of their own: a fork bomb?")
-        if stage == "unsendable":
+        if stage == Stage.UNSENDABLE:
             return error("returned something the grader cannot read back", outcome["message"])
-        if stage != "ran":
-            return error(f"unexpected child outcome {stage!r}")
         results = case_results(outcome, len(cases))
         if isinstance(results, Rejected):
-            return verdicts.verdict(drill.id, "", device, "fail", f"rejected: {results.summary}",
-                                    detail=results.detail)
-        judged = drill.judge(cases, results, device)
-        result = verdicts.verdict(drill.id, "", device, judged["status"], judged["summary"],
-                                  hint=judged.get("hint", ""), checks=judged.get("checks", []),
-                                  detail=judged.get("detail", ""))
-        return result
+            return verdicts.verdict(drill.id, "", device, Status.FAIL, f"rejected: {results.summary}",
+                                    origin=FailureOrigin.LEARNER, detail=results.detail)
+        try:
+            judged = judgement_from(drill.judge(cases, results, device))
+        except ContractError as exc:  # our drill's bug, not the learner's
+            return verdicts.error_verdict(drill.id, "", device, "internal grader error", str(exc),
+                                          origin=FailureOrigin.GRADER)
+        status = Status(judged["status"])
+        return verdicts.verdict(drill.id, "", device, status, judged["summary"], hint=judged["hint"],
+                                checks=judged["checks"],
+                                origin=None if status == Status.PASS else FailureOrigin.LEARNER)
 
-    def _forward_to_cuda_worker(self, job: dict) -> dict:
+    def _forward_to_cuda_worker(self, job: dict) -> Verdict:
         if self.cuda_worker is None or self.cuda_worker.poll() is not None:
             self.cuda_worker = subprocess.Popen(
                 [sys.executable, "-m", "studyapp.grader.worker", "--cuda"],
@@ -234,7 +251,7 @@ class Worker:
             worker.wait()
             self.cuda_worker = None
             return verdicts.error_verdict(str(job.get("drill")), str(job.get("file")), "cuda",
-                                          "the CUDA grader stopped unexpectedly")
+                                          "the CUDA grader stopped unexpectedly", origin=FailureOrigin.GRADER)
 
 
 def drill_folder(drill) -> str:
@@ -278,8 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         result = worker.handle(job)
         result["file"] = str(job.get("file"))
+        answer = Answer(id=job.get("id"), verdict=result)
         try:
-            protocol.write(json.dumps({"id": job.get("id"), "verdict": result}) + "\n")
+            protocol.write(json.dumps(answer) + "\n")
         except BrokenPipeError:
             break  # the client is gone
 

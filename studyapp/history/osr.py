@@ -58,9 +58,10 @@ def _factor(ease: float) -> float:
 
 def card_from(schedule: OsrSchedule, desired_retention: float) -> CardRow:
     """A review-state FSRS card with the memory state SM-2's interval and ease imply."""
-    import fsrs_rs_python
-
+    from studyapp.optimize import fsrs_rs
     from studyapp.schedule import start_of_day
+
+    fsrs_rs_python = fsrs_rs("`import-history osr` (SM-2 to FSRS)")
 
     interval = max(schedule.interval_days, 1)
     model = fsrs_rs_python.FSRS(fsrs_rs_python.DEFAULT_PARAMETERS)

@@ -25,7 +25,7 @@ from studyapp.history.eventlog import EventLog, log_dir, vault_log
 from studyapp.history.events import Event, EventKind, new_event
 from studyapp.history.replay import NoteHistory, Replayed, replay
 from studyapp.mastery import note_mastery
-from studyapp.store import CardRow, Store
+from studyapp.store import CardRow, ReviewRow, Store, utc_text
 
 log = logging.getLogger(__name__)
 
@@ -168,9 +168,9 @@ def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int
 
 def owned_values(history: NoteHistory) -> dict | None:
     """The owned keys the replayed state implies (mastery aside), or None to leave the note."""
-    from studyapp.reviews import _values_from_json
+    from studyapp.review_journal import values_from_json
 
-    before = _values_from_json(history.values_before or {})
+    before = values_from_json(history.values_before or {})
     if history.reviews == 0:
         return {k: v for k, v in before.items()
                 if k in ("last_reviewed", "next_review", "review_count")} or None
@@ -245,9 +245,7 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
     Each old review becomes a review event carrying the due date it gave (its fuzz cannot be
     drawn again), so the replay gives back the cards the database had."""
     rows = store.unlogged_reviews(logged)
-    attempts = [row for row in store.conn.execute(
-        "SELECT * FROM drill_attempts ORDER BY id")
-        if row["event_id"] is None or (logged is not None and row["event_id"] not in logged)]
+    attempts = store.unlogged_attempts(logged)
     if not rows and not attempts:
         return 0
     if logged is None:
@@ -256,46 +254,46 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
     events: list[Event] = []
     seen: set[int] = set()
     for row in rows:
-        at = datetime.fromisoformat(row["reviewed_at"])
-        path = _note_path(store, row["note_key"])
-        data = {"rating": row["rating"], "duration_ms": row["duration_ms"],
-                "title": row["title"], "fuzz": False,
-                "due": row["due_after"],
-                "values_before": json.loads(row["file_values_before"] or "{}")}
-        if row["note_key"] not in seen and row["state_before"] is not None:
-            data["seed"] = row["card_before"] or _card_before(row, at, data["values_before"])
-        seen.add(row["note_key"])
+        at = row.reviewed_at
+        path = _note_path(store, row.note_key)
+        data = {"rating": row.rating, "duration_ms": row.duration_ms,
+                "title": row.title, "fuzz": False,
+                "due": utc_text(row.due_after),
+                "values_before": json.loads(row.file_values_before or "{}")}
+        if row.note_key not in seen and row.state_before is not None:
+            data["seed"] = row.card_before or _card_before(row, at, data["values_before"])
+        seen.add(row.note_key)
         event = new_event(EventKind.REVIEW, at, device, path, **data)
-        if row["event_id"] is not None:
-            event = Event(row["event_id"], event.kind, event.at, event.device, path, event.data)
+        if row.event_id is not None:
+            event = Event(row.event_id, event.kind, event.at, event.device, path, event.data)
         events.append(event)
     for card_key, card in store.cards().items() if not logged else ():
         if card.suspended:
             path = _note_path(store, card_key)
             events.append(new_event(EventKind.SUSPEND, now, device, path, seed=card.to_json()))
-    for row in attempts:
-        event = new_event(EventKind.DRILL, datetime.fromisoformat(row["attempted_at"]),
-                          device, None, drill=row["drill_id"], verdict=row["verdict"],
-                          summary=row["summary"] or "", duration_ms=row["duration_ms"],
-                          file=row["file_path"])
-        if row["event_id"] is not None:
-            event = Event(row["event_id"], event.kind, event.at, device, None, event.data)
+    for attempt in attempts:
+        event = new_event(EventKind.DRILL, attempt.attempted_at,
+                          device, None, drill=attempt.drill_id, verdict=attempt.verdict,
+                          summary=attempt.summary, duration_ms=attempt.duration_ms,
+                          file=attempt.file_path)
+        if attempt.event_id is not None:
+            event = Event(attempt.event_id, event.kind, event.at, device, None, event.data)
         events.append(event)
-    for row in store.conn.execute("SELECT * FROM params ORDER BY id"):
+    for fit in store.fitted_params():
         # an id drawn from the fit itself: adopting it again adds nothing
-        same = uuid.uuid5(uuid.NAMESPACE_OID, f"params:{row['fitted_at']}:{row['parameters']}")
-        events.append(Event(same.hex, EventKind.PARAMS, datetime.fromisoformat(row["fitted_at"]),
-                            device, None, {"parameters": json.loads(row["parameters"]),
-                                           "log_loss_before": row["log_loss_before"],
-                                           "log_loss_after": row["log_loss_after"],
-                                           "review_count": row["review_count"]}))
+        same = uuid.uuid5(uuid.NAMESPACE_OID, f"params:{fit.stored_as}")
+        events.append(Event(same.hex, EventKind.PARAMS, fit.fitted_at,
+                            device, None, {"parameters": fit.parameters,
+                                           "log_loss_before": fit.log_loss_before,
+                                           "log_loss_after": fit.log_loss_after,
+                                           "review_count": fit.review_count}))
     events_log.append(*events)
     log.warning("wrote %d reviews of the database into the review log %s", len(rows),
                 events_log.own_file)
     return len(rows)
 
 
-def _card_before(row, at: datetime, values_before: dict) -> str:
+def _card_before(row: ReviewRow, at: datetime, values_before: dict) -> str:
     """The legacy card a first review started from (seeded from the note's old keys, as
     `schedule.legacy_card` does), rebuilt from the review row's "before" columns."""
     from datetime import timedelta
@@ -304,10 +302,11 @@ def _card_before(row, at: datetime, values_before: dict) -> str:
         reps = int(float(values_before.get("review_count") or 0))
     except (TypeError, ValueError):
         reps = 0
-    last = (None if row["elapsed_days"] is None
-            else at - timedelta(days=row["elapsed_days"]))
-    return CardRow(0, row["state_before"], None, row["stability_before"],
-                   row["difficulty_before"], datetime.fromisoformat(row["due_before"]), last,
+    last = (None if row.elapsed_days is None
+            else at - timedelta(days=row.elapsed_days))
+    assert row.state_before is not None and row.due_before is not None, "a review of a card that existed"
+    return CardRow(0, row.state_before, None, row.stability_before,
+                   row.difficulty_before, row.due_before, last,
                    reps=reps, legacy=True).to_json()
 
 

@@ -1,4 +1,10 @@
-"""The vault: a folder tree of markdown notes, loaded with a metadata cache and written safely."""
+"""The vault: a folder tree of markdown notes, loaded with a metadata cache and written safely.
+
+Longer than most modules (~550 lines) on purpose: `Vault` is the one object that both reads a
+note and writes it back, and the checks they share (a file too big or oddly named, a folder
+that is read-only, a stale temp file) must agree, so they live side by side. The note format
+itself is in `parse`, `model` and `writeback`; the metadata cache in `cache`.
+"""
 
 from __future__ import annotations
 

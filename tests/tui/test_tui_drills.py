@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from grader_helpers import Lent
 from textual.widgets import DataTable, Static, TextArea
 
 from studyapp.tui.app import StudyApp
@@ -108,7 +109,7 @@ async def test_cancelled_run_is_not_recorded(ctx):
         await pilot.pause()
         await pilot.press("ctrl+r")
         await settle(pilot)
-        verdicts = [row["verdict"] for row in app.study.service.store.drill_attempts("sdpa")]
+        verdicts = [row.verdict for row in app.study.service.store.drill_attempts("sdpa")]
         assert verdicts == ["pass"]
 
 
@@ -141,7 +142,10 @@ async def test_saving_from_outside_regrades(ctx):
 
 
 @pytest.mark.slow
-async def test_real_grader_rejects_the_starter(app, ctx):
+async def test_real_grader_rejects_the_starter(app, ctx, warm_grader):
+    """A real worker, already warm (the app building and starting its own is tested in
+    test_tui_startup and, end to end, in the next test)."""
+    app.session._grader = Lent(warm_grader)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sdpa(pilot)
         await pilot.press("ctrl+r")
@@ -207,7 +211,7 @@ print("ok")
 
 async def test_a_grader_crash_is_a_notification(ctx):
     stub = StubGrader()
-    stub.grade = lambda *a, **k: {"status": "error", "summary": "the grader stopped unexpectedly",
+    stub.grade = lambda *a, **k: {"status": "error", "origin": "grader", "summary": "the grader stopped unexpectedly",
                                   "detail": "worker log: Killed", "hint": "", "checks": [], "seconds": 1.0}
     app = drills_app(ctx, stub)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -217,3 +221,19 @@ async def test_a_grader_crash_is_a_notification(ctx):
         assert "ERROR" in str(screen.query_one("#grade-status", Static).render())
         assert "worker log: Killed" in str(screen.query_one("#detail", Static).render())
         assert any(n.severity == "error" and "stopped unexpectedly" in n.message for n in app._notifications)
+
+
+async def test_only_the_graders_own_failures_are_notified_whatever_the_words(app, ctx):
+    """The screen reads the verdict's origin, never its summary: learner code whose error reads
+    like ours is the learner's, shown in the results and not raised as a grader failure."""
+    stub = StubGrader()
+    stub.grade = lambda *a, **k: {"status": "error", "origin": "learner",
+                                  "summary": "internal grader error", "detail": "raised by their code",
+                                  "hint": "", "checks": [], "seconds": 1.0}
+    app.session._grader = stub
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert "raised by their code" in str(screen.query_one("#detail", Static).render())
+        assert not any(n.title == "Grader" for n in app._notifications)

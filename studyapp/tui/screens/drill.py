@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Footer, Header, LoadingIndicator, Markdown, Static, TextArea
 
+from studyapp.grader.contract import FailureOrigin
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen, footer_hides
@@ -22,8 +23,6 @@ from studyapp.views import DrillDetail
 
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
 STATUS_LINE = {"pass": "[b green]PASS[/]", "fail": "[b red]FAIL[/]", "error": "[b red]ERROR[/]"}
-GRADER_FAILURES = ("the grader stopped unexpectedly", "internal grader error")
-"""Summaries the grader gives when it failed itself (not the learner's code): also notified."""
 LOOKS_LIKE = " (looks like: "
 """How a summary names the known mistake; shown on its own line, the verdict's key line."""
 
@@ -261,7 +260,7 @@ class DrillScreen(StudyScreen):
         verdict = message.verdict
         self.show_verdict(verdict)
         self.refresh_review_state()
-        if verdict.get("status") == "error" and verdict.get("summary") in GRADER_FAILURES:
+        if verdict.get("origin") == FailureOrigin.GRADER:  # the grader failed, not their code: say so
             self.notify(f"{verdict['summary']}: {verdict.get('detail', '')[-300:]}", title="Grader", severity="error")
 
     def show_verdict(self, verdict: dict) -> None:

@@ -1,0 +1,154 @@
+"""The write journal: how a review's (or an undo's) file write and database rows become one
+unit, and how a crash between the two is repaired.
+
+Apart from `reviews.py` because it is the recovery half of recording: `ReviewService` writes a
+journal row, the note, then calls `finish_review`/`finish_undo`; `repair_pending` (run whenever
+a service opens) finishes the database half when the file holds what was written, and drops the
+row when the file was never written. It touches only rows whose writing process is gone.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from studyapp.errors import UserError
+from studyapp.locking import ProcessIdentity, WriterLock
+from studyapp.store import CardRow, Store
+
+
+def finish_review(store: Store, entry: int, payload: dict, hash_after: str,
+                   old_bytes: bytes | None, now: datetime, events_log=None) -> int:
+    """The log and database halves of a review whose file write has happened."""
+    review = dict(payload["review"])
+    path = review["path"]
+    event = payload.get("event")
+    with store.transaction():
+        if event is not None and events_log is not None:
+            _append_logged(store, events_log, event)
+            review["event_id"] = event["id"]
+        row = store.note_by_path(path)
+        if row is None:
+            key = store.add_note(path, hash_after, payload.get("title"), now)
+        else:
+            key = row.key
+            store.update_note(key, content_hash=hash_after)
+        card = CardRow.from_json(payload["card_after"])
+        card.note_key = key
+        store.put_card(card)
+        review.update(note_key=key, hash_after=hash_after)
+        review_id = store.insert_review(review, old_bytes=old_bytes)
+        store.clear_journal(entry)
+    return review_id
+
+
+def finish_undo(store: Store, entry: int, review_id: int, hash_now: str,
+                 event: dict | None = None, events_log=None) -> None:
+    """The log and database halves of an undo whose file write has happened."""
+    with store.transaction():
+        if event is not None and events_log is not None:
+            _append_logged(store, events_log, event)
+        last = store.review(review_id)
+        if last is not None:
+            key = last.note_key
+            current = store.card(key)
+            if last.card_before is None:
+                store.delete_card(key)
+            else:
+                card = CardRow.from_json(last.card_before)
+                card.note_key = key  # a replayed card_before names no database key
+                if current is not None:
+                    card.suspended = current.suspended  # suspension is not part of the review
+                store.put_card(card)
+            store.update_note(key, content_hash=hash_now)
+            store.delete_review(review_id)
+        store.clear_journal(entry)
+
+
+def _append_logged(store: Store, events_log, event: dict) -> None:
+    from studyapp.history.events import Event
+    from studyapp.history.sync import record
+
+    record(store, events_log, Event.from_json(event))
+
+
+def repair_pending(store: Store, vault, lock: WriterLock | None = None,
+                   events_log=None) -> list[str]:
+    """Finish or drop file writes a crash interrupted; returns one line per repair.
+
+    Only rows whose writing process is gone are touched, and only while holding the write
+    lock (when it is taken, its holder is mid-write: its rows are left to it)."""
+    if lock is None:
+        return _repair(store, vault, events_log)
+    with lock.attempt() as held:
+        return _repair(store, vault, events_log) if held else []
+
+
+def _repair(store: Store, vault, events_log=None) -> list[str]:
+    import logging  # rarely needed: kept off the start-up path
+    done = []
+    for entry in store.journal():
+        if _owner_alive(entry.owner):
+            continue  # another process (or thread) is writing this one right now
+        try:
+            note = vault.read_note(entry.path)
+        except UserError:
+            note = None
+        wanted = values_from_json(entry.payload["file_values"])
+        written = note is not None and all(
+            _same(note.meta.get(k), v) for k, v in wanted.items())
+        if note is not None and note.content_hash != entry.hash_before and written:
+            if entry.kind == "review":
+                finish_review(store, entry.id, entry.payload, note.content_hash, None,
+                               datetime.now(timezone.utc), events_log)
+            else:
+                finish_undo(store, entry.id, entry.payload["review_id"], note.content_hash,
+                             entry.payload.get("event"), events_log)
+            done.append(f"{entry.path}: finished an interrupted {entry.kind}")
+        else:
+            store.clear_journal(entry.id)
+            done.append(f"{entry.path}: dropped an interrupted {entry.kind} (file not written)")
+        logging.getLogger(__name__).warning(done[-1])
+    return done
+
+
+def _owner_alive(owner: str | None) -> bool:
+    """Whether the process that wrote a journal row still runs (rows of old versions: no)."""
+    try:
+        return owner is not None and ProcessIdentity.parse(owner).is_alive()
+    except ValueError:
+        return False
+
+
+def json_values(values: dict) -> dict:
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in values.items()}
+
+
+def values_from_json(values) -> dict:
+    """Owned values as write_review_keys wants them (dates as dates)."""
+    from datetime import date
+
+    if isinstance(values, str):
+        values = json.loads(values)
+    result = {}
+    for key, value in values.items():
+        if key in ("last_reviewed", "next_review", "created") and isinstance(value, str):
+            try:
+                value = date.fromisoformat(value)
+            except ValueError:
+                pass
+        result[key] = value
+    return result
+
+
+def _same(actual, wanted) -> bool:
+    if hasattr(actual, "isoformat"):
+        actual = actual.isoformat()
+    if hasattr(wanted, "isoformat"):
+        wanted = wanted.isoformat()
+    if isinstance(actual, float) or isinstance(wanted, float):
+        try:
+            return abs(float(actual) - float(wanted)) < 1e-9
+        except (TypeError, ValueError):
+            return False
+    return actual == wanted
