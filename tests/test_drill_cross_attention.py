@@ -13,7 +13,6 @@ pytest.importorskip("torch")
 
 import torch  # noqa: E402
 
-from studyapp.grader.client import GraderClient  # noqa: E402
 from studyapp.kernels_loader import load_kernels  # noqa: E402
 
 kernels = load_kernels()
@@ -64,9 +63,9 @@ def test_projecting_the_memory_again_fails_even_with_right_values():
 
 
 @pytest.fixture(scope="module")
-def grader():
-    with GraderClient(timeout=20.0) as client:
-        yield client
+def grader(warm_grader):
+    """The test session's warm worker on the real drills (tests/conftest.py)."""
+    return warm_grader
 
 
 @pytest.mark.parametrize("name", ["reference.py", "bank/wrong/cache_ignored.py", "bank/wrong/mask_on_queries.py",

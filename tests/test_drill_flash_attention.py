@@ -12,7 +12,6 @@ pytest.importorskip("torch")
 
 import torch  # noqa: E402
 
-from studyapp.grader.client import GraderClient  # noqa: E402
 from studyapp.kernels_loader import load_kernels  # noqa: E402
 
 kernels = load_kernels()
@@ -22,9 +21,9 @@ FOLDER = Path(kernels.CATALOG["flash_attention"].folder)
 
 
 @pytest.fixture(scope="module")
-def grader():
-    with GraderClient(timeout=20.0) as client:
-        yield client
+def grader(warm_grader):
+    """The test session's warm worker on the real drills (tests/conftest.py)."""
+    return warm_grader
 
 
 def test_reference_passes_in_the_sandbox(grader):

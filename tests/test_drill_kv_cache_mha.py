@@ -12,7 +12,6 @@ pytest.importorskip("torch")
 
 import torch  # noqa: E402
 
-from studyapp.grader.client import GraderClient  # noqa: E402
 from studyapp.kernels_loader import load_kernels  # noqa: E402
 
 kernels = load_kernels()
@@ -84,9 +83,9 @@ def test_public_cases_walk_prefill_decode_and_chunks_past_256():
 
 
 @pytest.fixture(scope="module")
-def grader():
-    with GraderClient(timeout=20.0) as client:
-        yield client
+def grader(warm_grader):
+    """The test session's warm worker on the real drills (tests/conftest.py)."""
+    return warm_grader
 
 
 @pytest.mark.parametrize("name", ["reference.py", "bank/wrong/cache_not_grown__new_only.py",

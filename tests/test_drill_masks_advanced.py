@@ -11,7 +11,6 @@ import pytest
 
 pytest.importorskip("torch")
 
-from studyapp.grader.client import GraderClient  # noqa: E402
 from studyapp.kernels_loader import load_kernels  # noqa: E402
 
 kernels = load_kernels()
@@ -80,10 +79,9 @@ def test_fresh_cases_change_with_the_seed():
 @pytest.mark.parametrize("name", ["reference.py", "bank/wrong/window_both_sides__band.py",
                                   "bank/wrong/missing_head_dim__batch_n_n.py",
                                   "bank/wrong/hard_coded_device__named_cpu.py"])
-def test_the_sandbox_finds_the_builders_and_agrees_with_in_process(name):
+def test_the_sandbox_finds_the_builders_and_agrees_with_in_process(name, warm_grader):
     path = FOLDER / name
-    with GraderClient(timeout=30.0) as grader:
-        sandboxed = grader.grade("masks_advanced", path, device="cpu", seed=11)
+    sandboxed = warm_grader.grade("masks_advanced", path, device="cpu", seed=11)
     trusted = kernels.grade_in_process("masks_advanced", path, seed=11)
     assert sandboxed["status"] == trusted["status"]
     assert sandboxed["summary"] == trusted["summary"]
