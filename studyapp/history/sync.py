@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import gc
 import json
-import logging
 import os
-import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from studyapp import schedule
 from studyapp.errors import UserError
 from studyapp.history.eventlog import EventLog, log_dir, vault_log
 from studyapp.history.events import Event, EventKind, new_event
-from studyapp.history.replay import NoteHistory, Replayed, replay
 from studyapp.store import CardRow, Store
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:  # replaying (hashlib, random, FSRS's internals) is imported when a log changed
+    from studyapp.history.replay import NoteHistory, Replayed
 
 
 def device_id(paths) -> str:
@@ -45,6 +44,8 @@ def device_id(paths) -> str:
     if marker is None:
         marker = DataDirMarker.new()
         if not write_marker(paths.data_dir_marker, marker):
+            import uuid
+
             return uuid.uuid5(uuid.NAMESPACE_URL, f"{this_host()}:{paths.data_dir}").hex
     return marker.id
 
@@ -124,6 +125,8 @@ def _catch_up(service, force: bool) -> SyncResult:
     result.adopted = adopt_database(store, events_log, service.ctx.now(), logged)
     if not force and not result.adopted and sizes == cached:
         return result
+    from studyapp.history.replay import replay
+
     contents = events_log.read()
     replayed = replay(contents.events, service.ctx.settings)
     keys = _note_keys(store, replayed, service.ctx.now())
@@ -278,6 +281,9 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
         if row["event_id"] is not None:
             event = Event(row["event_id"], event.kind, event.at, device, None, event.data)
         events.append(event)
+    import logging
+    import uuid
+
     for row in store.conn.execute("SELECT * FROM params ORDER BY id"):
         # an id drawn from the fit itself: adopting it again adds nothing
         same = uuid.uuid5(uuid.NAMESPACE_OID, f"params:{row['fitted_at']}:{row['parameters']}")
@@ -287,7 +293,7 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
                                            "log_loss_after": row["log_loss_after"],
                                            "review_count": row["review_count"]}))
     events_log.append(*events)
-    log.warning("wrote %d reviews of the database into the review log %s", len(rows),
+    logging.getLogger(__name__).warning("wrote %d reviews of the database into the review log %s", len(rows),
                 events_log.own_file)
     return len(rows)
 
