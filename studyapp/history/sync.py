@@ -293,8 +293,8 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
                                            "log_loss_after": row["log_loss_after"],
                                            "review_count": row["review_count"]}))
     events_log.append(*events)
-    logging.getLogger(__name__).warning("wrote %d reviews of the database into the review log %s", len(rows),
-                events_log.own_file)
+    logging.getLogger(__name__).warning("wrote %d reviews of the database into the review log %s",
+                                        len(rows), events_log.own_file)
     return len(rows)
 
 

@@ -46,9 +46,10 @@ def as_date(value) -> date | None:
     if isinstance(value, date):
         return value
     if isinstance(value, str):
-        known = _DAYS.get(value, _UNSEEN)
-        if known is not _UNSEEN:
-            return known
+        try:
+            return _DAYS[value]  # one lookup: another thread may clear the dict meanwhile
+        except KeyError:
+            pass
         try:
             day: date | None = date.fromisoformat(value.strip())
         except ValueError:
@@ -63,7 +64,6 @@ def as_date(value) -> date | None:
 _DAYS: dict[str, date | None] = {}
 """Quoted dates already read: a vault's notes share a few hundred of them (a cold load reads
 each note's three dates twice: to check them, then to keep them)."""
-_UNSEEN = object()
 
 
 EARLIEST_DATE = date(1970, 1, 1)
