@@ -19,7 +19,7 @@ import re
 import sys
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -37,11 +37,17 @@ class Term:
     """One clue for a drill: a label shown to the user, the regex that finds it, its weight."""
 
     label: str
-    pattern: re.Pattern[str]
+    regex: str
+    """The pattern's source, matched case-insensitively (compiled on first use: a process that
+    only checks cached pairings never pays for ~100 regexes)."""
     weight: float
     needles: tuple[str, ...]
     """Lower-case strings of which the pattern's every match contains one: a cheap `in` test
     that skips the regex for the many notes that cannot match (the regexes scan slowly)."""
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.regex, re.IGNORECASE)
 
 
 def _term(label: str, weight: float, regex: str | None = None, needles: tuple[str, ...] = ()) -> Term:
@@ -53,7 +59,7 @@ def _term(label: str, weight: float, regex: str | None = None, needles: tuple[st
             regex = _ASCII_BEFORE + regex + _ASCII_AFTER
         needles = (label.lower(),)
     assert needles, f"term {label!r} needs needles"
-    return Term(label, re.compile(regex, re.IGNORECASE), weight, needles)
+    return Term(label, regex, weight, needles)
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,7 @@ def load_scorer(root: Path | None = None) -> Scorer:
     catalog = CATALOG if root is None else load_catalog(root)
     terms = {drill_id: tuple(_term(t.label, t.weight, t.regex, tuple(t.needles)) for t in info.terms)
              for drill_id, info in catalog.items()}
-    return Scorer(tuple(catalog), terms, _scorer_version(tuple(catalog), terms))
+    return Scorer(tuple(catalog), terms, scorer_version(root))
 
 
 @cache
@@ -91,18 +97,47 @@ def bundled_scorer() -> Scorer:
     return load_scorer()
 
 
-def _scorer_version(drills: tuple[str, ...], terms: Mapping[str, tuple[Term, ...]]) -> str:
+DRILL_FILE = "drill.toml"
+"""Each drill folder's metadata, holding its id, list order and pairing terms (kernels/README.md)."""
+_SCORING_RULES = 2
+"""Bump when the scoring changes in a way the constants below do not show."""
+
+
+def scorer_version(root: Path | None = None) -> str:
+    """A fingerprint of everything a pairing depends on: the scoring rules and the bytes of
+    every drill folder's `drill.toml` under `root` (default: the bundled kernels).
+
+    Read from the files, not from the parsed catalog, so a process that only checks cached
+    pairings (a warm `due --json`) reads a dozen small files instead of parsing TOML and
+    compiling every term. Any edit to a drill's metadata re-pairs the notes once.
+    """
+    import os
     import zlib
 
-    spec = repr((drills, SUGGEST_THRESHOLD, DECLARED_REASON,
-                 [(d, t.label, t.pattern.pattern, t.weight, t.needles) for d, ts in terms.items() for t in ts]))
-    return f"{zlib.crc32(spec.encode('utf-8')):08x}"
+    if root is None:
+        from studyapp.paths import kernels_dir
+
+        root = kernels_dir()
+    crc = zlib.crc32(repr((_SCORING_RULES, SUGGEST_THRESHOLD, DECLARED_REASON, _ASCII_BEFORE,
+                           _ASCII_AFTER)).encode("utf-8"))
+    try:
+        folders = sorted(entry.name for entry in os.scandir(root) if entry.is_dir())
+    except OSError:
+        folders = []
+    for name in folders:
+        try:
+            with open(os.path.join(root, name, DRILL_FILE), "rb") as fh:
+                data = fh.read()
+        except OSError:  # not a drill folder (`__pycache__`, shared helpers)
+            continue
+        crc = zlib.crc32(data, zlib.crc32(name.encode("utf-8", "surrogateescape") + b"\0", crc))
+    return f"{crc:08x}"
 
 
 _DERIVED = {
-    "KNOWN_DRILLS": lambda scorer: scorer.drills,
-    "DRILL_TERMS": lambda scorer: scorer.terms,
-    "PAIRING_VERSION": lambda scorer: scorer.version,
+    "KNOWN_DRILLS": lambda: bundled_scorer().drills,
+    "DRILL_TERMS": lambda: bundled_scorer().terms,
+    "PAIRING_VERSION": scorer_version,  # the bundled scorer's, without building it
 }
 
 
@@ -111,7 +146,7 @@ def __getattr__(name: str):
     (importing this module stays cheap: the drill folders are read only when a note is paired)."""
     if name not in _DERIVED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = _DERIVED[name](bundled_scorer())
+    value = _DERIVED[name]()
     globals()[name] = value
     return value
 

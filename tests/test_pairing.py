@@ -269,3 +269,31 @@ def test_a_new_drill_invalidates_cached_pairings(tmp_path, monkeypatch):
     assert decode_pairing(cached) == drills_for({}, "RoPE and rotary embeddings")
     monkeypatch.setattr("studyapp.pairing.PAIRING_VERSION", grown.version)
     assert decode_pairing(cached) is None
+
+
+def test_a_cached_pairing_is_trusted_without_loading_the_catalog_or_compiling_terms():
+    """A warm `due --json` decodes cached pairings: checking their version reads the drill
+    folders' files only, so neither the catalog (tomllib, every term's regex) nor a regex of
+    ours is built."""
+    code = ("import sys, re, studyapp.pairing as p\n"
+            "text = p.encode_pairing(p.Pairing(['sdpa'], 'suggested', {'sdpa': ['SDPA']}))\n"
+            "compiled = []\n"
+            "real = re.compile\n"
+            "re.compile = lambda *a, **k: compiled.append(a[0]) or real(*a, **k)\n"
+            "print(p.decode_pairing(text) is not None, 'studyapp_kernels' in sys.modules,\n"
+            "      'tomllib' in sys.modules, len(compiled))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False", "False", "0"]
+
+
+def test_the_version_follows_the_drill_files_not_the_catalog_object(tmp_path):
+    """Two roots holding the same drill files have one version; editing a term changes it."""
+    from studyapp.pairing import scorer_version
+    from studyapp.paths import kernels_dir
+
+    root, same = kernels_with_a_new_drill(tmp_path / "a"), kernels_with_a_new_drill(tmp_path / "b")
+    assert scorer_version(root) == scorer_version(same) == load_scorer(root).version
+    assert scorer_version(root) != scorer_version(kernels_dir()) == bundled_scorer().version
+    toml = root / "toy_alibi" / "drill.toml"
+    toml.write_text(TOY_DRILL.replace("weight = 2", "weight = 1"), encoding="utf-8")
+    assert scorer_version(root) != scorer_version(same)

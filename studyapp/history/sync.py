@@ -11,23 +11,22 @@ from __future__ import annotations
 
 import gc
 import json
-import logging
 import os
-import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from studyapp import schedule
 from studyapp.errors import UserError
 from studyapp.history.eventlog import EventLog, log_dir, vault_log
 from studyapp.history.events import Event, EventKind, new_event
-from studyapp.history.replay import NoteHistory, Replayed, replay
 from studyapp.mastery import note_mastery
 from studyapp.store import CardRow, ReviewRow, Store, utc_text
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:  # replaying (hashlib, random, FSRS's internals) is imported when a log changed
+    from studyapp.history.replay import NoteHistory, Replayed
 
 
 def device_id(paths) -> str:
@@ -46,6 +45,8 @@ def device_id(paths) -> str:
     if marker is None:
         marker = DataDirMarker.new()
         if not write_marker(paths.data_dir_marker, marker):
+            import uuid
+
             return uuid.uuid5(uuid.NAMESPACE_URL, f"{this_host()}:{paths.data_dir}").hex
     return marker.id
 
@@ -125,6 +126,8 @@ def _catch_up(service, force: bool) -> SyncResult:
     result.adopted = adopt_database(store, events_log, service.ctx.now(), logged)
     if not force and not result.adopted and sizes == cached:
         return result
+    from studyapp.history.replay import replay
+
     contents = events_log.read()
     replayed = replay(contents.events, service.ctx.settings)
     keys = _note_keys(store, replayed, service.ctx.now())
@@ -279,6 +282,8 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
         if attempt.event_id is not None:
             event = Event(attempt.event_id, event.kind, event.at, device, None, event.data)
         events.append(event)
+    import uuid
+
     for fit in store.fitted_params():
         # an id drawn from the fit itself: adopting it again adds nothing
         same = uuid.uuid5(uuid.NAMESPACE_OID, f"params:{fit.stored_as}")
@@ -288,8 +293,8 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
                                            "log_loss_after": fit.log_loss_after,
                                            "review_count": fit.review_count}))
     events_log.append(*events)
-    log.warning("wrote %d reviews of the database into the review log %s", len(rows),
-                events_log.own_file)
+    logging.getLogger(__name__).warning("wrote %d reviews of the database into the review log %s",
+                                        len(rows), events_log.own_file)
     return len(rows)
 
 

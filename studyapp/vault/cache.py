@@ -48,9 +48,15 @@ def _json_safe(value) -> bool:
     """True when JSON round-trips the value exactly (string keys, no sets or bytes)."""
     kind = type(value)
     if kind is dict:
-        return all(type(k) is str and _json_safe(v) for k, v in value.items())
+        for key, item in value.items():  # a loop, not all(...): a cold load checks every block
+            if type(key) is not str or (type(item) not in _JSON_SCALARS and not _json_safe(item)):
+                return False
+        return True
     if kind is list:
-        return all(type(v) is str or _json_safe(v) for v in value)
+        for item in value:
+            if type(item) is not str and not _json_safe(item):
+                return False
+        return True
     return kind in _JSON_SCALARS
 
 
@@ -58,9 +64,11 @@ def encode_meta(meta: dict) -> str | None:
     """JSON for the cache, or None when the metadata does not survive JSON (then it is re-parsed)."""
     if not _json_safe(meta):
         return None
-    return json.dumps(meta, default=_encode, ensure_ascii=False)
+    return _ENCODER.encode(meta)
 
 
+_ENCODER = json.JSONEncoder(default=_encode, ensure_ascii=False)
+"""`json.dumps(meta, default=_encode, ensure_ascii=False)`, built once rather than per note."""
 _DECODER = json.JSONDecoder(object_hook=_decode)
 
 

@@ -47,10 +47,23 @@ def as_date(value) -> date | None:
         return value
     if isinstance(value, str):
         try:
-            return date.fromisoformat(value.strip())
+            return _DAYS[value]  # one lookup: another thread may clear the dict meanwhile
+        except KeyError:
+            pass
+        try:
+            day: date | None = date.fromisoformat(value.strip())
         except ValueError:
-            return None
+            day = None
+        if len(_DAYS) >= 4096:
+            _DAYS.clear()
+        _DAYS[value] = day
+        return day
     return None
+
+
+_DAYS: dict[str, date | None] = {}
+"""Quoted dates already read: a vault's notes share a few hundred of them (a cold load reads
+each note's three dates twice: to check them, then to keep them)."""
 
 
 EARLIEST_DATE = date(1970, 1, 1)
@@ -129,8 +142,12 @@ def owned_value_problem(meta: dict) -> str | None:
     try:
         for key in DATE_KEYS:
             date_of(key, meta.get(key))
-        review_count_of(meta.get("review_count"))
-        mastery_of(meta.get("mastery_level"))
+        count = meta.get("review_count")
+        if type(count) is not int or not 0 <= count <= MAX_REVIEW_COUNT:  # the common case, quickly
+            review_count_of(count)
+        mastery = meta.get("mastery_level")
+        if type(mastery) is not float or not 0.0 <= mastery <= 1.0:
+            mastery_of(mastery)
     except OwnedValueError as exc:
         return f"{exc}; fix it in the note: until then studyapp neither schedules nor writes it"
     return None
@@ -193,10 +210,14 @@ class Note:
         set_ = object.__setattr__
         for key in DATE_KEYS:
             set_(self, key, as_date(meta.get(key)))
-        set_(self, "review_count", _as_int(meta.get("review_count")))
+        count = meta.get("review_count")
+        set_(self, "review_count", count if type(count) is int and 0 <= count <= MAX_REVIEW_COUNT
+             else _as_int(count))
         difficulty = meta.get("difficulty")
         set_(self, "difficulty", None if difficulty is None else str(difficulty))
-        set_(self, "mastery_level", _as_float(meta.get("mastery_level")))
+        mastery = meta.get("mastery_level")
+        set_(self, "mastery_level", mastery if type(mastery) is float and 0.0 <= mastery <= 1.0
+             else _as_float(mastery))
         set_(self, "tags", _as_str_list(meta.get("tags")))
         set_(self, "drills", _as_str_list(meta.get("drills")))
 
