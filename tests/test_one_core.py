@@ -37,13 +37,13 @@ class RecordingGrader:
 
     built: list[dict] = []
 
-    def __init__(self, **limits) -> None:
-        RecordingGrader.built.append(limits)
+    def __init__(self, limits) -> None:
+        RecordingGrader.built.append({"timeout": limits.timeout, "memory_mb": limits.memory_mb})
 
     def start(self) -> None:
         pass
 
-    def grade(self, drill_id, path, device="auto", timeout=None, seed=None):
+    def grade(self, drill_id, path, device="auto", limits=None, seed=None):
         return dict(PASS, drill=drill_id, file=str(path))
 
     def cancel(self) -> None:

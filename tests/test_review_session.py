@@ -85,7 +85,7 @@ def test_an_unknown_drill_is_one_line_naming_the_drills_there_are():
 def test_the_grader_takes_its_limits_from_the_settings_or_the_flag(ctx):
     ctx.settings.grader_timeout, ctx.settings.grader_memory_mb = 4.5, 999
     client = drills.new_grader_client(ctx.settings)
-    assert (client.timeout, client.memory_mb) == (4.5, 999)
-    assert drills.new_grader_client(ctx.settings, timeout=2.0).timeout == 2.0
+    assert (client.limits.timeout, client.limits.memory_mb) == (4.5, 999)
+    assert drills.new_grader_client(ctx.settings, timeout=2.0).limits.timeout == 2.0
     with pytest.raises(UsageError, match="--timeout"):
         drills.new_grader_client(ctx.settings, timeout=0)

@@ -18,7 +18,8 @@ OLD = 1_600_000_000
 NOT_ON_THE_WARM_PATH = (
     "yaml", "textual", "torch", "numpy", "pandas",  # heavy, or the UI's
     "studyapp.vault.fastyaml", "studyapp.vault.importer",  # parsing notes: the cache knows them
-    "studyapp_kernels", "studyapp_kernels.catalog",  # pairings are cached
+    # (the torch-free drill catalog may load: `due --json` lists today's due drills by title)
+    "studyapp_kernels.registry", "studyapp_kernels.grading",  # nothing is graded
     "studyapp.history.replay",  # the log did not change
 )
 

@@ -282,6 +282,7 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
         if attempt.event_id is not None:
             event = Event(attempt.event_id, event.kind, event.at, device, None, event.data)
         events.append(event)
+    import logging
     import uuid
 
     for fit in store.fitted_params():
