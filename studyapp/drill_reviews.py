@@ -291,8 +291,7 @@ def reviewed_paired_drills(store, notes: Iterable, wanted: set[str]) -> set[str]
     suggested). Stops once all are found: pairing a note may read its body."""
     if not wanted:
         return set()
-    reviewed = {row[0] for row in store.conn.execute(
-        "SELECT DISTINCT n.path FROM reviews r JOIN notes n ON n.key = r.note_key")}
+    reviewed = store.reviewed_paths()
     found: set[str] = set()
     for note in notes:
         if note.path in reviewed:

@@ -370,6 +370,11 @@ class Store:
                 (drill_id,))
         return [DrillAttempt.from_sql(row) for row in rows]
 
+    def reviewed_paths(self) -> set[str]:
+        """Paths of the notes with at least one review (the drills they pair with may start)."""
+        return {row[0] for row in self.conn.execute(
+            "SELECT DISTINCT n.path FROM reviews r JOIN notes n ON n.key = r.note_key")}
+
     # == drill cards, reviews and try marks (`studyapp.drill_reviews`) ============ NEW BLOCK ==
     # Drills are review items keyed by drill id, in tables of their own (migration 3 -> 4).
 

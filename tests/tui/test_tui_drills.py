@@ -142,10 +142,10 @@ async def test_saving_from_outside_regrades(ctx):
 
 
 @pytest.mark.slow
-async def test_real_grader_rejects_the_starter(app, ctx, warm_grader):
+async def test_real_grader_rejects_the_starter(ctx, warm_grader):
     """A real worker, already warm (the app building and starting its own is tested in
     test_tui_startup and, end to end, in the next test)."""
-    app.session._grader = Lent(warm_grader)
+    app = drills_app(ctx, Lent(warm_grader))
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sdpa(pilot)
         await pilot.press("ctrl+r")
@@ -223,14 +223,14 @@ async def test_a_grader_crash_is_a_notification(ctx):
         assert any(n.severity == "error" and "stopped unexpectedly" in n.message for n in app._notifications)
 
 
-async def test_only_the_graders_own_failures_are_notified_whatever_the_words(app, ctx):
+async def test_only_the_graders_own_failures_are_notified_whatever_the_words(ctx):
     """The screen reads the verdict's origin, never its summary: learner code whose error reads
     like ours is the learner's, shown in the results and not raised as a grader failure."""
     stub = StubGrader()
     stub.grade = lambda *a, **k: {"status": "error", "origin": "learner",
                                   "summary": "internal grader error", "detail": "raised by their code",
                                   "hint": "", "checks": [], "seconds": 1.0}
-    app.session._grader = stub
+    app = drills_app(ctx, stub)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sdpa(pilot)
         await pilot.press("ctrl+r")

@@ -36,6 +36,21 @@ async def quiet(pilot) -> None:
     await settle(pilot)
 
 
+async def steady(pilot, limit: float = 5.0) -> None:
+    """Wait until two screenshots 0.2 s apart agree: under load the editor's highlighting and
+    the verdict's pane can land in different frames, and a snapshot must show the last one."""
+    import time
+
+    deadline = time.monotonic() + limit
+    before = pilot.app.export_screenshot()
+    while time.monotonic() < deadline:
+        await pilot.pause(0.2)
+        now = pilot.app.export_screenshot()
+        if now == before:
+            return
+        before = now
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_today(snap_compare, app, size):
     async def run_before(pilot):
@@ -75,7 +90,7 @@ def test_drill_after_a_run(snap_compare, app, size):
         await settle(pilot)
         await pilot.press("ctrl+r")
         await quiet(pilot)
-        await pilot.pause(0.3)  # the editor's syntax highlighting can land after the verdict
+        await steady(pilot)  # the editor's syntax highlighting can land after the verdict
         await quiet(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
@@ -95,7 +110,7 @@ def test_drill_after_a_failing_run(snap_compare, ctx, size):
         await settle(pilot)
         await pilot.press("ctrl+r")
         await quiet(pilot)
-        await pilot.pause(0.3)  # the editor's syntax highlighting can land after the verdict
+        await steady(pilot)  # the editor's syntax highlighting can land after the verdict
         await quiet(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -8,6 +8,7 @@ import threading
 import time
 
 from studyapp.facade import StudyFacade
+from studyapp.grader.contract import GradeLimits
 from studyapp.tui.app import StudyApp
 
 from .conftest import settle
@@ -95,8 +96,8 @@ class FakeGrader:
 
     built: list[FakeGrader] = []
 
-    def __init__(self, timeout: float, memory_mb: int) -> None:
-        self.timeout, self.memory_mb = timeout, memory_mb
+    def __init__(self, limits) -> None:
+        self.timeout, self.memory_mb = limits.timeout, limits.memory_mb
         self.started_on: list[str] = []
         self.graded = 0
         self.closed = False
@@ -105,7 +106,7 @@ class FakeGrader:
     def start(self) -> None:
         self.started_on.append(threading.current_thread().name)
 
-    def grade(self, drill_id, path, device="auto", timeout=None, seed=None) -> dict:
+    def grade(self, drill_id, path, device="auto", limits=None, seed=None) -> dict:
         self.graded += 1
         return {"status": "pass", "summary": "", "hint": "", "checks": []}
 
@@ -159,7 +160,7 @@ async def test_grader_start_waits_for_the_first_frame_and_today(ctx, monkeypatch
             seen.append((painted.is_set(), today_drills))
             super().start()
 
-    app = StudyApp(ctx, study=StudyFacade(ctx, make_grader=lambda _ctx: Recording(timeout=1, memory_mb=1)))
+    app = StudyApp(ctx, study=StudyFacade(ctx, make_grader=lambda _ctx: Recording(GradeLimits(timeout=1, memory_mb=1))))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
     assert len(seen) == 1
