@@ -6,6 +6,7 @@ traceback."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -147,3 +148,24 @@ def test_broken_files_each_get_a_clear_verdict(home, tmp_path):
     missing = studyapp(home, "grade", "gqa", str(tmp_path / "nowhere.py"))
     assert missing.returncode == 2
     assert missing.stderr.strip() == f"studyapp: error: no such file: {tmp_path / 'nowhere.py'}"
+
+
+def test_a_new_drill_due_today_is_due_now_in_the_drill_lists(home):
+    """`due` puts gqa in today's session once its note is reviewed; `drills`, `drills --json`
+    and the app's Drills screen must say so too, not "-" as for a drill not introduced."""
+    from studyapp.context import build_context
+    from studyapp.facade import StudyFacade
+
+    assert studyapp(home, "rate", "gqa.md", "--rating", "good").returncode == 0
+    assert "Drills due after the notes: gqa (new)" in studyapp(home, "due").stdout
+    listed = {d["id"]: d for d in json.loads(studyapp(home, "drills", "--json").stdout)}
+    assert (listed["gqa"]["due_now"], listed["gqa"]["next_due"]) == (True, NOW[:10])
+    assert listed["rope"]["next_due"] is None and not listed["rope"]["due_now"]  # not paired
+    (row,) = [line for line in studyapp(home, "drills").stdout.splitlines() if line.startswith("gqa ")]
+    assert "due now" in row
+    ctx = build_context(vault=str(home / "vault"), data_dir=str(home / "data"), now=NOW, seed=False)
+    study = StudyFacade(ctx)
+    study.load()
+    screen = {p.id: p for p in study.drill_progress()}
+    assert screen["gqa"].due_now and screen["gqa"].next_due.isoformat() == NOW[:10]
+    assert not screen["rope"].due_now

@@ -151,12 +151,13 @@ def due_drill_rows(ctx, notes, vault=None) -> list[dict]:
             for d in due]
 
 
-def progress_by_drill(ctx) -> dict:
-    """Drill id -> `DrillProgress` (status, next due, passes/attempts); empty without a database."""
+def progress_by_drill(ctx, notes=None) -> dict:
+    """Drill id -> `DrillProgress` (status, next due, passes/attempts; with the vault's notes,
+    the drills today's session introduces are due now); empty without a database."""
     if not ctx.paths.database_file.exists():
         return {}  # listing drills never creates the database
     with drill_reviews(ctx) as drills:
-        return {p.id: p for p in drills.progress()}
+        return {p.id: p for p in drills.progress(notes)}
 
 
 def progress_bar(passed: int, total: int, width: int = 20) -> str:

@@ -69,9 +69,10 @@ def list_drills(args, ctx) -> int:
     from studyapp.commands.drill_reviews import progress_bar, progress_by_drill
 
     status = drills.status_without_store(ctx.paths)
+    notes: list = []
     paired = drills.paired_notes(ctx, on_problem=lambda problem: print(
-        f"studyapp: skipped {problem.path}: {problem.reason}", file=sys.stderr))
-    progress = progress_by_drill(ctx)
+        f"studyapp: skipped {problem.path}: {problem.reason}", file=sys.stderr), notes_out=notes)
+    progress = progress_by_drill(ctx, notes)
     rows = [{"id": info.id, "title": info.title, "tags": list(info.tags), "entry": info.entry,
              "status": status.get(info.id, drills.NOT_STARTED), "statement": info.statement,
              "notes": paired.get(info.id, []), **_progress_fields(progress.get(info.id))}
