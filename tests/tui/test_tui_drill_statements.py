@@ -140,3 +140,28 @@ def test_statement_and_starter_agree_on_the_entry_and_its_arguments(drill):
     entry_parts = {meta["entry"]} if meta["entry"] in defined else {"__init__", "forward"} & set(defined)
     assert entry_parts and entry_parts <= given_in_full, (
         f"{drill}: statement.md never gives the full signature of {sorted(entry_parts - given_in_full)}")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("drill", ["rope", "cross_attention"])
+async def test_a_hint_asked_for_is_in_view(ctx, drill, size):
+    """F2 shows the next hint where the learner is looking: the hints sit under a statement
+    taller than the task pane, so the pane must bring the new one's first line into view."""
+    from textual.geometry import Region
+
+    app = StudyApp(ctx)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.action_open_drill(drill)
+        await settle(pilot)
+        screen = app.screen
+        hints = screen.query_one("#drill-hints")
+        box = screen.query_one("#statement-box")
+        for number in (1, 2):
+            await pilot.press("f2")
+            await settle(pilot)
+            visible = box.content_region.intersection(hints.region)
+            assert visible.height >= 1, f"hint {number} is out of view at {size}"
+            in_view = [strip.text.strip() for strip in hints.render_lines(
+                Region(0, visible.y - hints.region.y, hints.size.width, visible.height))]
+            assert any(line.startswith(f"Hint {number}/") for line in in_view), (number, in_view)

@@ -61,6 +61,11 @@ def summary_markup(verdict: dict) -> str:
     return text
 
 
+def hint_markup(hint) -> str:
+    """One rung of the hint ladder as the task pane shows it."""
+    return f"[b]Hint {hint.number}/{hint.of}:[/b] {escape(hint.text)}"
+
+
 class DrillScreen(StudyScreen):
     """Edit and grade one drill; the grader runs in its own process, the UI stays live.
 
@@ -323,7 +328,7 @@ class DrillScreen(StudyScreen):
         """Hints shown, the proposed rating and the reference, as the try stands now."""
         hints = self.study.drill_hints_shown(self.drill_id)
         hints_widget = self.query_one("#drill-hints", Static)
-        hints_widget.update("\n".join(f"[b]Hint {h.number}/{h.of}:[/b] {escape(h.text)}" for h in hints))
+        hints_widget.update("\n".join(hint_markup(h) for h in hints))
         hints_widget.display = bool(hints)
         had = self.proposal
         self.proposal = self.study.drill_proposal(self.drill_id)
@@ -369,6 +374,19 @@ class DrillScreen(StudyScreen):
             return
         self.notify(f"Hint {hint.number}/{hint.of} (counted in the rating).", timeout=3)
         self.refresh_review_state()
+        self.call_after_refresh(self._scroll_to_newest_hint)
+
+    def _scroll_to_newest_hint(self) -> None:
+        """Put the hint just asked for at the top of the task pane: the hints follow a
+        statement that is often taller than the pane, where F2 alone would leave them unseen."""
+        from textual.content import Content
+
+        hints = self.study.drill_hints_shown(self.drill_id)
+        widget = self.query_one("#drill-hints", Static)
+        earlier = "\n".join(hint_markup(h) for h in hints[:-1])
+        lines_before = len(Content.from_markup(earlier).wrap(widget.content_region.width)) if earlier else 0
+        self.query_one("#statement-box", VerticalScroll).scroll_to(
+            y=widget.virtual_region.y + widget.styles.padding.top + lines_before, animate=False)
 
     def action_give_up(self) -> None:
         def answered(sure: bool | None) -> None:
