@@ -76,6 +76,9 @@ def test_the_gqa_loop_start_grade_hints_giveup_reset(home, tmp_path):
     assert starter_verdict.startswith(f"ERROR  {workspace}")
     assert "raised NotImplementedError" in starter_verdict
     assert "write grouped-query attention here" in starter_verdict  # the starter's own words
+    # One block per file: every line under the status line is indented, the hint's too (a
+    # multi-line hint, here where the code raised, must not fall back to the left margin).
+    assert all(line.startswith("  ") for line in starter_verdict.splitlines()[1:]), starter_verdict
     assert f"(looks like: {META['mistakes']['repeat_not_interleave']})" in wrong_verdict
 
     hints = META["hints"]

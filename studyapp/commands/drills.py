@@ -197,7 +197,9 @@ def format_verdict(verdict: dict) -> str:
             message = f"  {c['message']}" if c.get("message") else ""
             lines.append(f"    {c['status']:<4}  {c['name']:<{width}}  {c['tier']:<5}{message}")
     if verdict.get("hint"):
-        lines.append(f"  hint: {verdict['hint']}")
+        first, *more = verdict["hint"].splitlines() or [""]
+        lines.append(f"  hint: {first}")
+        lines += ["        " + line for line in more]  # a traceback's lines stay in the block
     if verdict.get("detail"):
         lines += ["  " + line for line in verdict["detail"].splitlines()]
     if verdict.get("output"):
