@@ -172,3 +172,17 @@ def test_a_new_drill_due_today_is_due_now_in_the_drill_lists(home):
     screen = {p.id: p for p in study.drill_progress()}
     assert screen["gqa"].due_now and screen["gqa"].next_due.isoformat() == NOW[:10]
     assert not screen["rope"].due_now
+
+
+def test_after_a_pass_giveup_shows_the_reference_without_a_false_warning(home):
+    """A passed try has earned its rating; giving up then cannot make it Again, so the
+    question that says it would is not asked, and the rating stays the pass's."""
+    assert studyapp(home, "rate", "gqa.md", "--rating", "good").returncode == 0
+    workspace = Path(studyapp(home, "start", "gqa").stdout.strip())
+    workspace.write_text((GQA / "reference.py").read_text(encoding="utf-8"), encoding="utf-8")
+    graded = studyapp(home, "grade", "gqa", str(workspace))
+    assert graded.returncode == 0 and "proposed rating: Good" in graded.stdout
+    shown = studyapp(home, "giveup", "gqa")  # no answer given: none is needed
+    assert shown.returncode == 0, shown.stdout
+    assert "rated Again" not in shown.stdout and reference_body() in shown.stdout
+    assert "proposed rating: Good" in shown.stdout

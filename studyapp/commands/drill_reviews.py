@@ -84,10 +84,14 @@ def give_up(args, ctx) -> int:
     if args.drill not in catalog():
         raise UsageError(f"unknown drill {args.drill!r}; choose from: {', '.join(catalog())}")
     # As the app's F3 does: one stray command must not spoil the drill (the try is rated Again).
-    if not args.yes and not _confirmed(
-            f"Give up {args.drill}? Its reference solution is shown and the try is rated Again."):
-        print("not given up")
-        return ExitCode.FAILED
+    # A try that passed has its rating already; then the reference is simply shown.
+    if not args.yes:
+        with drill_reviews(ctx) as drills:
+            rated_already = drills.proposal(args.drill) is not None
+        if not rated_already and not _confirmed(
+                f"Give up {args.drill}? Its reference solution is shown and the try is rated Again."):
+            print("not given up")
+            return ExitCode.FAILED
     with drill_reviews(ctx) as drills:
         try:
             reference = drills.give_up(args.drill)
