@@ -165,3 +165,22 @@ async def test_a_hint_asked_for_is_in_view(ctx, drill, size):
             in_view = [strip.text.strip() for strip in hints.render_lines(
                 Region(0, visible.y - hints.region.y, hints.size.width, visible.height))]
             assert any(line.startswith(f"Hint {number}/") for line in in_view), (number, in_view)
+
+
+async def test_after_giving_up_the_status_line_offers_no_hint_or_give_up(ctx):
+    """Once the try is over, F2 and F3 do nothing: the line under the editor stops offering them."""
+    from textual.widgets import Static
+
+    app = StudyApp(ctx)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("rope")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("f3")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert screen.proposal is not None
+        status = str(screen.query_one("#grade-status", Static).render())
+        assert "F2" not in status and "F3" not in status, status

@@ -24,6 +24,8 @@ CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[
 STATUS_LINE = {"pass": "[b green]PASS[/]", "fail": "[b red]FAIL[/]", "error": "[b red]ERROR[/]"}
 GRADER_FAILURES = ("the grader stopped unexpectedly", "internal grader error")
 """Summaries the grader gives when it failed itself (not the learner's code): also notified."""
+READY_LINE = "ctrl+r runs the grader · F2 a hint · F3 give up"
+"""The line under the editor before the first run, while the try is open."""
 LOOKS_LIKE = " (looks like: "
 """How a summary names the known mistake; shown on its own line, the verdict's key line."""
 
@@ -130,7 +132,7 @@ class DrillScreen(StudyScreen):
                 yield TextArea.code_editor(text, language="python", id="code", soft_wrap=False)
                 with Horizontal(id="grade-status-row"):
                     yield LoadingIndicator(id="grading-spinner")
-                    yield Static("ctrl+r runs the grader · F2 a hint · F3 give up", id="grade-status")
+                    yield Static(READY_LINE, id="grade-status")
                 with VerticalScroll(id="result-box") as results:
                     results.border_title = "Result"
                     yield Static("", id="drill-proposal")
@@ -347,6 +349,9 @@ class DrillScreen(StudyScreen):
             reference_widget.update(Syntax(reference, "python", line_numbers=False, word_wrap=True))
         reference_widget.display = bool(reference)
         if self.proposal is not None and had is None:
+            status = self.query_one("#grade-status", Static)
+            if str(status.render()) == READY_LINE:  # given up before any run: F2/F3 are off now
+                status.update("[dim]ctrl+r runs the grader · Enter records the rating[/]")
             self.query_one("#result-box").focus()  # so 1-4 and Enter rate, not type
             self.query_one("#result-box", VerticalScroll).scroll_home(animate=False)
         self.refresh_bindings()
