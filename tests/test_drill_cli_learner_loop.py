@@ -186,3 +186,11 @@ def test_after_a_pass_giveup_shows_the_reference_without_a_false_warning(home):
     assert shown.returncode == 0, shown.stdout
     assert "rated Again" not in shown.stdout and reference_body() in shown.stdout
     assert "proposed rating: Good" in shown.stdout
+
+
+def test_a_rating_out_of_range_says_what_is_accepted(home):
+    """`--rating` takes a name or 1-4 (the help says so): the refusal of 7 says both."""
+    refused = studyapp(home, "rate-drill", "gqa", "--rating", "7")
+    assert refused.returncode == 2 and refused.stdout == ""
+    last = refused.stderr.strip().splitlines()[-1]
+    assert "again, hard, good or easy" in last and "1-4" in last and "'7'" in last, last
