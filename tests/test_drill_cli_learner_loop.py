@@ -194,3 +194,12 @@ def test_a_rating_out_of_range_says_what_is_accepted(home):
     assert refused.returncode == 2 and refused.stdout == ""
     last = refused.stderr.strip().splitlines()[-1]
     assert "again, hard, good or easy" in last and "1-4" in last and "'7'" in last, last
+
+
+def test_grading_a_folder_says_it_is_not_a_file(home, tmp_path):
+    """A folder given by mistake (tab completion stops at one) exists: "no such file" misleads."""
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    refused = studyapp(home, "grade", "gqa", str(folder))
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == f"studyapp: error: not a file: {folder}"

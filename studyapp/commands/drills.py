@@ -124,9 +124,12 @@ def _record(ctx, verdict: dict) -> None:
 
 def grade_files(args, ctx) -> int:
     drills.drill(args.drill)
-    missing = [f for f in args.files if not Path(f).is_file()]
+    missing = [f for f in args.files if not Path(f).exists()]
     if missing:
         raise UsageError(f"no such file: {', '.join(missing)}")
+    not_files = [f for f in args.files if not Path(f).is_file()]
+    if not_files:
+        raise UsageError(f"not a file: {', '.join(not_files)}")
     results = []
     with drills.new_grader_client(ctx.settings, timeout=args.timeout) as client:
         client.start()  # torch imports in the worker while we get on
