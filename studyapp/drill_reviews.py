@@ -233,7 +233,7 @@ class DrillProgress:
     status: str
     """"not started", "failing" or "passed" (ever passed)."""
     next_due: date | None
-    """When its card is due (None: not introduced yet)."""
+    """When its card is due, today for a drill today's session introduces (None: not yet)."""
     due_now: bool
     passes: int
     attempts: int
@@ -395,19 +395,26 @@ class DrillReviews:
             raise LookupError(f"the drill {drill!r} ships no reference solution yet")
         return Path(path).read_text(encoding="utf-8")
 
-    def progress(self) -> list[DrillProgress]:
+    def progress(self, notes: Iterable | None = None) -> list[DrillProgress]:
+        """Every drill's progress. With the vault's `notes`, a drill that today's session
+        introduces (no card yet) is due now, as `due` and the session show it."""
         cards = self.store.drill_cards()
         status = self.store.drill_status()
         counts = self.store.drill_attempt_counts()
         now = self.ctx.now()
+        new_today = set() if notes is None else {d.id for d in self.due(notes) if d.is_new}
         rows = []
         for drill, info in self.drills.items():
             card = cards.get(drill)
             passes, attempts = counts.get(drill, (0, 0))
-            rows.append(DrillProgress(
-                drill, info.title, status.get(drill, "not started"),
-                None if card is None else card.due.astimezone().date(),
-                card is not None and not card.suspended and card.due <= now, passes, attempts))
+            if card is None:
+                due_now = drill in new_today
+                next_due = now.astimezone().date() if due_now else None
+            else:
+                due_now = not card.suspended and card.due <= now
+                next_due = card.due.astimezone().date()
+            rows.append(DrillProgress(drill, info.title, status.get(drill, "not started"),
+                                      next_due, due_now, passes, attempts))
         return rows
 
     def retention_by_week(self, weeks: int = 26) -> tuple[tuple[date, float], ...]:

@@ -155,9 +155,10 @@ def record_attempt_alone(ctx: Context, verdict: dict) -> str | None:
     return None
 
 
-def paired_notes(ctx: Context, on_problem=None) -> dict[str, list[str]]:
+def paired_notes(ctx: Context, on_problem=None, notes_out: list | None = None) -> dict[str, list[str]]:
     """Drill id -> paths of the vault's notes it trains (`mastery.trained_drills`). Reads
-    bodies once, then keeps the pairings in the metadata cache."""
+    bodies once, then keeps the pairings in the metadata cache. `notes_out` receives the
+    notes read, for a caller that needs them too (one vault load, not two)."""
     from studyapp.pairing import notes_by_drill
     from studyapp.vault import Vault
 
@@ -166,6 +167,8 @@ def paired_notes(ctx: Context, on_problem=None) -> dict[str, list[str]]:
     for problem in snapshot.problems:
         if on_problem is not None:
             on_problem(problem)
+    if notes_out is not None:
+        notes_out.extend(snapshot.notes)
     return notes_by_drill(vault.pairings(snapshot.notes))
 
 

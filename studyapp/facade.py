@@ -521,7 +521,7 @@ class StudyFacade:
     @_locked
     def drill_progress(self) -> list:
         """Each drill's status, next due date, passes/attempts (`drill_reviews.DrillProgress`)."""
-        return self._drill_reviews().progress()
+        return self._drill_reviews().progress(self.vault.notes.values())
 
     @_locked
     def drill_retention_by_week(self) -> tuple[tuple[date, float], ...]:

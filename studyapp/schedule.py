@@ -35,7 +35,7 @@ def parse_rating(text: str) -> Rating:
         return RATINGS[key]
     if key in {"1", "2", "3", "4"}:
         return Rating(int(key))
-    raise ValueError(f"rating must be again, hard, good or easy (got {text!r})")
+    raise ValueError(f"rating must be again, hard, good or easy, or 1-4 (got {text!r})")
 
 
 def rating_name(rating: int) -> str:

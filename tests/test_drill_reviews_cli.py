@@ -74,7 +74,7 @@ def test_hint_giveup_and_rate_drill_schedule_the_drill(home):
     first = ok(studyapp(home, "hint", "sdpa"))
     second = ok(studyapp(home, "hint", "sdpa"))
     assert first.startswith("hint 1/") and second.startswith("hint 2/") and first != second
-    gave_up = studyapp(home, "giveup", "sdpa")
+    gave_up = studyapp(home, "giveup", "sdpa", "--yes")
     assert gave_up.returncode == 0, gave_up.stderr
     assert "proposed rating: Again" in gave_up.stdout
     rated = ok(studyapp(home, "rate-drill", "sdpa"))

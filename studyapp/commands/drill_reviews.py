@@ -18,6 +18,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("giveup", parents=[common],
                        help="give up a drill: show its reference solution (the drill is rated Again)")
     p.add_argument("drill", help="drill id (see `studyapp drills`)")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(handler=give_up)
 
     p = sub.add_parser("rate-drill", parents=[common],
@@ -68,7 +69,29 @@ def hint(args, ctx) -> int:
     return ExitCode.OK
 
 
+def _confirmed(question: str) -> bool:
+    """A y/N question on the terminal; no answer (end of input) is a no."""
+    try:
+        answer = input(f"{question} [y/N] ")
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
+
+
 def give_up(args, ctx) -> int:
+    from studyapp.drill_reviews import catalog
+
+    if args.drill not in catalog():
+        raise UsageError(f"unknown drill {args.drill!r}; choose from: {', '.join(catalog())}")
+    # As the app's F3 does: one stray command must not spoil the drill (the try is rated Again).
+    # A try that passed has its rating already; then the reference is simply shown.
+    if not args.yes:
+        with drill_reviews(ctx) as drills:
+            rated_already = drills.proposal(args.drill) is not None
+        if not rated_already and not _confirmed(
+                f"Give up {args.drill}? Its reference solution is shown and the try is rated Again."):
+            print("not given up")
+            return ExitCode.FAILED
     with drill_reviews(ctx) as drills:
         try:
             reference = drills.give_up(args.drill)
@@ -107,14 +130,10 @@ def reset(args, ctx) -> int:
     if args.drill not in catalog():
         raise UsageError(f"unknown drill {args.drill!r}; choose from: {', '.join(catalog())}")
     target = workspace_file(ctx, args.drill)
-    if not args.yes and target.exists():
-        try:
-            answer = input(f"Replace {target} with the starter (your file is backed up)? [y/N] ")
-        except EOFError:
-            answer = ""
-        if answer.strip().lower() not in ("y", "yes"):
-            print("not reset")
-            return ExitCode.FAILED
+    if not args.yes and target.exists() and not _confirmed(
+            f"Replace {target} with the starter (your file is backed up)?"):
+        print("not reset")
+        return ExitCode.FAILED
     with drill_reviews(ctx) as drills:
         backup = drills.reset(args.drill)
     print(f"{target}: the starter again" + (f"; your file is kept as {backup}" if backup else ""))
@@ -136,12 +155,13 @@ def due_drill_rows(ctx, notes, vault=None) -> list[dict]:
             for d in due]
 
 
-def progress_by_drill(ctx) -> dict:
-    """Drill id -> `DrillProgress` (status, next due, passes/attempts); empty without a database."""
+def progress_by_drill(ctx, notes=None) -> dict:
+    """Drill id -> `DrillProgress` (status, next due, passes/attempts; with the vault's notes,
+    the drills today's session introduces are due now); empty without a database."""
     if not ctx.paths.database_file.exists():
         return {}  # listing drills never creates the database
     with drill_reviews(ctx) as drills:
-        return {p.id: p for p in drills.progress()}
+        return {p.id: p for p in drills.progress(notes)}
 
 
 def progress_bar(passed: int, total: int, width: int = 20) -> str:

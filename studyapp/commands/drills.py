@@ -71,9 +71,10 @@ def list_drills(args, ctx) -> int:
     from studyapp.commands.drill_reviews import progress_bar, progress_by_drill
 
     status = drills.status_without_store(ctx.paths)
+    notes: list = []
     paired = drills.paired_notes(ctx, on_problem=lambda problem: print(
-        f"studyapp: skipped {problem.path}: {problem.reason}", file=sys.stderr))
-    progress = progress_by_drill(ctx)
+        f"studyapp: skipped {problem.path}: {problem.reason}", file=sys.stderr), notes_out=notes)
+    progress = progress_by_drill(ctx, notes)
     rows = [{"id": info.id, "title": info.title, "tags": list(info.tags), "entry": info.entry,
              "status": status.get(info.id, drills.NOT_STARTED), "statement": info.statement,
              "notes": paired.get(info.id, []), **_progress_fields(progress.get(info.id))}
@@ -125,9 +126,12 @@ def _record(ctx, verdict: Mapping[str, Any]) -> None:
 
 def grade_files(args, ctx) -> int:
     drills.drill(args.drill)
-    missing = [f for f in args.files if not Path(f).is_file()]
+    missing = [f for f in args.files if not Path(f).exists()]
     if missing:
         raise UsageError(f"no such file: {', '.join(missing)}")
+    not_files = [f for f in args.files if not Path(f).is_file()]
+    if not_files:
+        raise UsageError(f"not a file: {', '.join(not_files)}")
     results = []
     with drills.new_grader_client(ctx.settings, timeout=args.timeout) as client:
         client.start()  # torch imports in the worker while we get on
@@ -198,7 +202,9 @@ def format_verdict(verdict: Mapping[str, Any]) -> str:
             message = f"  {c['message']}" if c.get("message") else ""
             lines.append(f"    {c['status']:<4}  {c['name']:<{width}}  {c['tier']:<5}{message}")
     if verdict.get("hint"):
-        lines.append(f"  hint: {verdict['hint']}")
+        first, *more = verdict["hint"].splitlines() or [""]
+        lines.append(f"  hint: {first}")
+        lines += ["        " + line for line in more]  # a traceback's lines stay in the block
     if verdict.get("detail"):
         lines += ["  " + line for line in verdict["detail"].splitlines()]
     if verdict.get("output"):

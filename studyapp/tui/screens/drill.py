@@ -23,6 +23,8 @@ from studyapp.views import DrillDetail
 
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
 STATUS_LINE = {"pass": "[b green]PASS[/]", "fail": "[b red]FAIL[/]", "error": "[b red]ERROR[/]"}
+READY_LINE = "ctrl+r runs the grader · F2 a hint · F3 give up"
+"""The line under the editor before the first run, while the try is open."""
 LOOKS_LIKE = " (looks like: "
 """How a summary names the known mistake; shown on its own line, the verdict's key line."""
 
@@ -58,6 +60,11 @@ def summary_markup(verdict: dict) -> str:
     if verdict.get("attempted_at"):
         text += f"  [dim](last run {escape(str(verdict['attempted_at']))})[/]"
     return text
+
+
+def hint_markup(hint) -> str:
+    """One rung of the hint ladder as the task pane shows it."""
+    return f"[b]Hint {hint.number}/{hint.of}:[/b] {escape(hint.text)}"
 
 
 class DrillScreen(StudyScreen):
@@ -124,7 +131,7 @@ class DrillScreen(StudyScreen):
                 yield TextArea.code_editor(text, language="python", id="code", soft_wrap=False)
                 with Horizontal(id="grade-status-row"):
                     yield LoadingIndicator(id="grading-spinner")
-                    yield Static("ctrl+r runs the grader · F2 a hint · F3 give up", id="grade-status")
+                    yield Static(READY_LINE, id="grade-status")
                 with VerticalScroll(id="result-box") as results:
                     results.border_title = "Result"
                     yield Static("", id="drill-proposal")
@@ -322,7 +329,7 @@ class DrillScreen(StudyScreen):
         """Hints shown, the proposed rating and the reference, as the try stands now."""
         hints = self.study.drill_hints_shown(self.drill_id)
         hints_widget = self.query_one("#drill-hints", Static)
-        hints_widget.update("\n".join(f"[b]Hint {h.number}/{h.of}:[/b] {escape(h.text)}" for h in hints))
+        hints_widget.update("\n".join(hint_markup(h) for h in hints))
         hints_widget.display = bool(hints)
         had = self.proposal
         self.proposal = self.study.drill_proposal(self.drill_id)
@@ -341,6 +348,9 @@ class DrillScreen(StudyScreen):
             reference_widget.update(Syntax(reference, "python", line_numbers=False, word_wrap=True))
         reference_widget.display = bool(reference)
         if self.proposal is not None and had is None:
+            status = self.query_one("#grade-status", Static)
+            if str(status.render()) == READY_LINE:  # given up before any run: F2/F3 are off now
+                status.update("[dim]ctrl+r runs the grader · Enter records the rating[/]")
             self.query_one("#result-box").focus()  # so 1-4 and Enter rate, not type
             self.query_one("#result-box", VerticalScroll).scroll_home(animate=False)
         self.refresh_bindings()
@@ -368,6 +378,19 @@ class DrillScreen(StudyScreen):
             return
         self.notify(f"Hint {hint.number}/{hint.of} (counted in the rating).", timeout=3)
         self.refresh_review_state()
+        self.call_after_refresh(self._scroll_to_newest_hint)
+
+    def _scroll_to_newest_hint(self) -> None:
+        """Put the hint just asked for at the top of the task pane: the hints follow a
+        statement that is often taller than the pane, where F2 alone would leave them unseen."""
+        from textual.content import Content
+
+        hints = self.study.drill_hints_shown(self.drill_id)
+        widget = self.query_one("#drill-hints", Static)
+        earlier = "\n".join(hint_markup(h) for h in hints[:-1])
+        lines_before = len(Content.from_markup(earlier).wrap(widget.content_region.width)) if earlier else 0
+        self.query_one("#statement-box", VerticalScroll).scroll_to(
+            y=widget.virtual_region.y + widget.styles.padding.top + lines_before, animate=False)
 
     def action_give_up(self) -> None:
         def answered(sure: bool | None) -> None:
