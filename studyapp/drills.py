@@ -188,6 +188,7 @@ class Grading:
         """Bumped by `cancel`; a grade that started before the bump is not current."""
         self.last_verdicts: dict[str, dict] = {}
         """The latest full verdict of each drill graded by this object (the store keeps summaries)."""
+        self._warmed: set[str] = set()
 
     def client(self) -> GraderClient:
         with self._lock:
@@ -208,6 +209,23 @@ class Grading:
         with self._lock:
             generation = self._generation
         return dict(client.grade(drill_id, path, device="auto")), generation
+
+    def warm(self, drill_id: str) -> None:
+        """Have the worker grade the drill's shipped reference once, unrecorded, so the
+        learner's first run is as quick as later ones (`GraderClient.warm`); once per drill and
+        run. A client without `warm` (a test's stand-in) is left alone; a failure only means
+        the first run pays the cost itself."""
+        reference = drill(drill_id).reference_path
+        with self._lock:
+            if self._closed or drill_id in self._warmed or reference is None:
+                return
+            self._warmed.add(drill_id)
+        warm = getattr(self.client(), "warm", None)
+        if warm is not None:
+            try:
+                warm(drill_id, reference)
+            except Exception:  # noqa: BLE001 - the worker is gone or closing: the real run reports it
+                pass
 
     def is_current(self, generation: int) -> bool:
         with self._lock:

@@ -458,6 +458,10 @@ class StudyFacade:
         """Start the grader's worker process now, so the first grade waits no longer than later ones."""
         self._grading.start()
 
+    def warm_grader(self, drill_id: str) -> None:
+        """Run from a worker when a drill opens: the grader prepares that drill (`Grading.warm`)."""
+        self._grading.warm(drill_id)
+
     def cancel_grade(self) -> None:
         self._grading.cancel()
 

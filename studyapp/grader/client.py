@@ -73,6 +73,13 @@ class GraderClient:
         """A client with the limits `config.toml` sets: how the CLI and the TUI build theirs."""
         return cls(GradeLimits.from_settings(settings), env=env)
 
+    def warm(self, drill_id: str, reference: str | os.PathLike, device: str = "auto") -> None:
+        """Grade the drill's own reference once and drop the verdict: a worker's first grade of
+        a drill builds its cases and reference values (seconds), so doing it while the learner
+        reads the statement makes their first run as quick as later ones. A learner's grade
+        sent meanwhile waits for it (one job at a time), never longer than it would have."""
+        self.grade(drill_id, reference, device=device)
+
     def grade(self, drill_id: str, path: str | os.PathLike, device: str = "auto",
               limits: GradeLimits | None = None, seed: int | None = None) -> Verdict:
         """Grade one file under `limits` (default: the client's); always returns a verdict."""

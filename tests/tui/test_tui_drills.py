@@ -237,3 +237,34 @@ async def test_only_the_graders_own_failures_are_notified_whatever_the_words(ctx
         await settle(pilot)
         assert "raised by their code" in str(screen.query_one("#detail", Static).render())
         assert not any(n.title == "Grader" for n in app._notifications)
+
+
+class WarmingGrader(StubGrader):
+    """A stub that also takes the warm-up the app asks for when a drill opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.warmed: list[tuple[str, str]] = []
+
+    def warm(self, drill_id, path):
+        self.warmed.append((drill_id, str(path)))
+
+
+async def test_opening_a_drill_warms_the_grader_on_its_reference_without_recording_it(ctx):
+    """Issue 17: the worker's first grade of a drill builds its cases and reference values
+    (seconds); the app has it grade the drill's own reference while the learner reads the
+    statement, so their first run waits no longer than later ones. Nothing is recorded."""
+    from studyapp.paths import kernels_dir
+
+    grader = WarmingGrader()
+    app = drills_app(ctx, grader)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_sdpa(pilot)
+        await settle(pilot)
+        assert grader.warmed == [("sdpa", str(kernels_dir() / "sdpa" / "reference.py"))]
+        assert grader.graded == [] and app.study.service.store.drill_attempts("sdpa") == []
+        await pilot.press("escape")
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        assert len(grader.warmed) == 1, "a drill is warmed once per run"

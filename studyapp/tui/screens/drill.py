@@ -164,6 +164,14 @@ class DrillScreen(StudyScreen):
         editor.move_cursor((first_code_line(editor.text), 0))
         self.call_after_refresh(editor.scroll_cursor_visible, center=True, animate=False)
         self.set_interval(1.0, self._poll_file, name="watch workspace file")
+        self.warm_grader()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="grader-warm", name="Preparing the grader")
+    def warm_grader(self) -> None:
+        """While the learner reads the task, the grader prepares this drill (issue 17)."""
+        warm = getattr(self.study, "warm_grader", None)
+        if warm is not None and self.detail is not None:
+            warm(self.detail.id)
 
     @property
     def path(self) -> Path:
