@@ -60,7 +60,9 @@ def drill_times(device: str, repeat: int) -> list[tuple[str, float, float]]:
     for nothing another drill built.
     """
     sys.path.insert(0, str(ROOT))
+    from studyapp.config import Settings
     from studyapp.grader.client import GraderClient
+    from studyapp.grader.contract import GradeLimits
     from studyapp.kernels_loader import load_kernels
 
     load_kernels()
@@ -68,7 +70,8 @@ def drill_times(device: str, repeat: int) -> list[tuple[str, float, float]]:
 
     rows = []
     for drill_id, info in CATALOG.items():
-        with GraderClient(timeout=60.0) as client:
+        # a generous timeout: a slow first grade is measured, not cut off
+        with GraderClient(GradeLimits(timeout=60.0, memory_mb=Settings().grader_memory_mb)) as client:
             times = []
             for seed in range(1 + repeat):
                 verdict = client.grade(drill_id, info.reference_path, device=device, seed=seed)
