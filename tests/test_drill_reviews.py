@@ -11,18 +11,16 @@ import pytest
 from fsrs import Rating, State
 
 from studyapp.context import build_context
-from studyapp.drill_reviews import (
-    DrillReviews,
+from studyapp.drill_rating import (
     DrillTry,
-    NoHintsLeft,
     build_try,
     drill_scheduler,
     due_drills,
     fast_limit,
-    new_drill_card,
     propose_rating,
     weekly_retention,
 )
+from studyapp.drill_reviews import DrillReviews, NoHintsLeft, new_drill_card
 from studyapp.errors import UsageError
 from studyapp.reviews import ReviewService
 from studyapp.schedule import review as fsrs_review

@@ -1,4 +1,9 @@
-"""One drill: statement, an editor on the learner's workspace file, and a graded run."""
+"""One drill: statement, an editor on the learner's workspace file, and a graded run.
+
+Past 400 lines because the screen is one state machine a learner drives with keys: the
+editor and its saves (never losing an edit made elsewhere), the run and its cancellation, the
+verdict, and the drill as a review item (hints, give-up, the proposed rating and the
+reference). Each part is short; splitting them would spread that one state over widgets."""
 
 from __future__ import annotations
 
