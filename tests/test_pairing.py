@@ -226,7 +226,7 @@ weight = 3
 [[terms]]
 label = "linear bias"
 weight = 2
-regex = 'linear[\s-]*bias|偏置'
+regex = 'linear[\\s-]*bias|偏置'
 needles = ["linear", "偏置"]
 """
 

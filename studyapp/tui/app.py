@@ -63,6 +63,9 @@ def _stats_screen():
 
 
 GRADER_START_AT_THE_LATEST = 5.0
+LOG_POLL_SECONDS = 5.0
+"""How often the app also checks the review log's sizes (one `stat` per device file): the
+watcher may miss a change (a network drive, a folder a sync tool made a moment ago)."""
 """Seconds after the first frame when the grader's worker starts even if Today is not drawn yet."""
 
 
@@ -202,6 +205,7 @@ class StudyApp(App):
     def on_vault_loaded(self, message: VaultLoaded) -> None:
         self.study_ready = True
         self.watch_vault()
+        self.set_interval(LOG_POLL_SECONDS, self.take_other_devices_reviews, name="poll the review log")
         if message.problems:
             self.notify(
                 f"{message.problems} note(s) could not be read; see Notes (n).",

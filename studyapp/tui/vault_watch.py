@@ -43,15 +43,17 @@ def watch_notes(root: Path, stop: threading.Event, on_change: Callable[[tuple[st
                 log_dir: Path | None = None, on_log_change: Callable[[], object] | None = None) -> None:
     """Call `on_change` with each batch of changed notes, and `on_log_change` when a review log
     file changed, until `stop` is set (runs in a thread). The log folder may be outside the
-    vault (the data-dir setting); it is watched from its parent so it may appear later."""
+    vault (the data-dir setting)."""
     from watchfiles import watch
 
     root = root.resolve()
     targets = [root]
     if log_dir is not None:
+        # made now, so it is watched from the start: a file copied into a folder made later can
+        # land before the watch on that new folder exists, and its change would go unseen
+        log_dir.mkdir(parents=True, exist_ok=True)
         log_dir = log_dir.resolve()
         if not log_dir.is_relative_to(root):
-            log_dir.mkdir(parents=True, exist_ok=True)
             targets.append(log_dir)
     for changes in watch(*targets, stop_event=stop, debounce=WATCH_DEBOUNCE_MS, raise_interrupt=False,
                          ignore_permission_denied=True):
