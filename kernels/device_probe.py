@@ -121,6 +121,25 @@ def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False
     return {PROBE: {"problems": audit.problems[:3]}}
 
 
+def follow_inputs(tensor: str) -> str:
+    """Advice for a drill whose results must follow its inputs' device."""
+    return f"Create tensors with device={tensor}.device (or *_like / new_* ops) and never pick a device yourself"
+
+
+LEAVE_TO_CALLER = "Leave the device to the caller: no device= argument, no .cpu()/.cuda()"
+"""Advice for a builder (a mask) that makes tensors on the default device."""
+
+
+def check_probe(book, case, result: dict, advice: str, label: str | None = None) -> None:
+    """Record the probe case's outcome in `book`'s "device" check; an inconclusive probe (the
+    code raised on the stand-in device) records nothing, as the other cases say more."""
+    on_device, why = probe_verdict(result)
+    if on_device is False:
+        book.failed("device", case, result, f"{label or case.name}: {why}. {advice}")
+    elif on_device:
+        book.passed("device")
+
+
 def probe_verdict(result: dict) -> tuple[bool | None, str]:
     """(True: devices follow the inputs, False: a hard-coded device, None: inconclusive, why)."""
     outcome = result.get(PROBE) or {}

@@ -10,6 +10,7 @@ itself lives in `studyapp/grader/` (worker, sandbox, child).
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 
 import torch
@@ -54,6 +55,19 @@ ONE_CALL = "one_call"
 and mutation; a big case is there for its size, and sending it back twice costs each file)."""
 BIG = 64
 """Cases longer than this are ONE_CALL cases."""
+def sibling(entry_obj, name: str):
+    """The learner's function `name` from the file that defines the entry (None if absent): a
+    drill of several functions (masks_advanced, safe_softmax) names one entry and finds the
+    rest by name. A function's `__globals__` is its module's namespace, so this works in the
+    grader's child and in-process alike."""
+    namespace = getattr(entry_obj, "__globals__", None)
+    if namespace is None:
+        module = sys.modules.get(getattr(entry_obj, "__module__", "") or "")
+        namespace = vars(module) if module is not None else {}
+    found = namespace.get(name)
+    return found if callable(found) else None
+
+
 def export(value, depth: int = 0):
     """Turn whatever learner code returned into plain data that `torch.load(weights_only=True)` accepts."""
     if isinstance(value, torch.Tensor):

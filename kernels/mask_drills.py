@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .device_probe import PROBE, probe_result, probe_verdict
+from .device_probe import LEAVE_TO_CALLER, PROBE, check_probe, probe_result
 from .grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, same_values
 
 CHECK_ORDER = [("return type", CORE), ("shape", CORE), ("mask values", CORE),
@@ -78,12 +78,7 @@ class MaskDrill(Drill):
 
     def check_case(self, case: Case, result: dict, book: CheckBook) -> None:
         if PROBE in case.payload:
-            on_device, why = probe_verdict(result)
-            if on_device is False:
-                book.failed("device", case, result, f"{case.name}: {why}. Leave the device to the caller: "
-                            "no device= argument, no .cpu()/.cuda()")
-            elif on_device:
-                book.passed("device")
+            check_probe(book, case, result, LEAVE_TO_CALLER)
             return
         first, second = result["calls"]
         where = f"{case.name} ({case.notes})"

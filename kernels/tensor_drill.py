@@ -6,17 +6,20 @@ from __future__ import annotations
 import torch
 
 from .attention import fully_masked_rows
-from .device_probe import PROBE, probe_verdict
+from .device_probe import PROBE, check_probe, follow_inputs, probe_result
 from .grading import (
     CORE,
     DEFAULT_TOLERANCE,
     EXTRA,
     MISTAKE_MATCH,
+    ONE_CALL,
     Case,
     CheckBook,
     Drill,
     Failure,
+    clone_tree,
     compare_values,
+    export,
     format_index,
     mistake_distance,
     same_values,
@@ -74,6 +77,21 @@ class AttentionDrill(Drill):
         raise NotImplementedError
 
     # --- shared -----------------------------------------------------------------------------
+    def run_case(self, entry_obj, payload: dict) -> dict:
+        """In the child, for a function of (Q, K, V, mask=None) (sdpa, gqa; drills with other
+        inputs override it): call the learner twice on fresh copies; export results and inputs."""
+        if PROBE in payload:
+            args = clone_tree([payload[k] for k in ("Q", "K", "V", "mask")])
+            return probe_result(lambda: entry_obj(*args), default_is_wrong=True)
+        calls, inputs_after = [], []
+        for attempt in range(1 if payload.get(ONE_CALL) else 2):
+            args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
+            value = entry_obj(*args) if args[3] is not None else entry_obj(*args[:3])
+            calls.append(export(value))
+            if attempt == 0 and not payload.get(ONE_CALL):
+                inputs_after = [export(arg) for arg in args]
+        return {"calls": calls, "inputs": inputs_after}
+
     def _expected(self, case: Case):
         if "oracle" not in case.extra:
             case.extra["oracle"] = self.oracle(case)
@@ -140,12 +158,7 @@ class AttentionDrill(Drill):
             self._report_masked_rows(out["tensor"], ignore, book, where)
 
     def _check_probe(self, case, result, book):
-        on_device, why = probe_verdict(result)
-        if on_device is False:
-            book.failed("device", case, result, f"{case.name}: {why}. Create tensors with device=Q.device "
-                        "(or *_like / new_* ops) and never pick a device yourself")
-        elif on_device:
-            book.passed("device")
+        check_probe(book, case, result, follow_inputs("Q"))
 
     def _check_inputs(self, case, result, book, where):
         for input_name, after in zip(self.input_names, result.get("inputs", [])):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from fsrs import Rating, State
+from vault_fixtures import SDPA_NOTE
 
 from studyapp.context import build_context
 from studyapp.drill_rating import (
@@ -140,21 +141,7 @@ class FakeDrill:
         return self.folder / "reference.py" if self.reference else None
 
 
-NOTE = """---
-created: '2026-05-01'
-last_reviewed: null
-next_review: '2026-05-01'
-review_count: 0
-difficulty: medium
-mastery_level: 0.0
-drills: [sdpa]
-tags: [attention]
----
-# Why scale by sqrt(d_k)
-
-## 面试标准答案
-Keeps the softmax out of saturation.
-"""
+NOTE = SDPA_NOTE
 
 
 @pytest.fixture

@@ -10,27 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from vault_fixtures import SDPA_NOTE
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "kernels"
 T0 = "2026-05-04T09:00:00+00:00"
 NEXT_WEEK = "2026-05-11T09:00:00+00:00"
 
-NOTE = """---
-created: '2026-05-01'
-last_reviewed: null
-next_review: '2026-05-01'
-review_count: 0
-difficulty: medium
-mastery_level: 0.0
-drills: [sdpa]
-tags: [attention]
----
-# Why scale by sqrt(d_k)
-
-## 面试标准答案
-Keeps the softmax out of saturation.
-"""
+NOTE = SDPA_NOTE
 
 
 @pytest.fixture

@@ -43,6 +43,24 @@ def rotate(x): return x
 """
 
 
+SDPA_NOTE = """---
+created: '2026-05-01'
+last_reviewed: null
+next_review: '2026-05-01'
+review_count: 0
+difficulty: medium
+mastery_level: 0.0
+drills: [sdpa]
+tags: [attention]
+---
+# Why scale by sqrt(d_k)
+
+## 面试标准答案
+Keeps the softmax out of saturation.
+"""
+"""A never-reviewed note that declares the `sdpa` drill (the drill-review tests' vault)."""
+
+
 def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, str):

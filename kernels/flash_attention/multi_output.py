@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..device_probe import PROBE, probe_verdict
+from ..device_probe import PROBE, check_probe, follow_inputs
 from ..grading import (
     CORE,
     DEFAULT_TOLERANCE,
@@ -155,12 +155,7 @@ class TupleDrill(Drill):
     # --- checking ---------------------------------------------------------------------------
     def check_case(self, case: Case, result: dict, book: CheckBook) -> None:
         if PROBE in case.payload:
-            on_device, why = probe_verdict(result)
-            if on_device is False:
-                book.failed("device", case, result, f"{case.name}: {why}. Create tensors with device=Q.device "
-                            "(or *_like / new_* ops) and never pick a device yourself")
-            elif on_device:
-                book.passed("device")
+            check_probe(book, case, result, follow_inputs("Q"))
             return
         core = case.tier == CORE
         name = (lambda check: check) if core else (lambda check: case.value_check)

@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from ..attention import sdpa_oracle
-from ..device_probe import PROBE, probe_result
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, clone_tree, export, shape_text
+from ..device_probe import PROBE
+from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, shape_text
 from ..tensor_drill import AttentionDrill
 
 PUBLIC_SEED = 20260042
@@ -243,20 +243,6 @@ class GqaDrill(AttentionDrill):
 
     def fresh_cases(self, seed: int, device: str) -> list[Case]:
         return fresh_cases(seed, device)
-
-    def run_case(self, entry_obj, payload: dict) -> dict:
-        """In the child: call the learner twice on fresh copies; export results and inputs."""
-        if PROBE in payload:
-            args = clone_tree([payload[k] for k in ("Q", "K", "V", "mask")])
-            return probe_result(lambda: entry_obj(*args), default_is_wrong=True)
-        calls, inputs_after = [], []
-        for attempt in range(1 if payload.get(ONE_CALL) else 2):
-            args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
-            value = entry_obj(*args) if args[3] is not None else entry_obj(*args[:3])
-            calls.append(export(value))
-            if attempt == 0 and not payload.get(ONE_CALL):
-                inputs_after = [export(arg) for arg in args]
-        return {"calls": calls, "inputs": inputs_after}
 
     def oracle(self, case):
         p = case.payload

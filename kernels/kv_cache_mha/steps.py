@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import torch
 
-from ..device_probe import PROBE, probe_result, probe_verdict
+from ..device_probe import PROBE, check_probe, follow_inputs, probe_result
 from ..grading import (
     CORE,
     DEFAULT_TOLERANCE,
@@ -230,12 +230,7 @@ class StepsDrill(Drill):
 
     def check_case(self, case: Case, result: dict, book: CheckBook) -> None:
         if PROBE in case.payload:
-            on_device, why = probe_verdict(result)
-            if on_device is False:
-                book.failed("device", case, result, f"{case.name}: {why}. Create tensors with device=x.device "
-                            "(or *_like / new_* ops) and never pick a device yourself")
-            elif on_device:
-                book.passed("device")
+            check_probe(book, case, result, follow_inputs("x"))
             return
         core = case.tier == CORE
         name = (lambda check: check) if core else (lambda check: case.value_check)

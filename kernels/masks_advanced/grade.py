@@ -1,37 +1,21 @@
 """The `masks_advanced` drill: four mask builders in one file, each graded on its own.
 
 The learner's entry is `causal_mask`; the other builders are looked up by name in the module
-that defines it (see `builder_in_file`). Every check row is one builder, so the verdict says
+that defines it (see `grading.sibling`). Every check row is one builder, so the verdict says
 which builder is wrong, and the diagnosis names the mistake of the first wrong one.
 """
 
 from __future__ import annotations
 
-import sys
-
 import torch
 
-from ..device_probe import PROBE, probe_result, probe_verdict
-from ..grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, same_values, shape_text
+from ..device_probe import LEAVE_TO_CALLER, PROBE, check_probe, probe_result
+from ..grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, same_values, shape_text, sibling
 
 BUILDERS = ("causal_mask", "sliding_window_mask", "causal_padding_mask", "left_padding_mask")
 CHECK_ORDER = [*((name, CORE) for name in BUILDERS), ("deterministic", CORE), ("device", CORE)]
 MISSING = "missing"
 """Result key when the learner's file does not define a builder (the others are still graded)."""
-
-
-def builder_in_file(entry_obj, name: str):
-    """The learner's function `name`, from the file that defines the entry (or None).
-
-    A function's `__globals__` is its module's namespace, so this finds siblings of the entry
-    whether the file runs in the grader's child or in-process.
-    """
-    namespace = getattr(entry_obj, "__globals__", None)
-    if namespace is None:
-        module = sys.modules.get(getattr(entry_obj, "__module__", "") or "")
-        namespace = vars(module) if module is not None else {}
-    found = namespace.get(name)
-    return found if callable(found) else None
 
 
 def wrap_int8(values: torch.Tensor) -> torch.Tensor:
@@ -306,7 +290,7 @@ class MasksAdvancedDrill(Drill):
     # --- in the child -------------------------------------------------------------------------
     def run_case(self, entry_obj, payload: dict) -> dict:
         name = payload["builder"]
-        builder = builder_in_file(entry_obj, name)
+        builder = sibling(entry_obj, name)
         if builder is None:
             return {MISSING: name}
         arg_names = BY_NAME[name].arg_names
@@ -337,12 +321,7 @@ class MasksAdvancedDrill(Drill):
                         "are top-level functions next to `causal_mask`)")
             return
         if PROBE in case.payload:
-            on_device, why = probe_verdict(result)
-            if on_device is False:
-                book.failed("device", case, result, f"{name}: {why}. Leave the device to the caller: no "
-                            "device= argument, no .cpu()/.cuda()")
-            elif on_device:
-                book.passed("device")
+            check_probe(book, case, result, LEAVE_TO_CALLER, label=name)
             return
         first, second = result["calls"]
         where = f"{name}({case.notes})"

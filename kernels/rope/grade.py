@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from ..device_probe import PROBE, probe_result, probe_verdict
+from ..device_probe import PROBE, check_probe, follow_inputs, probe_result
 from ..grading import (
     BIG,
     CORE,
@@ -378,12 +378,7 @@ class RopeDrill(AttentionDrill):
             self._check_relative(case, result, book, out["tensor"], where)
 
     def _check_probe(self, case, result, book):
-        on_device, why = probe_verdict(result)
-        if on_device is False:
-            book.failed("device", case, result, f"{case.name}: {why}. Create tensors with device=x.device "
-                        "(or *_like / new_* ops) and never pick a device yourself")
-        elif on_device:
-            book.passed("device")
+        check_probe(book, case, result, follow_inputs("x"))
 
     def _check_relative(self, case, result, book, shifted, where):
         at_zero, _, problem = unpack_output(result.get("at_zero") or {}, allow_weights=False)

@@ -8,7 +8,6 @@ that requires grad, so the gradient through a fully masked row is graded like th
 from __future__ import annotations
 
 import math
-import sys
 
 import torch
 
@@ -30,6 +29,7 @@ from ..grading import (
     format_index,
     same_values,
     shape_text,
+    sibling,
 )
 from .known import LSE_MISTAKES, SOFTMAX_MISTAKES, builtin_logsumexp, builtin_softmax, safe_logsumexp, safe_softmax
 
@@ -75,16 +75,6 @@ class OncePerCase:
         for name in self.passes:
             if name not in self.failures:
                 self.book.passed(name)
-
-
-def function_in_file(entry_obj, name: str):
-    """The learner's function `name`, from the file that defines the entry (or None)."""
-    namespace = getattr(entry_obj, "__globals__", None)
-    if namespace is None:
-        module = sys.modules.get(getattr(entry_obj, "__module__", "") or "")
-        namespace = vars(module) if module is not None else {}
-    found = namespace.get(name)
-    return found if callable(found) else None
 
 
 # --- cases ------------------------------------------------------------------------------------
@@ -245,7 +235,7 @@ class SafeSoftmaxDrill(Drill):
 
     # --- in the child -------------------------------------------------------------------------
     def run_case(self, entry_obj, payload: dict) -> dict:
-        functions = {"softmax": entry_obj, "lse": function_in_file(entry_obj, FUNCTIONS["lse"])}
+        functions = {"softmax": entry_obj, "lse": sibling(entry_obj, FUNCTIONS["lse"])}
         result: dict = {}
         for key, function in functions.items():
             if function is None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studyapp.atomic import fsync_dir
 from studyapp.history.events import Event
 
 LOG_SUFFIX = ".jsonl"
@@ -77,7 +78,7 @@ class EventLog:
         finally:
             os.close(fd)
         if created or size == 0:
-            _fsync_folder(self.folder)
+            fsync_dir(self.folder)  # the new file's name is durable too
         return end
 
     def sizes(self) -> dict[str, int]:
@@ -143,17 +144,3 @@ def _last_byte(path: Path, size: int) -> bytes:
     with open(path, "rb") as handle:
         handle.seek(size - 1)
         return handle.read(1)
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make a new file's name durable too (POSIX); a no-op where folders cannot be opened."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -276,6 +276,23 @@ class StudyApp(App):
         if refresh is not None:
             refresh()
 
+    def undo_and_say(self):
+        """Undo the newest rating or suspension (any screen's `u`) and say what was undone;
+        returns the `views.Undone`, or None when there was nothing to undo or it failed."""
+        from studyapp.views import UndoKind
+
+        try:
+            undone = self.study.undo()
+        except Exception as exc:  # noqa: BLE001 - a notification, never a traceback
+            self.report_error(exc, title="Could not undo")
+            return None
+        if undone is None:
+            self.notify("Nothing to undo.")
+            return None
+        what = "suspension" if undone.kind is UndoKind.SUSPENSION else "rating"
+        self.notify(f"Undid the {what} of “{undone.title}”.", timeout=3)
+        return undone
+
     def report_error(self, exc: BaseException, title: str = "Error") -> None:
         """Every failure the user can see ends here: a notification, never a traceback."""
         self.notify(self._explain(exc), title=title, severity="error", timeout=10)

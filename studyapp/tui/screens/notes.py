@@ -204,19 +204,8 @@ class NotesScreen(StudyScreen):
 
     def action_undo(self) -> None:
         """Undo the newest change (a suspension here, or a rating in a review)."""
-        from studyapp.views import UndoKind
-
-        try:
-            undone = self.study.undo()
-        except Exception as exc:  # noqa: BLE001
-            self.app.report_error(exc, title="Could not undo")
-            return
-        if undone is None:
-            self.notify("Nothing to undo.")
-            return
-        what = "suspension" if undone.kind is UndoKind.SUSPENSION else "rating"
-        self.notify(f"Undid the {what} of “{undone.title}”.", timeout=3)
-        self.refresh_data()
+        if self.app.undo_and_say() is not None:
+            self.refresh_data()
 
     def action_focus_filter(self) -> None:
         self.query_one("#note-filter", Input).focus()

@@ -16,7 +16,7 @@ from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import ReviewCardReady
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.widgets.answer import Answer
-from studyapp.views import RATING_LABELS, Card, NoteChangedOutside, RatingOption, UndoKind
+from studyapp.views import RATING_LABELS, Card, NoteChangedOutside, RatingOption
 
 
 class ReviewScreen(StudyScreen):
@@ -239,17 +239,8 @@ class ReviewScreen(StudyScreen):
         self._show(self.study.current_card())
 
     def action_undo(self) -> None:
-        try:
-            undone = self.study.undo()
-        except Exception as exc:  # noqa: BLE001
-            self.app.report_error(exc, title="Could not undo")
-            return
-        if undone is None:
-            self.notify("Nothing to undo.")
-            return
-        what = "suspension" if undone.kind is UndoKind.SUSPENSION else "rating"
-        self.notify(f"Undid the {what} of “{undone.title}”.", timeout=3)
-        if undone.card is not None:
+        undone = self.app.undo_and_say()
+        if undone is not None and undone.card is not None:
             self._show(undone.card)
 
     def action_suspend_note(self) -> None:
