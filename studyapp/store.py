@@ -31,6 +31,10 @@ from studyapp.store_errors import (
     store_error,
 )
 from studyapp.store_rows import (
+    R_EVENT_ID,
+    R_HASH_AFTER,
+    R_HASH_BEFORE,
+    REVIEW_COLUMNS,
     CardRow,
     DrillAttempt,
     FittedParams,
@@ -517,10 +521,11 @@ class Store:
             "SELECT * FROM drill_attempts ORDER BY id"))
             if attempt.event_id is None or (logged is not None and attempt.event_id not in logged)]
 
-    def replace_replayed(self, cards: list[CardRow], reviews: list[dict[str, Any]],
+    def replace_replayed(self, cards: list[CardRow], reviews: list[list[Any]],
                          attempts: list[dict[str, Any]], params: list[dict[str, Any]],
                          log_sizes: dict[str, int]) -> None:
-        """Swap the replayed history in for the cached one, as one transaction.
+        """Swap the replayed history in for the cached one, as one transaction. `reviews`:
+        rows in the order of `REVIEW_COLUMNS`.
 
         Undo bytes and note hashes (what an exact undo needs) follow their review by event id
         (review ids are renumbered in time order)."""
@@ -531,10 +536,11 @@ class Store:
             hashes = {row[0]: (row[1], row[2]) for row in self.conn.execute(
                 "SELECT event_id, hash_before, hash_after FROM reviews"
                 " WHERE event_id IS NOT NULL AND hash_after IS NOT NULL")}
-            for review in reviews:
-                known = hashes.get(review["event_id"])
-                if known is not None:
-                    review["hash_before"], review["hash_after"] = known
+            if hashes:
+                for review in reviews:
+                    known = hashes.get(review[R_EVENT_ID])
+                    if known is not None:
+                        review[R_HASH_BEFORE], review[R_HASH_AFTER] = known
             for table in ("undo_bytes", "reviews", "cards", "drill_attempts", "params",
                           "log_files"):
                 self.conn.execute(f"DELETE FROM {table}")
@@ -548,12 +554,9 @@ class Store:
             # three indexes up to date row by row
             for index in _REVIEW_INDEXES:
                 self.conn.execute(f"DROP INDEX IF EXISTS {index.split(' ON ')[0].split()[-1]}")
-            if reviews:
-                names = list(reviews[0])
-                self.conn.executemany(
-                    f"INSERT INTO reviews({', '.join(names)}) VALUES"
-                    f" ({', '.join('?' for _ in names)})",
-                    map(itemgetter(*names), reviews))
+            self.conn.executemany(
+                f"INSERT INTO reviews({', '.join(REVIEW_COLUMNS)}) VALUES"
+                f" ({', '.join('?' for _ in REVIEW_COLUMNS)})", reviews)
             for index in _REVIEW_INDEXES:
                 self.conn.execute(index)
             if kept:

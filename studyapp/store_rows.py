@@ -137,6 +137,18 @@ class ReviewRow:
             event_id=row["event_id"], title=row["title"] if "title" in keys else None)
 
 
+REVIEW_COLUMNS: tuple[str, ...] = (
+    "note_key", "rating", "reviewed_at", "duration_ms", "state_before", "state_after",
+    "stability_before", "stability_after", "difficulty_before", "difficulty_after", "due_before",
+    "due_after", "scheduled_days", "elapsed_days", "card_before", "file_values_before", "path",
+    "hash_before", "hash_after", "event_id")
+"""The columns of a replayed review row (`Store.replace_replayed`), in this order: a rebuild
+makes 100,000 of them, and a list is ten times quicker to build than a dict of names."""
+R_NOTE_KEY, R_CARD_BEFORE, R_FILE_VALUES_BEFORE, R_HASH_BEFORE, R_HASH_AFTER, R_EVENT_ID = (
+    REVIEW_COLUMNS.index(name) for name in ("note_key", "card_before", "file_values_before",
+                                            "hash_before", "hash_after", "event_id"))
+
+
 @dataclass
 class DrillAttempt:
     """One graded submission of a drill."""

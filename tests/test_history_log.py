@@ -19,7 +19,7 @@ from history_helpers import (
 from studyapp.config import Settings
 from studyapp.history.eventlog import EventLog
 from studyapp.history.events import EventKind, new_event
-from studyapp.history.replay import replay
+from studyapp.history.replay import replay, review_field
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
 
@@ -73,10 +73,10 @@ def test_an_event_in_two_files_counts_once_and_events_replay_in_time_order(tmp_p
     two.append(late, early)  # a copy of "one"'s event in another file: same id
     replayed = replay(two.read().events + one.read().events, Settings())
     assert replayed.events == 2
-    assert [r["event_id"] for r in replayed.reviews] == [early.id, late.id]
+    assert [review_field(r, "event_id") for r in replayed.reviews] == [early.id, late.id]
     (note,) = replayed.notes
     assert note.reviews == 2 and note.card.reps == 2
-    assert replayed.reviews[-1]["state_before"] is not None  # the "again" started from "good"
+    assert review_field(replayed.reviews[-1], "state_before") is not None  # the "again" started from "good"
 
 
 def test_an_undo_event_removes_the_review_it_names(tmp_path):
@@ -86,7 +86,7 @@ def test_an_undo_event_removes_the_review_it_names(tmp_path):
     log.append(kept, undone, new_event(EventKind.UNDO, T0 + timedelta(days=2, minutes=1),
                                        "dev", "a.md", review=undone.id))
     replayed = replay(log.read().events, Settings())
-    assert [r["event_id"] for r in replayed.reviews] == [kept.id]
+    assert [review_field(r, "event_id") for r in replayed.reviews] == [kept.id]
     assert replayed.notes[0].reviews == 1
 
 
@@ -190,7 +190,7 @@ def test_a_recorded_result_is_taken_only_where_fsrs_would_give_it_again():
     computed = replay(events, Settings())
     assert taken.reviews == computed.reviews
     assert [n.card for n in taken.notes] == [n.card for n in computed.notes]
-    assert all(r["stability_after"] != 123.0 for r in taken.reviews)
+    assert all(review_field(r, "stability_after") != 123.0 for r in taken.reviews)
 
 
 def test_the_history_package_imports_neither_textual_nor_torch():

@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 import fsrs.scheduler as _fsrs_scheduler
@@ -33,6 +34,7 @@ from fsrs import Rating, Scheduler
 from studyapp import schedule
 from studyapp.history.events import Event, EventKind
 from studyapp.store import CardRow, utc_text
+from studyapp.store_rows import R_CARD_BEFORE, R_FILE_VALUES_BEFORE, REVIEW_COLUMNS
 
 _fuzz = threading.local()
 _library_random = _fsrs_scheduler.random
@@ -105,7 +107,8 @@ class Replayed:
     `notes`, mapped to database keys by `sync`)."""
 
     notes: list[NoteHistory] = field(default_factory=list)
-    reviews: list[dict[str, Any]] = field(default_factory=list)
+    reviews: list[list[Any]] = field(default_factory=list)
+    """Review rows in the order of `store_rows.REVIEW_COLUMNS` (`review_field` reads one)."""
     attempts: list[dict[str, Any]] = field(default_factory=list)
     params: list[dict[str, Any]] = field(default_factory=list)
     drill_cards: dict[str, CardRow] = field(default_factory=dict)
@@ -124,7 +127,10 @@ def ordered(events: Iterable[Event]) -> list[Event]:
     unique: dict[str, Event] = {}
     for event in events:
         unique.setdefault(event.id, event)
-    return sorted(unique.values(), key=lambda e: (e.at, e.id))
+    return sorted(unique.values(), key=_TIME_THEN_ID)
+
+
+_TIME_THEN_ID = attrgetter("at", "id")
 
 
 def replay(events: Iterable[Event], settings, parameters: list[float] | None = None) -> Replayed:
@@ -144,13 +150,18 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
             result.notes.append(NoteHistory(path))
         return index
 
+    review_kind, notes = EventKind.REVIEW, result.notes
     for event in timeline:
         kind, data = event.kind, event.data
-        if kind is EventKind.REVIEW and event.note is not None:
-            index = note_of(event.note)
-            history = result.notes[index]
+        if kind is review_kind and event.note is not None:
+            index = where.get(event.note)
+            if index is None:
+                index = note_of(event.note)
+            history = notes[index]
             history.reviewed = True
-            history.title = data.get("title") or history.title
+            title = data.get("title")
+            if title:
+                history.title = title
             if event.id in undone:
                 if history.values_before is None and history.reviews == 0:
                     history.values_before = data.get("values_before")
@@ -230,14 +241,19 @@ UNDO_REACH = 1000
 keys before); formatting it for every review of a long log would double a rebuild's time."""
 
 
-def _undo_data(rows: list[dict[str, Any]]) -> None:
+def _undo_data(rows: list[list[Any]]) -> None:
     cut = max(len(rows) - UNDO_REACH, 0)
     for row in rows[:cut]:
-        row["card_before"] = row["file_values_before"] = None
+        row[R_CARD_BEFORE] = row[R_FILE_VALUES_BEFORE] = None
     for row in rows[cut:]:
-        card = row["card_before"]
-        row["card_before"] = None if card is None else card.to_json()
-        row["file_values_before"] = json.dumps(row["file_values_before"])
+        card = row[R_CARD_BEFORE]
+        row[R_CARD_BEFORE] = None if card is None else card.to_json()
+        row[R_FILE_VALUES_BEFORE] = json.dumps(row[R_FILE_VALUES_BEFORE])
+
+
+def review_field(row: list[Any], name: str) -> Any:
+    """One column of a replayed review row, by name."""
+    return row[REVIEW_COLUMNS.index(name)]
 
 
 def _seed(data: dict[str, Any], at: datetime) -> CardRow:
@@ -283,26 +299,25 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
     history.reviews += 1
     history.card = after
     history.fields = reused
-    result.reviews.append({
-        "note_key": index,
-        "rating": int(rating),
-        "reviewed_at": reused[5] if reused is not None else utc_text(at),
-        "duration_ms": duration_ms,
-        "state_before": None if is_new else before.state,
-        "state_after": after.state,
-        "stability_before": before.stability,
-        "stability_after": after.stability,
-        "difficulty_before": before.difficulty,
-        "difficulty_after": after.difficulty,
-        "due_before": None if is_new else before_fields[4],
-        "due_after": reused[4] if reused is not None else utc_text(after.due),
-        "scheduled_days": (after.due - at).total_seconds() / 86400,
-        "elapsed_days": (None if before.last_review is None
-                         else (at - before.last_review).total_seconds() / 86400),
-        "card_before": stored,  # made JSON by `_undo_data`, for the last reviews only
-        "file_values_before": data.get("values_before") or {},
-        "path": event.note,
-        "hash_before": None,
-        "hash_after": None,
-        "event_id": event.id,
-    })
+    result.reviews.append([  # in the order of REVIEW_COLUMNS
+        index,
+        int(rating),
+        reused[5] if reused is not None else utc_text(at),
+        duration_ms,
+        None if is_new else before.state,
+        after.state,
+        before.stability,
+        after.stability,
+        before.difficulty,
+        after.difficulty,
+        None if is_new else before_fields[4],
+        reused[4] if reused is not None else utc_text(after.due),
+        (after.due - at).total_seconds() / 86400,
+        None if before.last_review is None else (at - before.last_review).total_seconds() / 86400,
+        stored,  # card_before: made JSON by `_undo_data`, for the last reviews only
+        data.get("values_before") or {},  # file_values_before: likewise
+        event.note,
+        None,  # hash_before
+        None,  # hash_after
+        event.id,
+    ])

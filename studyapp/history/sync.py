@@ -24,6 +24,7 @@ from studyapp.history.eventlog import EventLog, log_dir, vault_log
 from studyapp.history.events import Event, EventKind, new_event
 from studyapp.mastery import note_mastery
 from studyapp.store import CardRow, ReviewRow, Store, utc_text
+from studyapp.store_rows import R_NOTE_KEY
 
 if TYPE_CHECKING:  # replaying (hashlib, random, FSRS's internals) is imported when a log changed
     from studyapp.history.replay import NoteHistory, Replayed
@@ -136,9 +137,9 @@ def _catch_up(service, force: bool) -> SyncResult:
         if history.card is not None and index in keys:
             history.card.note_key = keys[index]
             cards.append(history.card)
-    rows = [r for r in replayed.reviews if r["note_key"] in keys]
+    rows = [r for r in replayed.reviews if r[R_NOTE_KEY] in keys]
     for row in rows:
-        row["note_key"] = keys[row["note_key"]]
+        row[R_NOTE_KEY] = keys[row[R_NOTE_KEY]]
     with store.transaction():  # notes and drills change together
         store.replace_replayed(cards, rows, replayed.attempts, replayed.params, contents.sizes)
         store.replace_replayed_drills(replayed.drill_cards, replayed.drill_reviews,
