@@ -86,6 +86,11 @@ def check_metadata(folder: Path) -> list[str]:
         problems.append(f"the last hint shows no code: {info.hints[-1]!r}")
     if not info.terms:
         problems.append("no [[terms]]: nothing pairs it with notes")
+    for term in info.terms:
+        try:
+            re.compile(term.regex or "", re.IGNORECASE)
+        except re.error as exc:
+            problems.append(f"term {term.label!r}: its regex does not compile: {exc}")
     wrong, right = wrong_files(folder), right_files(folder)
     if len(wrong) < MIN_WRONG or len(right) < MIN_RIGHT:
         problems.append(f"bank has {len(wrong)} wrong and {len(right)} right file(s); "

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from pathlib import Path
-from urllib.parse import quote
 
 from studyapp.store import (
     SCHEMA_VERSION,
@@ -86,7 +85,7 @@ def inspect_database(database_file: Path, detail: bool = True) -> DatabaseSummar
     """Read a database file's size and identity, read-only; StoreError when it is unusable.
     Without `detail`, `notes` and `newest_review` are left 0/None (they cost a scan each)."""
     try:
-        conn = sqlite3.connect(f"file:{quote(str(database_file))}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"file:{_quote(str(database_file))}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise store_error(exc, database_file) from exc
     try:
@@ -118,7 +117,7 @@ def inspect_database(database_file: Path, detail: bool = True) -> DatabaseSummar
 def check_backup(backup: Backup) -> DatabaseSummary:
     """The backup's summary after SQLite's own consistency check; StoreError when damaged."""
     summary = inspect_database(backup.path)
-    conn = sqlite3.connect(f"file:{quote(str(backup.path))}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{_quote(str(backup.path))}?mode=ro", uri=True)
     try:
         verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
     except sqlite3.Error as exc:
@@ -168,7 +167,7 @@ def take_backup(database_file: Path, folder: Path, now: datetime,
     temp = folder / f".{target.name}.partial"
     temp.unlink(missing_ok=True)
     try:
-        source = sqlite3.connect(f"file:{quote(str(database_file))}?mode=ro", uri=True)
+        source = sqlite3.connect(f"file:{_quote(str(database_file))}?mode=ro", uri=True)
         try:
             copy = sqlite3.connect(temp)
             try:
@@ -264,7 +263,7 @@ def restore_backup(database_file: Path, folder: Path, backup: Backup,
             if current.oldest_note is not None:
                 saved = take_backup(database_file, folder, now, BackupKind.BEFORE_RESTORE)
     database_file.parent.mkdir(parents=True, exist_ok=True)
-    source = sqlite3.connect(f"file:{quote(str(backup.path))}?mode=ro", uri=True)
+    source = sqlite3.connect(f"file:{_quote(str(backup.path))}?mode=ro", uri=True)
     try:
         target = sqlite3.connect(database_file, timeout=10)
         try:
@@ -290,3 +289,10 @@ def move_aside(database_file: Path, folder: Path, now: datetime) -> Path:
         if side.exists():
             os.replace(side, Path(f"{kept}{suffix}"))
     return kept
+
+
+def _quote(path: str) -> str:
+    """The path escaped for an SQLite URI (urllib is imported only when a backup is read)."""
+    from urllib.parse import quote
+
+    return quote(path)

@@ -5,7 +5,6 @@ store, the review log and the workspace, and the tests check the rule here on it
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,6 +92,8 @@ def fast_limit(past_seconds: Sequence[float]) -> float | None:
     usable = [s for s in past_seconds if s is not None and s > 0]
     if len(usable) < FAST_MIN_HISTORY:
         return None
+    import statistics  # with `fractions` and `decimal`: only when a try is rated
+
     return FAST_SHARE * statistics.median(usable)
 
 

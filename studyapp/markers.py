@@ -14,8 +14,6 @@ that cannot be written (a read-only vault, a full disk) is skipped and tried aga
 from __future__ import annotations
 
 import json
-import socket
-import uuid
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
@@ -63,6 +61,8 @@ class DataDirMarker:
 
     @classmethod
     def new(cls) -> DataDirMarker:
+        import uuid  # with `socket` below: imported when used, not by every command
+
         return cls(id=uuid.uuid4().hex)
 
 
@@ -86,6 +86,8 @@ class VaultMarker:
 
 def this_host() -> str:
     try:
+        import socket
+
         return socket.gethostname() or "this machine"
     except OSError:
         return "this machine"

@@ -85,7 +85,6 @@ def repair_pending(store: Store, vault, lock: WriterLock | None = None,
 
 
 def _repair(store: Store, vault, events_log=None) -> list[str]:
-    import logging  # rarely needed: kept off the start-up path
     done = []
     for entry in store.journal():
         if _owner_alive(entry.owner):
@@ -108,6 +107,8 @@ def _repair(store: Store, vault, events_log=None) -> list[str]:
         else:
             store.clear_journal(entry.id)
             done.append(f"{entry.path}: dropped an interrupted {entry.kind} (file not written)")
+        import logging  # rarely needed: kept off the start-up path
+
         logging.getLogger(__name__).warning(done[-1])
     return done
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from enum import Enum
 from pathlib import Path
+
+from studyapp.review_session import UndoKind
 
 RATING_LABELS = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 """FSRS ratings as Anki names them; the keys are the keys the learner presses."""
@@ -83,13 +84,6 @@ class ReviewOutcome:
     rating: int
     interval: str
     next_review: date | None
-
-
-class UndoKind(Enum):
-    """What an undo reverted."""
-
-    RATING = "rating"
-    SUSPENSION = "suspension"
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,15 @@ def test_metadata_problems_are_named(tmp_path):
     assert dev_check.check_loads(folder) == ["lacks grade.py"]
 
 
+def test_a_pairing_regex_that_does_not_compile_is_named(tmp_path):
+    folder = copy_of("padding_mask", tmp_path)
+    toml = folder / "drill.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + '\n[[terms]]\nlabel = "broken"\nweight = 1.0\n'
+                    'regex = "pad(ding"\nneedles = ["pad"]\n', encoding="utf-8")
+    problems = dev_check.check_metadata(folder)
+    assert any(p.startswith("term 'broken': its regex does not compile") for p in problems), problems
+
+
 def kernels_tree(tmp_path: Path, *drills: str) -> Path:
     """A kernels/ folder with the shared modules and only the given drills (a quick dev check)."""
     root = tmp_path / "kernels"

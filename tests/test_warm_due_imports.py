@@ -21,6 +21,10 @@ NOT_ON_THE_WARM_PATH = (
     # (the torch-free drill catalog may load: `due --json` lists today's due drills by title)
     "studyapp_kernels.registry", "studyapp_kernels.grading",  # nothing is graded
     "studyapp.history.replay",  # the log did not change
+    "orjson",  # reading the log: it did not change
+    "studyapp.views",  # the TUI's view objects
+    # modules of the standard library only a rarer path needs (each costs a few ms to import)
+    "statistics", "uuid", "logging", "socket",
 )
 
 DRIVER = """

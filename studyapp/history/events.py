@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -84,4 +83,6 @@ def event_time_text(moment: datetime) -> str:
 def new_event(kind: EventKind, at: datetime, device: str, note: str | None = None,
               **data: Any) -> Event:
     """A fresh event with a unique id (random, so two devices never collide)."""
+    import uuid  # here: `uuid` imports `platform`, which only writing an event needs
+
     return Event(uuid.uuid4().hex, kind, at, device, note, data)
