@@ -69,3 +69,47 @@ def test_metadata_json_cannot_hold_is_reparsed_not_mangled(tmp_path):
     second_snap = Vault(vault_dir, cache).load()
     assert second_snap.notes[0].meta == first.meta and 1 in first.meta
     assert second_snap.parsed == 1
+
+
+def _rows_in_table(cache) -> dict:
+    import sqlite3
+
+    from studyapp.vault.cache import COLUMNS
+
+    with sqlite3.connect(cache) as db:
+        return {row[0]: row for row in db.execute(f"SELECT {COLUMNS} FROM notes")}
+
+
+def test_the_snapshot_is_never_older_than_the_rows_whoever_wrote_them(tmp_path):
+    """Two processes' caches on one file, interleaved: a reader takes the rows from the
+    snapshot only while it is the rows' current state."""
+    from studyapp.vault.cache import MetadataCache
+
+    vault_dir = make(tmp_path, 4)
+    cache = tmp_path / "cache.sqlite3"
+    Vault(vault_dir, cache).load()  # rows and snapshot
+    first, second = (MetadataCache(cache, vault_dir.resolve()) for _ in range(2))
+    assert first.read() == second.read() == _rows_in_table(cache)
+    row = first.read()["主题/n1.md"]
+    first.update([row[:1] + (row[1] + 1,) + row[2:]], [])  # the first changes a row...
+    second.remember_pairings([("主题/n2.md", row[1], row[2], "[]")])  # ...the second, unaware, another
+    second.update([], ["主题/n3.md"])
+    third = MetadataCache(cache, vault_dir.resolve())
+    assert third.read() == _rows_in_table(cache)
+    assert third.read()["主题/n1.md"][1] == row[1] + 1 and "主题/n3.md" not in third.read()
+
+
+def test_a_damaged_snapshot_is_read_from_the_rows(tmp_path):
+    import sqlite3
+
+    vault_dir = make(tmp_path, 3)
+    cache = tmp_path / "cache.sqlite3"
+    Vault(vault_dir, cache).load()
+    with sqlite3.connect(cache) as db:
+        assert db.execute("SELECT count(*) FROM snapshots WHERE snapshot IS NOT NULL").fetchone()[0] == 1
+        db.execute("UPDATE snapshots SET snapshot = x'deadbeef'")
+    again = Vault(vault_dir, cache).load()
+    assert (again.parsed, again.reused) == (0, 3)
+    with sqlite3.connect(cache) as db:  # and the snapshot is whole again
+        blob = db.execute("SELECT snapshot FROM snapshots").fetchone()[0]
+    assert blob != bytes.fromhex("deadbeef")

@@ -3,19 +3,25 @@
 A warm load only stats files. The cache is an optimisation: any error reading or writing it
 is ignored and the vault is read from disk. Besides the block (as JSON, decoded only when a
 caller asks for `Note.meta`), each row holds the note's typed review fields, so a warm load
-builds notes from plain columns without decoding anything.
+builds notes from plain columns without decoding anything. The rows of a vault are also kept
+as one snapshot (a marshal BLOB, rewritten with each change), which a warm load reads in one
+go while it is current.
 """
 
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import sqlite3
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 """Bump when the parser's output changes (title rules, fields): old rows are then discarded."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick
@@ -150,16 +156,20 @@ class MetadataCache:
     def __init__(self, file: Path, vault_root: Path):
         self.file = file
         self.vault = str(vault_root)
+        self._rows: dict[str, tuple] = {}
+        """The rows as this process last read or wrote them (what a snapshot saves)."""
+        self._generation: int | None = None
+        """The vault's change count when `_rows` matched the database; None: unknown."""
 
     def _connect(self) -> sqlite3.Connection:
         self.file.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.file, timeout=5)
+        db = sqlite3.connect(self.file, timeout=5, isolation_level=None)
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError:  # not a database (truncated, overwritten): start afresh
             db.close()
             self.file.unlink()
-            db = sqlite3.connect(self.file, timeout=5)
+            db = sqlite3.connect(self.file, timeout=5, isolation_level=None)
             version = None
         if str(version) != SCHEMA_VERSION:
             db.executescript(
@@ -174,22 +184,46 @@ class MetadataCache:
                     head_mark TEXT, pairing TEXT,
                     PRIMARY KEY (vault, path)
                 ) WITHOUT ROWID;
+                DROP TABLE IF EXISTS snapshots;
+                CREATE TABLE snapshots (
+                    vault TEXT PRIMARY KEY, generation INTEGER NOT NULL,
+                    snapshot_generation INTEGER, snapshot_format TEXT, snapshot BLOB
+                );
                 PRAGMA user_version = {int(SCHEMA_VERSION)};
                 """
             )
         return db
 
     def read(self) -> dict[str, tuple]:
-        """path -> the whole row, in the order of COLUMNS (path first)."""
+        """path -> the whole row, in the order of COLUMNS (path first).
+
+        From the vault's snapshot when it is current (one BLOB: a few times faster than
+        10,000 rows of 18 columns), else from the rows, then kept as the snapshot."""
+        self._rows, self._generation = {}, None
         try:
             db = self._connect()
             try:
-                rows = db.execute(f"SELECT {COLUMNS} FROM notes WHERE vault = ?", (self.vault,)).fetchall()
+                found = db.execute("SELECT generation, snapshot_generation, snapshot_format, snapshot"
+                                   " FROM snapshots WHERE vault = ?", (self.vault,)).fetchone()
+                generation = found[0] if found else 0
+                rows = _unmarshal(found[3]) if (found and found[1] == generation
+                                                 and found[2] == SNAPSHOT_FORMAT) else None
+                if rows is None:
+                    rows = db.execute(f"SELECT {COLUMNS} FROM notes WHERE vault = ?",
+                                      (self.vault,)).fetchall()
+                    self._rows, self._generation = {row[0]: row for row in rows}, generation
+                    try:
+                        with _writing(db):
+                            self._save_snapshot(db, bump=False)
+                    except sqlite3.Error:  # read-only, or busy: the rows are read next time too
+                        pass
+                else:
+                    self._rows, self._generation = {row[0]: row for row in rows}, generation
             finally:
                 db.close()
         except (sqlite3.Error, OSError):
             return {}
-        return {row[0]: row for row in rows}
+        return dict(self._rows)
 
     def update(self, fresh: list[tuple], gone: list[str]) -> None:
         """Store fresh rows (in the order of COLUMNS; see `note_row` and `problem_row`) and
@@ -198,19 +232,24 @@ class MetadataCache:
             return
         now_ns = time.time_ns()
         stable = [row for row in fresh if now_ns - row[2] > RACY_WINDOW_NS]
-        racy = [(self.vault, row[0]) for row in fresh if now_ns - row[2] <= RACY_WINDOW_NS]
+        racy = [row[0] for row in fresh if now_ns - row[2] <= RACY_WINDOW_NS]
         try:
             db = self._connect()
             try:
-                with db:
+                with _writing(db):
                     db.executemany(
                         f"INSERT OR REPLACE INTO notes (vault, {COLUMNS}) VALUES ({', '.join('?' * 19)})",
                         [(self.vault, *row) for row in stable],
                     )
                     db.executemany(
                         "DELETE FROM notes WHERE vault = ? AND path = ?",
-                        [(self.vault, path) for path in gone] + racy,
+                        [(self.vault, path) for path in gone + racy],
                     )
+                    for row in stable:
+                        self._rows[row[0]] = row
+                    for path in gone + racy:
+                        self._rows.pop(path, None)
+                    self._save_snapshot(db)
             finally:
                 db.close()
         except (sqlite3.Error, OSError):
@@ -224,15 +263,67 @@ class MetadataCache:
         try:
             db = self._connect()
             try:
-                with db:
+                with _writing(db):
                     db.executemany(
                         "UPDATE notes SET pairing = ? WHERE vault = ? AND path = ? AND size = ?"
                         " AND mtime_ns = ? AND problem IS NULL",
                         [(text, self.vault, path, size, mtime) for path, size, mtime, text in pairings])
+                    for path, size, mtime, text in pairings:
+                        row = self._rows.get(path)
+                        if row is not None and row[1] == size and row[2] == mtime and row[7] is None:
+                            self._rows[path] = row[:17] + (text,)
+                    self._save_snapshot(db)
             finally:
                 db.close()
         except (sqlite3.Error, OSError):
             pass
+
+    def _save_snapshot(self, db: sqlite3.Connection, bump: bool = True) -> None:
+        """Inside a write transaction: count one more change to the vault's rows (`bump`) and,
+        when no other process changed them since `read` (the generation is the one read),
+        keep the rows this process holds as the snapshot; otherwise the snapshot is left
+        stale and the next `read` rebuilds it from the rows."""
+        found = db.execute("SELECT generation FROM snapshots WHERE vault = ?", (self.vault,)).fetchone()
+        generation = found[0] if found else 0
+        current = self._generation is not None and generation == self._generation
+        if bump:
+            generation += 1
+        snapshot = marshal.dumps(list(self._rows.values())) if current else None
+        db.execute(
+            "INSERT OR REPLACE INTO snapshots (vault, generation, snapshot_generation,"
+            " snapshot_format, snapshot) VALUES (?, ?, ?, ?, ?)",
+            (self.vault, generation, generation if current else None, SNAPSHOT_FORMAT, snapshot))
+        self._generation = generation if current else None
+
+
+@contextmanager
+def _writing(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken before anything is read (so the generation a snapshot is
+    checked against cannot change under it)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+SNAPSHOT_FORMAT = f"marshal {marshal.version} python {sys.version_info[0]}.{sys.version_info[1]}"
+"""A snapshot is read back only by the same marshal format (it changes between Pythons)."""
+
+
+def _unmarshal(blob: bytes | None) -> list[tuple] | None:
+    """The snapshot's rows, or None when it is missing or damaged (then the rows are read)."""
+    if blob is None:
+        return None
+    try:
+        rows = marshal.loads(blob)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if type(rows) is not list or not all(type(row) is tuple and len(row) == 18 for row in rows):
+        return None
+    return rows
 
 
 def problem_row(reason: str) -> tuple:
