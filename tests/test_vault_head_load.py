@@ -190,3 +190,28 @@ def test_no_workers_start_without_cores_to_spare(tmp_path, monkeypatch):
     monkeypatch.setattr("studyapp.vault.vault._free_cores", lambda: 1)
     monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", None)  # would raise if used
     assert len(Vault(vault_dir).load().notes) == 7
+
+
+def test_free_cores_count_what_runs_now_not_the_minute_average(monkeypatch):
+    """A one-minute load average still counts the processes of the last minute (a benchmark's
+    own earlier runs, a test that just finished); the run queue says what competes now."""
+    import studyapp.vault.vault as vault_module
+
+    monkeypatch.setattr(vault_module.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(vault_module.os, "getloadavg", lambda: (1.9, 1.9, 1.9))
+    monkeypatch.setattr(vault_module, "_runnable_now", lambda: 1)  # this process alone
+    assert vault_module._free_cores() == 2
+    monkeypatch.setattr(vault_module, "_runnable_now", lambda: 3)  # two others running
+    assert vault_module._free_cores() == 0
+    monkeypatch.setattr(vault_module, "_runnable_now", lambda: None)  # no /proc: the average
+    assert vault_module._free_cores() == 0
+
+
+def test_the_run_queue_is_read_from_proc_loadavg():
+    import studyapp.vault.vault as vault_module
+
+    runnable = vault_module._runnable_now()
+    if not os.path.exists("/proc/loadavg"):
+        assert runnable is None
+    else:
+        assert isinstance(runnable, int) and runnable >= 1  # at least this very process

@@ -352,18 +352,34 @@ PARALLEL_MIN_FILES = 3000
 starting the workers costs more than it saves."""
 PARALLEL_MIN_FREE_CORES = 2
 """Workers only pay with cores to spare: on a 2-core machine under load (measured with
-benchmarks/vault_scale.py, issue 15) a pool of two was slower than one process."""
+benchmarks/vault_scale.py, issue 15) a pool of two was slower than one process. Counted from
+the run queue at the moment of the load, not the minute's average, which still holds whatever
+ran before (a benchmark's own earlier runs, a build that just ended)."""
 PARALLEL_BATCH = 250
 
 
 def _free_cores() -> int:
-    """Cores this process may use, less the load already on the machine (1-minute average)."""
+    """Cores this process may use, less those other processes use right now (the run queue;
+    where the system does not tell it, the one-minute load average)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    runnable = _runnable_now()
+    if runnable is not None:
+        return max(0, cores - (runnable - 1))  # the queue counts this process too
     try:
         busy = os.getloadavg()[0]
     except OSError:
         busy = cores
     return max(0, int(cores - busy))
+
+
+def _runnable_now() -> int | None:
+    """Threads running or ready to run on the whole machine at this instant, this one
+    included (Linux's /proc/loadavg, fourth field "running/total"); None elsewhere."""
+    try:
+        with open("/proc/loadavg", "rb") as handle:
+            return int(handle.read().split()[3].split(b"/")[0])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _parse_in_workers(files: list[_File]) -> dict[str, tuple]:
