@@ -143,13 +143,11 @@ def reset(args, ctx) -> int:
 # -- for `due` and `drills` ----------------------------------------------------------------
 
 
-def due_drill_rows(ctx, notes, vault=None) -> list[dict]:
-    """Today's due drills as `due --json` objects (`"kind": "drill"`), after the notes; the
-    pairings worked out on the way are kept in `vault`'s cache for the next run."""
+def due_drill_rows(ctx, notes) -> list[dict]:
+    """Today's due drills as `due --json` objects (`"kind": "drill"`), after the notes (the
+    caller keeps the pairings worked out on the way: `Vault.remember_pairings`)."""
     with drill_reviews(ctx) as drills:
         due = drills.due(notes)
-    if vault is not None:
-        vault.remember_pairings(list(notes))
     return [{"kind": "drill", "id": d.id, "title": d.title, "queue": "new" if d.is_new else "review",
              "is_new": d.is_new, "due_at": d.due_at.astimezone().isoformat(timespec="seconds")}
             for d in due]

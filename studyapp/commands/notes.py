@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, cast
-
-if TYPE_CHECKING:
-    from studyapp.vault import Note
 
 from studyapp.errors import ExitCode
 
@@ -60,16 +56,17 @@ def print_due(ctx, as_json: bool) -> int:
     from studyapp.commands.drill_reviews import due_drill_rows
 
     due, counts = due_queue(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
-    drills = due_drill_rows(ctx, snapshot.notes, vault)  # due drills follow the notes
+    drills = due_drill_rows(ctx, snapshot.notes)  # due drills follow the notes
     if as_json:
         import json
 
         # One object per line: readable, and json's C encoder (an indent would use the slow one).
         rows = ",\n".join([json.dumps({**d.as_json(), "kind": "note"}, ensure_ascii=False) for d in due]
                           + [json.dumps(d, ensure_ascii=False) for d in drills])
-        vault.remember_pairings([cast("Note", d.note) for d in due])  # their drills: cached from now on
+        vault.remember_pairings(snapshot.notes)  # the drills worked out: cached from now on, at once
         sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
         return ExitCode.OK
+    vault.remember_pairings(snapshot.notes)
     _print_due_table(due, counts, total=len(snapshot.notes))
     if drills:
         print("Drills due after the notes: " + ", ".join(
