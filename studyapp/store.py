@@ -55,6 +55,8 @@ __all__ = [
 ]
 
 UNDO_DEPTH = 50
+BULK_CACHE_KIB = 64 * 1024
+"""SQLite's page cache while a replay is written (the default is 2 MiB), for that connection."""
 """How many recent reviews keep the note's old bytes for an exact undo."""
 
 DRILL_VERDICTS = ("pass", "fail", "error")
@@ -145,6 +147,19 @@ class Store:
             self.conn.execute(f"PRAGMA application_id = {secrets.randbits(31) or 1}")
         except sqlite3.Error:
             pass  # read-only: it gets one when next opened writable
+
+    @contextmanager
+    def bulk_transaction(self) -> Iterator[sqlite3.Connection]:
+        """A transaction that writes a whole replay: the pages of a 100,000-review table and
+        its indexes stay in memory until the commit instead of spilling to the journal on the
+        way (a tenth of the writing); the cache shrinks back after it."""
+        default = self.conn.execute("PRAGMA cache_size").fetchone()[0]
+        self.conn.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
+        try:
+            with self.transaction() as conn:
+                yield conn
+        finally:
+            self.conn.execute(f"PRAGMA cache_size = {int(default)}")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

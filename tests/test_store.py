@@ -177,3 +177,16 @@ def test_only_the_store_runs_sql_on_the_review_database():
                 if path.name != "store.py" and ".conn." in path.read_text(encoding="utf-8")
                 and "store" in path.read_text(encoding="utf-8")]
     assert reaching == []
+
+
+def test_a_bulk_transaction_commits_or_rolls_back_and_gives_its_cache_back(store):
+    default = store.conn.execute("PRAGMA cache_size").fetchone()[0]
+    with store.bulk_transaction():
+        assert store.conn.execute("PRAGMA cache_size").fetchone()[0] != default
+        store.set_log_size("laptop", 10)
+    assert store.log_sizes() == {"laptop": 10}
+    with pytest.raises(RuntimeError), store.bulk_transaction():
+        store.set_log_size("laptop", 99)
+        raise RuntimeError("a replay failed half way")
+    assert store.log_sizes() == {"laptop": 10}
+    assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == default

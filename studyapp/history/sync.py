@@ -140,7 +140,7 @@ def _catch_up(service, force: bool) -> SyncResult:
     rows = [r for r in replayed.reviews if r[R_NOTE_KEY] in keys]
     for row in rows:
         row[R_NOTE_KEY] = keys[row[R_NOTE_KEY]]
-    with store.transaction():  # notes and drills change together
+    with store.bulk_transaction():  # notes and drills change together
         store.replace_replayed(cards, rows, replayed.attempts, replayed.params, contents.sizes)
         store.replace_replayed_drills(replayed.drill_cards, replayed.drill_reviews,
                                       replayed.drill_marks)
