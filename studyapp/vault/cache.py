@@ -122,7 +122,8 @@ def _iso(day: date | None) -> str | None:
     return None if day is None else day.isoformat()
 
 
-_SEP = "\x1f"
+LIST_SEP = _SEP = "\x1f"
+"""Before each item of a list `encode_list` writes (a unit separator)."""
 
 
 def encode_list(items: list[str]) -> str:
