@@ -144,6 +144,19 @@ def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 
+def check_inputs_unchanged(input_names, case: Case, result: dict, book: CheckBook, where: str) -> None:
+    """The "inputs unchanged" check: each named tensor input as the child saw it after the call
+    (`result["inputs"]`, in the order of `input_names`) equals the one the case handed in."""
+    for input_name, after in zip(input_names, result.get("inputs", [])):
+        before = case.payload.get(input_name)
+        if isinstance(before, torch.Tensor) and after.get("type") == "Tensor":
+            if not same_values(after["tensor"], before.detach().cpu()):
+                book.failed("inputs unchanged", case, result,
+                            f"{where}: {input_name} was modified in place (use out-of-place ops)")
+                return
+    book.passed("inputs unchanged")
+
+
 def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     """Index of element `flat` in a tensor of `shape` (torch.unravel_index imports sympy: ~0.7 s)."""
     index = []

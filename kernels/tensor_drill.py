@@ -17,6 +17,7 @@ from .grading import (
     CheckBook,
     Drill,
     Failure,
+    check_inputs_unchanged,
     clone_tree,
     compare_values,
     export,
@@ -161,14 +162,7 @@ class AttentionDrill(Drill):
         check_probe(book, case, result, follow_inputs("Q"))
 
     def _check_inputs(self, case, result, book, where):
-        for input_name, after in zip(self.input_names, result.get("inputs", [])):
-            before = case.payload.get(input_name)
-            if isinstance(before, torch.Tensor) and after.get("type") == "Tensor":
-                if not same_values(after["tensor"], before.detach().cpu()):
-                    book.failed("inputs unchanged", case, result,
-                                f"{where}: {input_name} was modified in place (use out-of-place ops)")
-                    return
-        book.passed("inputs unchanged")
+        check_inputs_unchanged(self.input_names, case, result, book, where)
 
     def _check_determinism(self, first, second, case, result, book, where):
         one, one_w, _ = unpack_output(first, allow_weights=True)

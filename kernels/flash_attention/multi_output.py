@@ -25,6 +25,7 @@ from ..grading import (
     CheckBook,
     Drill,
     Failure,
+    check_inputs_unchanged,
     compare_values,
     describe_returned,
     format_index,
@@ -199,14 +200,7 @@ class TupleDrill(Drill):
         self._check_values(case, result, book, [o["tensor"] for o in outputs], expected, masked, where)
 
     def _check_inputs(self, case, result, book, where):
-        for input_name, after in zip(self.input_names, result.get("inputs", [])):
-            before = case.payload.get(input_name)
-            if isinstance(before, torch.Tensor) and after.get("type") == "Tensor":
-                if not same_values(after["tensor"], before.detach().cpu()):
-                    book.failed("inputs unchanged", case, result,
-                                f"{where}: {input_name} was modified in place (use out-of-place ops)")
-                    return
-        book.passed("inputs unchanged")
+        check_inputs_unchanged(self.input_names, case, result, book, where)
 
     def _check_values(self, case, result, book, actual, expected, masked, where):
         bad = None
