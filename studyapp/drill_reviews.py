@@ -35,7 +35,7 @@ from studyapp.drill_rating import (  # the pure part
     propose_rating,
     weekly_retention,
 )
-from studyapp.store import CardRow, utc_text
+from studyapp.store import CardRow, parse_utc, utc_text
 
 if TYPE_CHECKING:
     from studyapp.reviews import ReviewService
@@ -381,6 +381,30 @@ class DrillReviews:
                     event.id, drill, event.data, stored, after, now))
         return DrillReviewResult(drill, rating, event.data["proposed"], after.due, after.due - now)
 
+    def undo_last(self) -> tuple[str, int]:
+        """Take back the newest drill review: its card is the one it started from, the log
+        says so (an undo event), and its try is open to be rated again. Returns (drill id,
+        rating); UserError when there is none."""
+        from studyapp.errors import UserError
+        from studyapp.history.events import EventKind, new_event
+        from studyapp.history.sync import record
+
+        with self.service.writer_lock.hold():
+            last = self.store.last_drill_review()
+            if last is None:
+                raise UserError("nothing to undo: no drill review has been recorded")
+            before = CardRow.from_json(last["card_before"]) if last["card_before"] else None
+            if before is None and last["state_before"] is not None:
+                raise UserError(f"cannot undo the review of drill {last['drill_id']}: it was "
+                                "recorded by an older studyapp, without the card it started from")
+            with self.store.transaction():
+                if last["event_id"] is not None:
+                    record(self.store, self.service.history_log, new_event(
+                        EventKind.UNDO, self.ctx.now(), self.service.history_log.device, None,
+                        review=last["event_id"], drill=last["drill_id"]))
+                self.store.remove_drill_review(last["id"], last["drill_id"], before)
+        return last["drill_id"], int(last["rating"])
+
     def reset(self, drill: str) -> Path | None:
         """Put the starter back in the workspace; returns the backup of the learner's file."""
         from studyapp.atomic import atomic_write_bytes
@@ -391,6 +415,35 @@ class DrillReviews:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, Path(info.starter_path).read_bytes())
         return backup
+
+
+@dataclass(frozen=True)
+class UndoneReview:
+    """What `undo_newest_review` took back."""
+
+    kind: str
+    """"note" or "drill"."""
+    key: str
+    """The note's path, or the drill's id."""
+    rating: str
+    """The rating taken back, by name (Again, Hard, Good, Easy)."""
+    exact: bool = True
+    """For a note: its bytes came back exactly (False: only its review keys, it was edited)."""
+
+
+def undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None = None) -> UndoneReview:
+    """Take back the most recent review, of a note or of a drill (the CLI's `undo` and the
+    app's `u`); UserError when there is none."""
+    from studyapp.schedule import rating_name
+
+    last_note = service.store.last_review()
+    last_drill = service.store.last_drill_review()
+    if last_drill is not None and (
+            last_note is None or parse_utc(last_drill["reviewed_at"]) >= last_note.reviewed_at):
+        drill, rating = DrillReviews(service, drills).undo_last()
+        return UndoneReview("drill", drill, rating_name(rating))
+    done = service.undo_last()
+    return UndoneReview("note", done["path"], done["rating"], done["exact"])
 
 
 def _local_midnight(moment: datetime) -> datetime:
@@ -416,4 +469,5 @@ def drill_review_row(event_id: str, drill: str, data: Mapping[str, Any], before:
         "stability_after": after.stability,
         "due_before": None if before is None else utc_text(before.due),
         "due_after": utc_text(after.due), "try_start": data.get("try"), "event_id": event_id,
+        "card_before": None if before is None else before.to_json(),
     }

@@ -314,14 +314,16 @@ class StudyFacade:
 
     @_locked
     def undo(self) -> Undone | None:
-        """Revert the newest change made here (a suspension, else the last recorded review);
-        returns what was undone and the note to show again, or None when there is nothing."""
+        """Revert the newest change made here (a suspension, else the last recorded review, of
+        a note or a drill); returns what was undone and the note to show again, or None when
+        there is nothing."""
         step = self.session.undo()
         if step is None:
             return None
         if not step.show:
             note = self.vault.notes.get(step.path)
-            return Undone(step.kind, step.path, note.title if note is not None else step.path)
+            return Undone(step.kind, step.path,
+                          step.title or (note.title if note is not None else step.path))
         card = self._card(step.path)
         return Undone(step.kind, step.path, card.title, card)
 

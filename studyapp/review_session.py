@@ -66,7 +66,10 @@ class UndoStep:
 
     kind: UndoKind
     path: str
+    """The note's path; for a drill's rating, the drill's id."""
     show: bool
+    title: str | None = None
+    """What to call it when it is not a note of the vault (a drill's title)."""
 
 
 class ReviewSession:
@@ -166,17 +169,25 @@ class ReviewSession:
         self.vault.cards_changed()
 
     def undo(self) -> UndoStep | None:
-        """Revert the newest change made here (a suspension, else the last recorded review,
-        wherever it was made); None when there is nothing to undo."""
+        """Revert the newest change made here (a suspension, else the last recorded review of
+        a note or a drill, wherever it was made); None when there is nothing to undo."""
         if self.undo_stack and self.undo_stack[-1][0] is UndoKind.SUSPENSION:
             kind, path, in_session = self.undo_stack.pop()
             self.service.set_suspended(path, False)
             self.vault.written(path)
             show = in_session and path in self.notes
         else:
-            if self.service.store.last_review() is None:
+            from studyapp.drill_reviews import catalog, undo_newest_review
+
+            store = self.service.store
+            if store.last_review() is None and store.last_drill_review() is None:
                 return None
-            kind, path = UndoKind.RATING, self.service.undo_last()["path"]
+            drills = catalog()
+            done = undo_newest_review(self.service, drills)
+            kind, path = UndoKind.RATING, done.key
+            if done.kind == "drill":
+                info = drills.get(path)
+                return UndoStep(kind, path, False, info.title if info is not None else path)
             if self.undo_stack and self.undo_stack[-1][:2] == (UndoKind.RATING, path):
                 self.undo_stack.pop()
             self.vault.written(path)

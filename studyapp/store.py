@@ -429,6 +429,21 @@ class Store:
             "SELECT * FROM drill_reviews WHERE drill_id = ? ORDER BY reviewed_at, id",
             (drill_id,)).fetchall()
 
+    def last_drill_review(self) -> sqlite3.Row | None:
+        """The most recently recorded drill review (the one `undo` reverts when it is newer
+        than the last note review)."""
+        return self.conn.execute("SELECT * FROM drill_reviews ORDER BY id DESC LIMIT 1").fetchone()
+
+    def remove_drill_review(self, review_id: int, drill_id: str, card_before: CardRow | None) -> None:
+        """Undo a drill review: its row goes and the drill's card is the one it started from
+        (none for a drill never reviewed before it)."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM drill_reviews WHERE id = ?", (review_id,))
+            if card_before is None:
+                self.conn.execute("DELETE FROM drill_cards WHERE drill_id = ?", (drill_id,))
+            else:
+                self.put_drill_card(drill_id, card_before)
+
     def last_drill_review_at(self, drill_id: str) -> datetime | None:
         row = self.conn.execute("SELECT MAX(reviewed_at) FROM drill_reviews WHERE drill_id = ?",
                                 (drill_id,)).fetchone()

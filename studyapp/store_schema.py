@@ -151,6 +151,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX drill_marks_drill ON drill_marks(drill_id, at);
     """,
+    # 4 -> 5: a drill review keeps the card it started from, so `undo` can put it back.
+    """
+    ALTER TABLE drill_reviews ADD COLUMN card_before TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -22,7 +22,7 @@ from studyapp.drill_rating import (
     weekly_retention,
 )
 from studyapp.drill_reviews import DrillReviews, NoHintsLeft, new_drill_card
-from studyapp.errors import UsageError
+from studyapp.errors import UsageError, UserError
 from studyapp.reviews import ReviewService
 from studyapp.schedule import review as fsrs_review
 from studyapp.store import CardRow, utc_text
@@ -343,3 +343,65 @@ def test_practice_of_a_drill_not_due_shows_the_reference_after_a_pass_or_a_give_
     assert drills.reference("sdpa") is None
     drills.give_up("sdpa")
     assert "reference" in drills.reference("sdpa") and drills.proposal("sdpa") is None
+
+
+# -- undo ----------------------------------------------------------------------------------
+
+
+def test_undo_reverts_the_newest_review_a_drill_after_a_note(service, ctx, catalog):
+    """`undo` takes back the most recent review, of a note or a drill: a wrong key on a
+    drill's rating is as easy to take back as on a note's."""
+    from studyapp.drill_reviews import undo_newest_review
+
+    drills = DrillReviews(service, catalog)
+    service.record_review("scale.md", "good")
+    at(ctx, 1)
+    drills.begin("sdpa")
+    at(ctx, 4)
+    run(service, "sdpa", passed=True)
+    first = drills.record("sdpa", rating=4)
+    assert service.store.drill_card("sdpa") is not None and first.rating == 4
+    at(ctx, 5)
+    undone = undo_newest_review(service, catalog)
+    assert (undone.kind, undone.key, undone.rating) == ("drill", "sdpa", "easy")
+    assert service.store.drill_card("sdpa") is None  # never reviewed before: no card again
+    assert service.store.drill_reviews() == []
+    proposal = drills.proposal("sdpa")  # the try is open again: it can be rated anew
+    assert proposal is not None and proposal.rating == Rating.Good
+    assert drills.record("sdpa").rating == int(Rating.Good)
+    assert len(service.store.drill_reviews()) == 1
+    at(ctx, 6)
+    assert undo_newest_review(service, catalog).kind == "drill"
+    at(ctx, 7)
+    note = undo_newest_review(service, catalog)  # then the note's, older
+    assert (note.kind, note.key) == ("note", "scale.md")
+    with pytest.raises(UserError, match="nothing to undo"):
+        undo_newest_review(service, catalog)
+
+
+def test_an_undone_drill_review_stays_undone_after_a_rebuild(service, ctx, catalog):
+    from studyapp.drill_reviews import undo_newest_review
+
+    drills = DrillReviews(service, catalog)
+    drills.begin("sdpa")
+    at(ctx, 2)
+    run(service, "sdpa", passed=True)
+    drills.record("sdpa", rating=3)
+    kept = service.store.drill_card("sdpa")
+    at(ctx, 60 * 24 * 3)
+    drills.begin("sdpa")
+    at(ctx, 60 * 24 * 3 + 2)
+    run(service, "sdpa", passed=False)
+    drills.record("sdpa", rating=1)
+    at(ctx, 60 * 24 * 3 + 3)
+    undo_newest_review(service, catalog)
+    assert service.store.drill_card("sdpa") == kept  # the card the first review made
+    rows = [dict(r) for r in service.store.drill_reviews()]
+    service.close()
+    ctx.paths.database_file.unlink()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{ctx.paths.database_file}{suffix}").unlink(missing_ok=True)
+    with ReviewService(ctx) as fresh:
+        assert fresh.store.drill_card("sdpa") == kept
+        assert [{k: v for k, v in dict(r).items() if k != "id"} for r in fresh.store.drill_reviews()] == \
+               [{k: v for k, v in r.items() if k != "id"} for r in rows]

@@ -102,3 +102,18 @@ def test_a_graded_try_proposes_hard_after_a_wrong_run(home):
     right = ok(studyapp(home, "grade", "sdpa", str(KERNELS / "sdpa" / "bank" / "right" / "masked_fill_inf.py")))
     assert "proposed rating: Hard (passed after 1 failed run)" in right
     assert ok(studyapp(home, "rate-drill", "sdpa")).startswith("sdpa: Hard (as proposed")
+
+
+def test_undo_takes_back_a_drill_rating_then_the_note_review_before_it(home):
+    ok(studyapp(home, "rate", "scale.md", "--rating", "good"))
+    ok(studyapp(home, "start", "sdpa"))
+    ok(studyapp(home, "rate-drill", "sdpa", "--rating", "1", now="2026-05-04T09:30:00+00:00"))
+    later = "2026-05-04T09:31:00+00:00"
+    assert ok(studyapp(home, "undo", now=later)).strip() == "undid the again review of drill sdpa"
+    due = json.loads(ok(studyapp(home, "due", "--json", now=later)))
+    assert [(e["id"], e["queue"]) for e in due if e["kind"] == "drill"] == [("sdpa", "new")]  # as before
+    undone = ok(studyapp(home, "undo", now=later))
+    assert undone.startswith("undid the good review of scale.md")
+    nothing = studyapp(home, "undo", now=later)
+    assert nothing.returncode != 0 and "nothing to undo" in nothing.stderr
+    assert "Traceback" not in nothing.stderr

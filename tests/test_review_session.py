@@ -89,3 +89,23 @@ def test_the_grader_takes_its_limits_from_the_settings_or_the_flag(ctx):
     assert drills.new_grader_client(ctx.settings, timeout=2.0).limits.timeout == 2.0
     with pytest.raises(UsageError, match="--timeout"):
         drills.new_grader_client(ctx.settings, timeout=0)
+
+
+def test_undo_takes_back_a_drill_rated_after_the_note_first(session, ctx):
+    """The app's `u` after rating a drill takes that rating back (the newest review), not
+    the note's before it; the next `u` takes the note's."""
+    from datetime import timedelta
+
+    from studyapp.drill_reviews import DrillReviews
+
+    first = session.next_path
+    session.rate(first, Rating.Good, None)
+    ctx.frozen_now = T0 + timedelta(minutes=5)
+    DrillReviews(session.service).record("sdpa", rating=2)
+    step = session.undo()
+    assert step is not None and (step.kind, step.path, step.show) == (UndoKind.RATING, "sdpa", False)
+    assert step.title == drills.catalog()["sdpa"].title
+    assert session.service.store.drill_reviews() == [] and session.tally().reviewed == 1
+    step = session.undo()
+    assert step is not None and (step.path, step.show) == (first, True)
+    assert session.service.store.reviews() == []

@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="time spent on the review")
     p.set_defaults(handler=rate)
 
-    p = sub.add_parser("undo", parents=[common], help="revert the last review (file and history)")
+    p = sub.add_parser("undo", parents=[common],
+                       help="revert the last review, of a note (file and history) or of a drill")
     p.set_defaults(handler=undo)
 
     for name, flag in (("suspend", True), ("unsuspend", False)):
@@ -84,10 +85,15 @@ def rate(args, ctx) -> int:
 
 
 def undo(args, ctx) -> int:
+    from studyapp.drill_reviews import undo_newest_review
+
     with _service(ctx) as service:
-        done = service.undo_last()
-    how = "restored exactly" if done["exact"] else "review keys restored (the note was edited since)"
-    print(f"undid the {done['rating']} review of {done['path']}: {how}")
+        done = undo_newest_review(service)
+    if done.kind == "drill":
+        print(f"undid the {done.rating} review of drill {done.key}")
+        return ExitCode.OK
+    how = "restored exactly" if done.exact else "review keys restored (the note was edited since)"
+    print(f"undid the {done.rating} review of {done.key}: {how}")
     return ExitCode.OK
 
 

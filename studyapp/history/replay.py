@@ -193,6 +193,8 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
         elif kind in _DRILL_MARKS and isinstance(data.get("drill"), str):
             result.drill_marks.append((data["drill"], _DRILL_MARKS[kind], utc_text(event.at), event.id))
         elif kind is EventKind.DRILL_REVIEW and isinstance(data.get("drill"), str):
+            if event.id in undone:
+                continue
             try:
                 _replay_drill_review(event, scheduler, result)
             except (KeyError, TypeError, ValueError):

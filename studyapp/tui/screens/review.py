@@ -240,8 +240,12 @@ class ReviewScreen(StudyScreen):
 
     def action_undo(self) -> None:
         undone = self.app.undo_and_say()
-        if undone is not None and undone.card is not None:
+        if undone is None:
+            return
+        if undone.card is not None:
             self._show(undone.card)
+        elif self.card is None:  # past the notes (a drill's rating undone): offer what is due again
+            self._show(self.study.current_card())
 
     def action_suspend_note(self) -> None:
         if self.card is None:
