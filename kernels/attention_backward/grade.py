@@ -8,8 +8,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..device_probe import PROBE, probe_result
-from ..flash_attention.multi_output import Candidate, TupleDrill
 from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, Failure, clone_tree, export, shape_text
+from ..tuple_drill import Candidate, TupleDrill
 from .variants import autograd_backward, by_hand
 
 PUBLIC_SEED = 20261124

@@ -13,7 +13,7 @@ from torch.overrides import TorchFunctionMode
 from ..attention import allowed_mask, merge_heads, split_heads
 from ..device_probe import PROBE
 from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case
-from ..kv_cache_mha.steps import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, strided
+from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, strided
 
 PUBLIC_SEED = 5021
 MASK_KINDS = {"bool": torch.bool, "int": torch.int64, "float": torch.float32}

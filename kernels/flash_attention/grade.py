@@ -9,7 +9,7 @@ import torch
 
 from ..device_probe import PROBE, probe_result
 from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, Failure, clone_tree, export, shape_text
-from .multi_output import Candidate, TupleDrill
+from ..tuple_drill import Candidate, TupleDrill
 from .variants import NEG_INF, allowed_keys, block_is_kept, naive, oracle, tiled
 from .watch import Watch
 

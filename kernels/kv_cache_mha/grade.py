@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from ..attention import merge_heads, split_heads
 from ..device_probe import PROBE
 from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case
-from .steps import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, strided
+from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, strided
 
 PUBLIC_SEED = 4511
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..device_probe import PROBE, check_probe, follow_inputs
-from ..grading import (
+from .device_probe import PROBE, check_probe, follow_inputs
+from .grading import (
     CORE,
     DEFAULT_TOLERANCE,
     EXTRA,

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import torch
 
-from ..device_probe import PROBE, check_probe, follow_inputs, probe_result
-from ..grading import (
+from .device_probe import PROBE, check_probe, follow_inputs, probe_result
+from .grading import (
     CORE,
     DEFAULT_TOLERANCE,
     EXTRA,
@@ -33,7 +33,7 @@ from ..grading import (
     same_values,
     shape_text,
 )
-from ..tensor_drill import FLOOR_FACTOR, LOW_PRECISION_FACTOR
+from .tensor_drill import FLOOR_FACTOR, LOW_PRECISION_FACTOR
 
 LAYERS = ("W_q", "W_k", "W_v", "W_o")
 CHECK_ORDER = [
