@@ -144,6 +144,43 @@ def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 
+EXAMINED_CASES = 6
+"""How many failing cases (the smallest) a diagnosis re-enacts the known mistakes on."""
+
+
+def narrow_mistakes(failures: list[Failure], result_key: str, judge) -> str | None:
+    """The known mistake that explains every examined failing case, or None.
+
+    The failing cases holding `result_key` in their result (one failure per case, smallest
+    first, at most `EXAMINED_CASES`) are judged one by one: `judge(failure, alive)` returns
+    None when the learner's result cannot be compared, else `(matched, neutral)`: the mistakes
+    it reproduces, with their distances, and those that fit without showing on this case (no
+    evidence either way). `alive` is the set still in the running (None before the first
+    case), so a mistake is re-enacted only while it explains all seen so far: big cases cost
+    little. The winner matched at least once and has the smallest summed distance.
+    """
+    by_case: dict[int, Failure] = {}
+    for failure in failures:
+        if result_key in failure.result:
+            by_case.setdefault(id(failure.case), failure)
+    examined = sorted(by_case.values(), key=lambda f: f.case.size)[:EXAMINED_CASES]
+    alive: set[str] | None = None
+    distances: dict[str, float] = {}
+    for failure in examined:
+        judged = judge(failure, alive)
+        if judged is None:
+            return None
+        matched, neutral = judged
+        fits = set(matched) | neutral
+        alive = fits if alive is None else alive & fits
+        if not alive:
+            return None
+        for mistake in alive & set(matched):
+            distances[mistake] = distances.get(mistake, 0.0) + matched[mistake]
+    shown = {mistake for mistake in alive or () if mistake in distances}
+    return min(shown, key=lambda m: (distances[m], m)) if shown else None
+
+
 def check_inputs_unchanged(input_names, case: Case, result: dict, book: CheckBook, where: str) -> None:
     """The "inputs unchanged" check: each named tensor input as the child saw it after the call
     (`result["inputs"]`, in the order of `input_names`) equals the one the case handed in."""

@@ -30,6 +30,7 @@ from .grading import (
     export,
     format_index,
     mistake_distance,
+    narrow_mistakes,
     same_values,
     shape_text,
 )
@@ -390,14 +391,7 @@ class StepsDrill(Drill):
 
     def match_mistakes(self, failures: list[Failure]):
         """The known mistake whose trace matches on every examined failing case (six smallest)."""
-        by_case: dict[int, Failure] = {}
-        for failure in failures:
-            if "runs" in failure.result:
-                by_case.setdefault(id(failure.case), failure)
-        examined = sorted(by_case.values(), key=lambda f: f.case.size)[:6]
-        alive: set[str] | None = None
-        distances: dict[str, float] = {}
-        for failure in examined:
+        def judge(failure: Failure, alive: set[str] | None):
             trace, problem = self.learner_trace(failure.result["runs"][0])
             if problem:
                 return None
@@ -406,14 +400,11 @@ class StepsDrill(Drill):
                 distance = trace_distance(trace, candidate)
                 if distance < MISTAKE_MATCH:
                     matched[mistake] = min(matched.get(mistake, float("inf")), distance)
-            alive = set(matched) if alive is None else alive & set(matched)
-            if not alive:
-                return None
-            for mistake in alive:
-                distances[mistake] = distances.get(mistake, 0.0) + matched[mistake]
-        if not alive:
+            return matched, set()
+
+        mistake = narrow_mistakes(failures, "runs", judge)
+        if mistake is None:
             return None
-        mistake = min(alive, key=lambda m: (distances[m], m))
         first = failures[0]
         return mistake, f"Looks like {self.mistakes[mistake]}. {first.check}: {first.message}"
 

@@ -23,6 +23,7 @@ from .grading import (
     export,
     format_index,
     mistake_distance,
+    narrow_mistakes,
     same_values,
     shape_text,
     unpack_output,
@@ -252,14 +253,7 @@ class AttentionDrill(Drill):
         Cases are examined smallest first, at most six; each mistake is re-enacted only while it
         still explains every case seen so far, so big cases cost little.
         """
-        by_case: dict[int, Failure] = {}
-        for failure in failures:
-            if "calls" in failure.result:
-                by_case.setdefault(id(failure.case), failure)
-        examined = sorted(by_case.values(), key=lambda f: f.case.size)[:6]
-        alive: set[str] | None = None
-        distances: dict[str, float] = {}
-        for failure in examined:
+        def judge(failure: Failure, alive: set[str] | None):
             out, weights, problem = unpack_output(failure.result["calls"][0], allow_weights=True)
             if problem:
                 return None
@@ -277,16 +271,11 @@ class AttentionDrill(Drill):
                     distance = max(distance, mistake_distance(weights["tensor"], cand_w))
                 if distance < MISTAKE_MATCH:
                     matched[mistake] = min(matched.get(mistake, float("inf")), distance)
-            fits = set(matched) | (undefined - set(matched))
-            alive = fits if alive is None else alive & fits
-            if not alive:
-                return None
-            for mistake in alive & set(matched):
-                distances[mistake] = distances.get(mistake, 0.0) + matched[mistake]
-        alive = {mistake for mistake in alive or () if mistake in distances}
-        if not alive:
+            return matched, undefined - set(matched)
+
+        mistake = narrow_mistakes(failures, "calls", judge)
+        if mistake is None:
             return None
-        mistake = min(alive, key=lambda m: (distances[m], m))
         first = failures[0]
         return mistake, f"Looks like {self.mistakes[mistake]}. {first.check}: {first.message}"
 

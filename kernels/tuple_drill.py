@@ -29,6 +29,7 @@ from .grading import (
     compare_values,
     describe_returned,
     format_index,
+    narrow_mistakes,
     same_values,
     shape_text,
 )
@@ -259,14 +260,7 @@ class TupleDrill(Drill):
     def match_mistakes(self, failures: list[Failure]):
         """The known mistake whose outputs match the learner's on every examined failing case
         (smallest first, at most six) and that shows (differs from the oracle) on at least one."""
-        by_case: dict[int, Failure] = {}
-        for failure in failures:
-            if "calls" in failure.result:
-                by_case.setdefault(id(failure.case), failure)
-        examined = sorted(by_case.values(), key=lambda f: f.case.size)[:6]
-        alive: set[str] | None = None
-        distances: dict[str, float] = {}
-        for failure in examined:
+        def judge(failure: Failure, alive: set[str] | None):
             outputs, problem = tensors_of(failure.result["calls"][0], len(self.output_names))
             if problem:
                 return None
@@ -290,16 +284,11 @@ class TupleDrill(Drill):
                     matched[mistake] = distance
                 elif distance < MISTAKE_MATCH:
                     neutral.add(mistake)
-            fits = set(matched) | neutral
-            alive = fits if alive is None else alive & fits
-            if not alive:
-                return None
-            for mistake in alive & set(matched):
-                distances[mistake] = distances.get(mistake, 0.0) + matched[mistake]
-        alive = {mistake for mistake in alive or () if mistake in distances}  # it must show somewhere
-        if not alive:
+            return matched, neutral
+
+        mistake = narrow_mistakes(failures, "calls", judge)  # it must show somewhere
+        if mistake is None:
             return None
-        mistake = min(alive, key=lambda m: (distances[m], m))
         first = failures[0]
         return mistake, f"Looks like {self.mistakes[mistake]}. {first.check}: {first.message}"
 
