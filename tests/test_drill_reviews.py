@@ -176,6 +176,13 @@ def run(service, drill: str, passed: bool) -> None:
                                  "summary": "", "file": "x.py", "seconds": 0.1}, notes=[])
 
 
+def delete_database(ctx) -> None:
+    """What a user may do at any time: the database is a cache of the log."""
+    ctx.paths.database_file.unlink()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{ctx.paths.database_file}{suffix}").unlink(missing_ok=True)
+
+
 def at(ctx, minutes: float) -> None:
     ctx.frozen_now = T0 + timedelta(minutes=minutes)
 
@@ -285,9 +292,7 @@ def test_drill_reviews_replay_from_the_log_into_a_new_database(service, ctx, cat
     before_card = service.store.drill_card("sdpa")
     before_rows = [dict(r) for r in service.store.drill_reviews()]
     service.close()
-    ctx.paths.database_file.unlink()
-    for suffix in ("-wal", "-shm"):
-        Path(f"{ctx.paths.database_file}{suffix}").unlink(missing_ok=True)
+    delete_database(ctx)
     with ReviewService(ctx) as fresh:
         assert fresh.store.drill_card("sdpa") == before_card
         after_rows = [dict(r) for r in fresh.store.drill_reviews()]
@@ -398,9 +403,7 @@ def test_an_undone_drill_review_stays_undone_after_a_rebuild(service, ctx, catal
     assert service.store.drill_card("sdpa") == kept  # the card the first review made
     rows = [dict(r) for r in service.store.drill_reviews()]
     service.close()
-    ctx.paths.database_file.unlink()
-    for suffix in ("-wal", "-shm"):
-        Path(f"{ctx.paths.database_file}{suffix}").unlink(missing_ok=True)
+    delete_database(ctx)
     with ReviewService(ctx) as fresh:
         assert fresh.store.drill_card("sdpa") == kept
         assert [{k: v for k, v in dict(r).items() if k != "id"} for r in fresh.store.drill_reviews()] == \
