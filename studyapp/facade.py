@@ -84,6 +84,8 @@ class StudyFacade:
         self._service: ReviewService | None = None
         self._vault: LiveVault | None = None
         self._session: ReviewSession | None = None
+        self._snapshot_shown = False
+        """Today was drawn from the last start's snapshot: no need for `cached_counts`."""
         from studyapp.drills import Grading
 
         self._grading = Grading(lambda: self.make_grader(ctx))
@@ -112,12 +114,13 @@ class StudyFacade:
     def cached_counts(self) -> TodayCounts | None:
         """Today's figures from the metadata cache as the last load left it, without scanning
         the vault: shown while `load` runs, then replaced. None without a usable cache, or
-        once the vault is loaded (the real figures are as cheap then)."""
+        once the vault is loaded (the real figures are as cheap then) or Today was drawn from
+        its snapshot (`today_snapshot`)."""
         from studyapp.cached_vault import read_cached_vault
         from studyapp.cards import note_cards
 
         self.open()
-        if self.vault.loaded:
+        if self.vault.loaded or self._snapshot_shown:
             return None
         cached = read_cached_vault(self.ctx.paths.cache_file, self.ctx.paths.vault_dir)
         if cached is None:
@@ -232,17 +235,22 @@ class StudyFacade:
         from studyapp.review_session import todays_queue
         from studyapp.stats import compute_stats, top_topics
 
+        from studyapp import today_snapshot
+        from studyapp.cards import LEARN_AHEAD
+
+        now = self.ctx.now()
+        key = today_snapshot.snapshot_key(self.ctx, now)  # before reading: a write meanwhile voids it
         items = self.vault.items()
         queue = todays_queue(self.service, items)
         counts = self._counts(items, queue)
-        stats = compute_stats(self.service.store, self.service.scheduler, items, self.ctx.now())
+        stats = compute_stats(self.service.store, self.service.scheduler, items, now)
         self.vault.remember_pairings()
         wanted: list[str] = []
         for item in queue[:TODAYS_DRILL_NOTES]:
             wanted += [drill for drill in trained_drills(item.note) if drill not in wanted]
         catalog = self._drill_views()
         drills = [d for d in catalog if d.id in wanted] if wanted else [d for d in catalog if d.status != "passed"]
-        return TodaySummary(
+        summary = TodaySummary(
             new=counts.new, learning=counts.learning, review=counts.review,
             reviewed_today=counts.reviewed_today, streak=counts.streak,
             heatmap={date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()},
@@ -250,6 +258,23 @@ class StudyFacade:
             mastery_by_tag=tuple(top_topics(stats.mastery_by_tag, TOPIC_ROWS)),
             problems=counts.problems,
         )
+        today_snapshot.save(self.ctx.paths.today_snapshot_file, key, summary,
+                            today_snapshot.valid_until(items, now, LEARN_AHEAD))
+        return summary
+
+    def today_snapshot(self) -> TodaySummary | None:
+        """What Today showed at the last start, when it is still right as far as a few `stat`
+        calls can tell (`studyapp.today_snapshot`): drawn in the first frame, before the vault
+        loads, then replaced by `today()`. Takes no lock (it reads one small file and nothing
+        the load changes), so the UI thread can call it while the load holds the lock."""
+        from studyapp import today_snapshot
+
+        now = self.ctx.now()
+        summary = today_snapshot.load(self.ctx.paths.today_snapshot_file,
+                                      today_snapshot.snapshot_key(self.ctx, now), now)
+        if summary is not None:
+            self._snapshot_shown = True
+        return summary
 
     # -- review session -------------------------------------------------------------------
 

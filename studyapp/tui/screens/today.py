@@ -53,6 +53,14 @@ class TodayScreen(StudyScreen):
                     yield MasteryBars(id="today-mastery", max_rows=8)
         yield Footer()
 
+    def on_mount(self) -> None:
+        """Draw what Today showed at the last start when it is still right, in the first frame;
+        the load then checks the vault and the figures are drawn again."""
+        snapshot = getattr(self.study, "today_snapshot", None)
+        summary = snapshot() if snapshot is not None and not self.app.study_ready else None
+        if summary is not None:
+            self._show_summary(summary, checking=True)
+
     def refresh_data(self) -> None:
         self.compute_summary()
 
@@ -89,8 +97,10 @@ class TodayScreen(StudyScreen):
         self.query_one("#today-hint", Static).update(hint)
 
     def on_today_computed(self, message: TodayComputed) -> None:
-        s = message.summary
-        self._show_counts(s)
+        self._show_summary(message.summary)
+
+    def _show_summary(self, s: TodaySummary, checking: bool = False) -> None:
+        self._show_counts(s, checking=checking)
         self.query_one("#today-heatmap", Heatmap).set_data(s.heatmap, self.app.ctx.today())
         self.query_one("#today-mastery", MasteryBars).rows = s.mastery_by_tag
         if s.drills:
