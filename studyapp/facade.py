@@ -85,6 +85,8 @@ class StudyFacade:
         self._vault: LiveVault | None = None
         self._session: ReviewSession | None = None
         self._snapshot_shown = False
+        self._to_keep: tuple | None = None
+        """What `today(keep_later=True)` computed and `keep_today` saves."""
         """Today was drawn from the last start's snapshot: no need for `cached_counts`."""
         from studyapp.drills import Grading
 
@@ -229,8 +231,12 @@ class StudyFacade:
                            reviewed_today=reviewed_today, streak=streak, problems=len(self.vault.problems))
 
     @_locked
-    def today(self) -> TodaySummary:
-        """Everything the Today screen draws (every note's card: mastery needs them all)."""
+    def today(self, keep_later: bool = False) -> TodaySummary:
+        """Everything the Today screen draws (every note's card: mastery needs them all).
+
+        Also keeps what it worked out for the next start (the drills paired with notes, in the
+        metadata cache, and the summary as `today_snapshot`); with `keep_later` that waits for
+        `keep_today`, so a screen can draw first."""
         from studyapp.mastery import trained_drills
         from studyapp.review_session import todays_queue
         from studyapp.stats import compute_stats, top_topics
@@ -244,7 +250,6 @@ class StudyFacade:
         queue = todays_queue(self.service, items)
         counts = self._counts(items, queue)
         stats = compute_stats(self.service.store, self.service.scheduler, items, now)
-        self.vault.remember_pairings()
         wanted: list[str] = []
         for item in queue[:TODAYS_DRILL_NOTES]:
             wanted += [drill for drill in trained_drills(item.note) if drill not in wanted]
@@ -258,9 +263,22 @@ class StudyFacade:
             mastery_by_tag=tuple(top_topics(stats.mastery_by_tag, TOPIC_ROWS)),
             problems=counts.problems,
         )
-        today_snapshot.save(self.ctx.paths.today_snapshot_file, key, summary,
-                            today_snapshot.valid_until(items, now, LEARN_AHEAD))
+        self._to_keep = (key, summary, today_snapshot.valid_until(items, now, LEARN_AHEAD))
+        if not keep_later:
+            self.keep_today()
         return summary
+
+    @_locked
+    def keep_today(self) -> None:
+        """Save what the last `today()` worked out, for the next start (see `today`)."""
+        from studyapp import today_snapshot
+
+        if self._to_keep is None or self._vault is None:
+            return
+        key, summary, until = self._to_keep
+        self._to_keep = None
+        self.vault.remember_pairings()
+        today_snapshot.save(self.ctx.paths.today_snapshot_file, key, summary, until)
 
     def today_snapshot(self) -> TodaySummary | None:
         """What Today showed at the last start, when it is still right as far as a few `stat`

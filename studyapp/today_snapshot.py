@@ -73,13 +73,14 @@ def valid_until(items: Iterable[NoteCard], now: datetime, learn_ahead: timedelta
     becoming due (or, for a learning step, coming within `learn_ahead`), or midnight."""
     local = now.astimezone()
     soonest = (local.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)).astimezone()
+    horizon = soonest + learn_ahead  # a step due after it comes within `learn_ahead` after midnight
     for item in items:
         card = item.card
-        if card.suspended:
-            continue
-        for moment in (card.due, card.due - learn_ahead):
-            if now < moment < soonest:
-                soonest = moment
+        due = card.due
+        if now < due < horizon and not card.suspended:
+            for moment in (due, due - learn_ahead):
+                if now < moment < soonest:
+                    soonest = moment
     return soonest
 
 

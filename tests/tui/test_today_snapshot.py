@@ -139,3 +139,29 @@ async def test_app_draws_the_snapshot_then_the_changed_vault(ctx):
     after = snapshot_of(ctx)
     assert after is not None and after.new == before.new + 1
     assert [int(n) for n in refreshed.replace("·", " ").split()] == [after.new, after.learning, after.review]
+
+
+async def test_after_the_app_drew_today_the_next_start_reads_no_note_body(ctx, monkeypatch):
+    """The drills worked out for mastery are kept in the metadata cache after Today is drawn
+    (`keep_today`), so the next start's Today, and its mastery, read no body."""
+    from studyapp.vault.model import Note
+
+    write_vault(ctx.paths.vault_dir, broken=False)
+    for path in ctx.paths.vault_dir.rglob("*.md"):  # old enough for the metadata cache
+        os.utime(path, ns=(1, 1))
+    app = StudyApp(ctx, study=StudyFacade(ctx))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        drawn = app.study.today(keep_later=True)  # what it drew; keeps nothing itself
+    assert ctx.paths.today_snapshot_file.is_file()
+
+    def no_body(note):
+        raise AssertionError(f"{note.path}: body read")
+
+    monkeypatch.setattr(Note, "body", property(no_body))
+    facade = StudyFacade(ctx)
+    try:
+        facade.load()
+        assert facade.today() == drawn
+    finally:
+        facade.close()

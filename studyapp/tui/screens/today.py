@@ -68,7 +68,10 @@ class TodayScreen(StudyScreen):
     def compute_summary(self) -> None:
         """The figures first (cheap), then what needs every note's card."""
         self.post_message(TodayCounted(self.study.today_counts()))
-        self.post_message(TodayComputed(self.study.today()))
+        keep = getattr(self.study, "keep_today", None)
+        self.post_message(TodayComputed(self.study.today(keep_later=True) if keep else self.study.today()))
+        if keep is not None:
+            keep()  # for the next start, once this one has what it draws
 
     def show_load_error(self, reason: str) -> None:
         self.query_one("#today-hint", Static).update(f"[red]Could not load the vault:[/] {escape(reason)}")
