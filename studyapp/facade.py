@@ -245,7 +245,10 @@ class StudyFacade:
         from studyapp.cards import LEARN_AHEAD
 
         now = self.ctx.now()
-        key = today_snapshot.snapshot_key(self.ctx, now)  # before reading: a write meanwhile voids it
+        from studyapp.history.eventlog import log_dir
+
+        # the key before reading: a write meanwhile voids the snapshot
+        key = today_snapshot.snapshot_key(self.ctx, now, str(log_dir(self.ctx.paths, self.ctx.settings)))
         items = self.vault.items()
         queue = todays_queue(self.service, items)
         counts = self._counts(items, queue)
@@ -288,8 +291,7 @@ class StudyFacade:
         from studyapp import today_snapshot
 
         now = self.ctx.now()
-        summary = today_snapshot.load(self.ctx.paths.today_snapshot_file,
-                                      today_snapshot.snapshot_key(self.ctx, now), now)
+        summary = today_snapshot.load(self.ctx.paths.today_snapshot_file, self.ctx, now)
         if summary is not None:
             self._snapshot_shown = True
         return summary

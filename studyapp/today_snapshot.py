@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from studyapp.context import Context
 
 SNAPSHOT_FORMAT = 1
+LOG_SUFFIX = ".jsonl"
+"""`history.eventlog.LOG_SUFFIX` (a test holds them equal)."""
 """Bump when `TodaySummary` or the key changes shape: an older file is then ignored."""
 
 
@@ -46,17 +48,19 @@ class SnapshotKey:
     """The learner's calendar day (local ISO date)."""
     settings: str
     """The settings as they were (daily limits, the log's place, ...), the theme left out."""
+    log_folder: str
+    """Where the review logs are (`history.eventlog.log_dir`: the vault and settings decide)."""
     history: tuple[tuple[str, int], ...]
     """(file name, size) of each device's review log."""
 
 
-def snapshot_key(ctx: Context, now: datetime) -> SnapshotKey:
-    """The key for `ctx` at `now`: a few `stat` calls, no database, no note file."""
-    from studyapp.history.eventlog import LOG_SUFFIX, log_dir
-
-    folder = log_dir(ctx.paths, ctx.settings)
+def snapshot_key(ctx: Context, now: datetime, log_folder: str) -> SnapshotKey:
+    """The key for `ctx` at `now`: a few `stat` calls, no database, no note file.
+    `log_folder` is `history.eventlog.log_dir`, passed in so that checking a snapshot (before
+    the first frame) need not import the history package: it takes the folder the snapshot
+    names, which is the same one while the vault and settings are."""
     try:
-        with os.scandir(folder) as entries:
+        with os.scandir(log_folder) as entries:
             sizes = sorted((e.name, e.stat().st_size) for e in entries if e.name.endswith(LOG_SUFFIX))
     except OSError:
         sizes = []
@@ -64,6 +68,7 @@ def snapshot_key(ctx: Context, now: datetime) -> SnapshotKey:
         vault=str(ctx.paths.vault_dir.resolve()),
         day=now.astimezone().date().isoformat(),
         settings=repr(replace(ctx.settings, theme="")),
+        log_folder=str(log_folder),
         history=tuple(sizes),
     )
 
@@ -103,11 +108,14 @@ def save(file: Path, key: SnapshotKey, summary: TodaySummary, until: datetime) -
         pass
 
 
-def load(file: Path, key: SnapshotKey, now: datetime) -> TodaySummary | None:
-    """The saved summary when it was made under `key` and is still valid at `now`, else None."""
+def load(file: Path, ctx: Context, now: datetime) -> TodaySummary | None:
+    """The saved summary when its key is still `ctx`'s at `now` and it is still valid, else None."""
     try:
         data = json.loads(file.read_bytes())
-        if data.get("format") != SNAPSHOT_FORMAT or data.get("key") != json.loads(json.dumps(asdict(key))):
+        if data.get("format") != SNAPSHOT_FORMAT:
+            return None
+        key = snapshot_key(ctx, now, data["key"]["log_folder"])
+        if data["key"] != json.loads(json.dumps(asdict(key))):
             return None
         if not now < datetime.fromisoformat(data["valid_until"]):
             return None

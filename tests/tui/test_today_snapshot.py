@@ -165,3 +165,27 @@ async def test_after_the_app_drew_today_the_next_start_reads_no_note_body(ctx, m
         assert facade.today() == drawn
     finally:
         facade.close()
+
+
+def test_the_snapshot_looks_for_the_logs_the_history_writes():
+    from studyapp.history import eventlog
+    from studyapp import today_snapshot
+
+    assert today_snapshot.LOG_SUFFIX == eventlog.LOG_SUFFIX
+
+
+def test_checking_the_snapshot_imports_no_history_nor_database(ctx):
+    """It runs before the first frame: only what the first frame needs anyway."""
+    import subprocess
+    import sys
+
+    write_vault(ctx.paths.vault_dir)
+    computed_today(ctx)
+    code = ("import sys; from studyapp.context import build_context; from studyapp.facade import StudyFacade;"
+            f"ctx = build_context(vault={str(ctx.paths.vault_dir)!r}, data_dir={str(ctx.paths.data_dir)!r},"
+            f" now={FROZEN_NOW!r}, seed=False);"
+            "assert StudyFacade(ctx).today_snapshot() is not None;"
+            "print(sorted(m for m in sys.modules if m.startswith(('studyapp.history', 'sqlite3', 'fsrs'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
