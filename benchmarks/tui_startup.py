@@ -18,8 +18,8 @@ Measures, each in a fresh process, from just before the process is spawned:
   * grade     `studyapp` on the same vault, warm: once it is loaded, the `sdpa` drill is opened and a
               passing file graded three times, at once and after `--think` seconds (the grader's
               worker starts in the background when the app opens, issue 17).
-The first `today` run of each size starts with an empty data dir (cold: no metadata cache, no
-snapshot, no pairings); the rest are warm.
+`--runs` more `today` runs start with an empty data dir each (cold: no metadata cache, no
+snapshot, no pairings), interleaved with the warm ones.
 Apps run headless (Textual's own test driver), so terminal output speed is not included.
 Goals (issue 15, ratios to the bare app's first frame in the same run): first frame ≤ 1.5×,
 Today's figures drawn warm ≤ 1.5×, everything on Today drawn warm ≤ 2×, everything drawn
@@ -285,12 +285,18 @@ def main() -> None:
         print(f"generating {args.notes} notes…", file=sys.stderr)
         generate_vault(vault, args.notes)
 
-        spawned, marks = run_child("today", str(vault), str(data))  # empty cache: cold
-        assert marks["painted_screen"] == "TodayScreen", marks
-        cold = (marks["paint"] - spawned, marks["counts"] - spawned, marks["drawn"] - spawned,
-                marks["data"] - spawned)
+        colds = []
+
+        def run_cold(data_dir: Path) -> None:
+            spawned, marks = run_child("today", str(vault), str(data_dir))  # empty data dir: cold
+            assert marks["painted_screen"] == "TodayScreen", marks
+            colds.append((marks["paint"] - spawned, marks["counts"] - spawned, marks["drawn"] - spawned))
+
+        run_cold(data)  # and `data` is warm from now on
         bare, paint, counted, drawn, loaded = [], [], [], [], []
-        for _ in range(args.runs):  # interleaved, so a busy moment of the machine hits both
+        for run in range(args.runs):  # interleaved, so a busy moment of the machine hits all
+            if run:
+                run_cold(root / f"data-cold-{run}")
             spawned, marks = run_child("bare")
             bare.append(marks["paint"] - spawned)
             spawned, marks = run_child("today", str(vault), str(data))
@@ -320,6 +326,7 @@ def main() -> None:
 
     med = statistics.median
     floor = med(bare)
+    cold = [med(c[i] for c in colds) for i in range(3)]
 
     def ratio(seconds: float, goal: float | None = None) -> str:
         text = f"{seconds:6.3f}   = {seconds / floor:5.2f}x bare"

@@ -60,14 +60,21 @@ class TodayScreen(StudyScreen):
         summary = snapshot() if snapshot is not None and not self.app.study_ready else None
         if summary is not None:
             self._show_summary(summary, checking=True)
+            self._figures_shown = True
+
+    _figures_shown = False
+    """Drawn from the snapshot and not yet refreshed: the whole summary is computed at once
+    (the figures alone first would only delay it)."""
 
     def refresh_data(self) -> None:
-        self.compute_summary()
+        self.compute_summary(counts_first=not self._figures_shown)
+        self._figures_shown = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="today")
-    def compute_summary(self) -> None:
+    def compute_summary(self, counts_first: bool = True) -> None:
         """The figures first (cheap), then what needs every note's card."""
-        self.post_message(TodayCounted(self.study.today_counts()))
+        if counts_first:
+            self.post_message(TodayCounted(self.study.today_counts()))
         keep = getattr(self.study, "keep_today", None)
         self.post_message(TodayComputed(self.study.today(keep_later=True) if keep else self.study.today()))
         if keep is not None:
