@@ -232,27 +232,28 @@ class StudyFacade:
 
     @_locked
     def today(self, keep_later: bool = False) -> TodaySummary:
-        """Everything the Today screen draws (every note's card: mastery needs them all).
+        """Everything the Today screen draws: every note's card (the queue and which topics have
+        the most notes need them all), and the mastery of the notes in the topics shown.
 
         Also keeps what it worked out for the next start (the drills paired with notes, in the
         metadata cache, and the summary as `today_snapshot`); with `keep_later` that waits for
         `keep_today`, so a screen can draw first."""
-        from studyapp.mastery import trained_drills
-        from studyapp.review_session import todays_queue
-        from studyapp.stats import compute_stats, top_topics
-
         from studyapp import today_snapshot
         from studyapp.cards import LEARN_AHEAD
+        from studyapp.history.eventlog import log_dir
+        from studyapp.mastery import trained_drills
+        from studyapp.review_session import todays_queue
+        from studyapp.stats import heatmap_of, local_day, recent_reviews, reviews_per_day, top_topics_mastery
 
         now = self.ctx.now()
-        from studyapp.history.eventlog import log_dir
-
         # the key before reading: a write meanwhile voids the snapshot
         key = today_snapshot.snapshot_key(self.ctx, now, str(log_dir(self.ctx.paths, self.ctx.settings)))
+        store = self.service.store
         items = self.vault.items()
         queue = todays_queue(self.service, items)
         counts = self._counts(items, queue)
-        stats = compute_stats(self.service.store, self.service.scheduler, items, now)
+        heatmap = heatmap_of(reviews_per_day(recent_reviews(store, now)), local_day(now))
+        topics = top_topics_mastery(items, now, self.service.scheduler, store.drill_status(), TOPIC_ROWS)
         wanted: list[str] = []
         for item in queue[:TODAYS_DRILL_NOTES]:
             wanted += [drill for drill in trained_drills(item.note) if drill not in wanted]
@@ -261,9 +262,9 @@ class StudyFacade:
         summary = TodaySummary(
             new=counts.new, learning=counts.learning, review=counts.review,
             reviewed_today=counts.reviewed_today, streak=counts.streak,
-            heatmap={date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()},
+            heatmap={date.fromisoformat(d): n for d, n in heatmap.items()},
             drills=tuple(drills),
-            mastery_by_tag=tuple(top_topics(stats.mastery_by_tag, TOPIC_ROWS)),
+            mastery_by_tag=tuple(topics),
             problems=counts.problems,
         )
         self._to_keep = (key, summary, today_snapshot.valid_until(items, now, LEARN_AHEAD))
