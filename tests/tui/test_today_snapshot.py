@@ -168,8 +168,8 @@ async def test_after_the_app_drew_today_the_next_start_reads_no_note_body(ctx, m
 
 
 def test_the_snapshot_looks_for_the_logs_the_history_writes():
-    from studyapp.history import eventlog
     from studyapp import today_snapshot
+    from studyapp.history import eventlog
 
     assert today_snapshot.LOG_SUFFIX == eventlog.LOG_SUFFIX
 
