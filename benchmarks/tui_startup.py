@@ -149,7 +149,7 @@ def child_today(vault: str, data: str) -> dict:
     mark_first_frame(marks, pending)
     original = TodayScreen.on_today_computed
     original_counted = TodayScreen._show_counts
-    original_summary = TodayScreen._show_summary
+    original_summary = getattr(TodayScreen, "_show_summary", None)  # None: a version without snapshots
 
     def show_counts(self, counts, *args, **kwargs):
         """The figures drawn, whether from the snapshot or the metadata cache (while the vault
@@ -168,6 +168,8 @@ def child_today(vault: str, data: str) -> dict:
         original(self, message)
         marks["data_handled"] = time.time()
         pending["data"] = True
+        if original_summary is None and "drawn" not in marks:
+            pending["drawn"] = True
         self.app.call_after_refresh(done, self.app)
 
     def done(app):
@@ -176,7 +178,8 @@ def child_today(vault: str, data: str) -> dict:
 
     TodayScreen.on_today_computed = on_today_computed
     TodayScreen._show_counts = show_counts
-    TodayScreen._show_summary = show_summary
+    if original_summary is not None:
+        TodayScreen._show_summary = show_summary
     ctx = build_context(vault=vault, data_dir=data, now=NOW, seed=False)
     app = StudyApp(ctx)
     app.run(headless=True, size=(100, 30))
@@ -254,10 +257,15 @@ def child_reveal(vault: str, data: str) -> dict:
     return asyncio.run(main())
 
 
+CHILD_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+"""Children may cache bytecode, as an installed app does (pip compiles it): a shell that sets
+PYTHONDONTWRITEBYTECODE would otherwise have every start compile the app's modules."""
+
+
 def run_child(*args: str) -> tuple[float, dict]:
     spawned = time.time()
     out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True,
-                         cwd=REPO, timeout=300)
+                         cwd=REPO, timeout=300, env=CHILD_ENV)
     if out.returncode != 0:
         raise SystemExit(f"child {args} failed:\n{out.stderr[-3000:]}")
     return spawned, json.loads(out.stdout.strip().splitlines()[-1])
