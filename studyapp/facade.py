@@ -85,9 +85,9 @@ class StudyFacade:
         self._vault: LiveVault | None = None
         self._session: ReviewSession | None = None
         self._snapshot_shown = False
+        """Today was drawn from the last start's snapshot: no need for `cached_counts`."""
         self._to_keep: tuple | None = None
         """What `today(keep_later=True)` computed and `keep_today` saves."""
-        """Today was drawn from the last start's snapshot: no need for `cached_counts`."""
         from studyapp.drills import Grading
 
         self._grading = Grading(lambda: self.make_grader(ctx))

@@ -59,8 +59,14 @@ class TodayScreen(StudyScreen):
         snapshot = getattr(self.study, "today_snapshot", None)
         summary = snapshot() if snapshot is not None and not self.app.study_ready else None
         if summary is not None:
-            self._show_summary(summary, checking=True)
+            self._show_counts(summary, checking=True)
             self._figures_shown = True
+            # the heatmap, drills and mastery a frame later: the first frame comes sooner
+            self.call_after_refresh(self._show_rest_of_snapshot, summary)
+
+    def _show_rest_of_snapshot(self, summary: TodaySummary) -> None:
+        if self._figures_shown:  # not yet refreshed by the load
+            self._show_summary(summary, checking=True)
 
     _figures_shown = False
     """Drawn from the snapshot and not yet refreshed: the whole summary is computed at once
