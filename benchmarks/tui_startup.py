@@ -8,15 +8,18 @@ Measures, each in a fresh process, from just before the process is spawned:
   * today     `studyapp` on a generated vault, until the Today screen's first frame is handed
               over the same way (the vault then loads in a worker; as in every Textual app the
               footer fills in its keys a frame later), until the Today figures (due, new,
-              reviewed, streak) are drawn, and until everything is drawn (heatmap, drills,
-              mastery by topic: every note's card and the statistics computed);
+              reviewed, streak) are drawn, until everything is drawn (heatmap, drills,
+              mastery by topic), whether from the last start's snapshot (`today_snapshot`)
+              or computed, and until it is refreshed (the vault loaded, every note's card
+              and the statistics computed again and drawn);
   * reveal    on a vault holding one 400-line note full of code: the time to render its
               answer while the question is shown, and the time from the reveal key to the
               answer being on screen.
   * grade     `studyapp` on the same vault, warm: once it is loaded, the `sdpa` drill is opened and a
               passing file graded three times, at once and after `--think` seconds (the grader's
               worker starts in the background when the app opens, issue 17).
-The first `today` run of each size starts with an empty cache (cold); the rest are warm.
+`--runs` more `today` runs start with an empty data dir each (cold: no metadata cache, no
+snapshot, no pairings), interleaved with the warm ones.
 Apps run headless (Textual's own test driver), so terminal output speed is not included.
 Goals (issue 15, ratios to the bare app's first frame in the same run): first frame ≤ 1.5×,
 Today's figures drawn warm ≤ 1.5×, everything on Today drawn warm ≤ 2×, everything drawn
@@ -96,16 +99,23 @@ def code_heavy_note(lines: int = 400) -> str:
 
 # -- children (each runs in its own fresh interpreter) -------------------------------------
 
-def mark_first_frame(marks: dict) -> None:
-    """Record when the app first hands a composed frame to its terminal driver."""
+def mark_first_frame(marks: dict, pending: dict | None = None) -> None:
+    """Record when the app first hands a composed frame to its terminal driver, and (`pending`:
+    mark name -> True once its content is set on a widget) when the first frame after each
+    mark's content was set is handed over: the moment that content reaches the terminal."""
     from textual.app import App
 
     display = App._display
 
     def _display(self, screen, renderable):
-        if renderable is not None and "paint" not in marks:
-            marks["paint"] = time.time()
-            marks["painted_screen"] = type(screen).__name__
+        if renderable is not None:
+            now = time.time()
+            if "paint" not in marks:
+                marks["paint"] = now
+                marks["painted_screen"] = type(screen).__name__
+            for name in [name for name, waiting in (pending or {}).items() if waiting]:
+                marks.setdefault(name, now)
+                del pending[name]
         return display(self, screen, renderable)
 
     App._display = _display
@@ -135,26 +145,41 @@ def child_today(vault: str, data: str) -> dict:
     from studyapp.tui.screens.today import TodayScreen
 
     marks: dict = {}
-    mark_first_frame(marks)
+    pending: dict = {}
+    mark_first_frame(marks, pending)
     original = TodayScreen.on_today_computed
     original_counted = TodayScreen._show_counts
+    original_summary = getattr(TodayScreen, "_show_summary", None)  # None: a version without snapshots
 
     def show_counts(self, counts, *args, **kwargs):
-        """The figures drawn, whether from the metadata cache (while the vault loads) or the load."""
+        """The figures drawn, whether from the snapshot or the metadata cache (while the vault
+        loads) or from the load."""
         original_counted(self, counts, *args, **kwargs)
-        self.app.call_after_refresh(lambda: marks.setdefault("counts", time.time()))
+        if "counts" not in marks:
+            pending["counts"] = True
+
+    def show_summary(self, summary, *args, **kwargs):
+        """Everything drawn, whether from the last start's snapshot or computed after the load."""
+        original_summary(self, summary, *args, **kwargs)
+        if "drawn" not in marks:
+            pending["drawn"] = True
 
     def on_today_computed(self, message):
         original(self, message)
         marks["data_handled"] = time.time()
+        pending["data"] = True
+        if original_summary is None and "drawn" not in marks:
+            pending["drawn"] = True
         self.app.call_after_refresh(done, self.app)
 
     def done(app):
-        marks["data"] = time.time()
+        marks.setdefault("data", time.time())  # the frame was handed over before, as a rule
         app.exit()
 
     TodayScreen.on_today_computed = on_today_computed
     TodayScreen._show_counts = show_counts
+    if original_summary is not None:
+        TodayScreen._show_summary = show_summary
     ctx = build_context(vault=vault, data_dir=data, now=NOW, seed=False)
     app = StudyApp(ctx)
     app.run(headless=True, size=(100, 30))
@@ -232,10 +257,15 @@ def child_reveal(vault: str, data: str) -> dict:
     return asyncio.run(main())
 
 
+CHILD_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+"""Children may cache bytecode, as an installed app does (pip compiles it): a shell that sets
+PYTHONDONTWRITEBYTECODE would otherwise have every start compile the app's modules."""
+
+
 def run_child(*args: str) -> tuple[float, dict]:
     spawned = time.time()
     out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True,
-                         cwd=REPO, timeout=300)
+                         cwd=REPO, timeout=300, env=CHILD_ENV)
     if out.returncode != 0:
         raise SystemExit(f"child {args} failed:\n{out.stderr[-3000:]}")
     return spawned, json.loads(out.stdout.strip().splitlines()[-1])
@@ -263,17 +293,25 @@ def main() -> None:
         print(f"generating {args.notes} notes…", file=sys.stderr)
         generate_vault(vault, args.notes)
 
-        spawned, marks = run_child("today", str(vault), str(data))  # empty cache: cold
-        assert marks["painted_screen"] == "TodayScreen", marks
-        cold = (marks["paint"] - spawned, marks["counts"] - spawned, marks["data"] - spawned)
-        bare, paint, counted, loaded = [], [], [], []
-        for _ in range(args.runs):  # interleaved, so a busy moment of the machine hits both
+        colds = []
+
+        def run_cold(data_dir: Path) -> None:
+            spawned, marks = run_child("today", str(vault), str(data_dir))  # empty data dir: cold
+            assert marks["painted_screen"] == "TodayScreen", marks
+            colds.append((marks["paint"] - spawned, marks["counts"] - spawned, marks["drawn"] - spawned))
+
+        run_cold(data)  # and `data` is warm from now on
+        bare, paint, counted, drawn, loaded = [], [], [], [], []
+        for run in range(args.runs):  # interleaved, so a busy moment of the machine hits all
+            if run:
+                run_cold(root / f"data-cold-{run}")
             spawned, marks = run_child("bare")
             bare.append(marks["paint"] - spawned)
             spawned, marks = run_child("today", str(vault), str(data))
             assert marks["painted_screen"] == "TodayScreen", marks
             paint.append(marks["paint"] - spawned)
             counted.append(marks["counts"] - spawned)
+            drawn.append(marks["drawn"] - spawned)
             loaded.append(marks["data"] - spawned)
 
         small = root / "small"
@@ -296,6 +334,7 @@ def main() -> None:
 
     med = statistics.median
     floor = med(bare)
+    cold = [med(c[i] for c in colds) for i in range(3)]
 
     def ratio(seconds: float, goal: float | None = None) -> str:
         text = f"{seconds:6.3f}   = {seconds / floor:5.2f}x bare"
@@ -309,9 +348,10 @@ def main() -> None:
     print(f"  bare Textual app, first frame           {floor:6.3f}   (the floor, measured in this run)")
     print(f"  studyapp Today, first frame (warm)      {ratio(med(paint), 1.5)}")
     print(f"  studyapp Today, figures drawn (warm)    {ratio(med(counted), 1.5)}")
-    print(f"  studyapp Today, everything drawn (warm) {ratio(med(loaded), 2.0)}")
+    print(f"  studyapp Today, everything drawn (warm) {ratio(med(drawn), 2.0)}")
+    print(f"  studyapp Today, refreshed (warm)        {ratio(med(loaded))}   (vault loaded, all computed again)")
     print(f"  studyapp Today, first frame (cold)      {ratio(cold[0])}")
-    print(f"  studyapp Today, figures drawn (cold)    {ratio(cold[1])}   (empty metadata cache)")
+    print(f"  studyapp Today, figures drawn (cold)    {ratio(cold[1])}   (empty caches)")
     print(f"  studyapp Today, everything drawn (cold) {ratio(cold[2], 4.0)}")
     if grades:
         print(f"\nGrading `sdpa` (a passing file) in the app, {args.notes} notes, median of {args.runs} runs")

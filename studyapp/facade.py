@@ -84,6 +84,10 @@ class StudyFacade:
         self._service: ReviewService | None = None
         self._vault: LiveVault | None = None
         self._session: ReviewSession | None = None
+        self._snapshot_shown = False
+        """Today was drawn from the last start's snapshot: no need for `cached_counts`."""
+        self._to_keep: tuple | None = None
+        """What `today(keep_later=True)` computed and `keep_today` saves."""
         from studyapp.drills import Grading
 
         self._grading = Grading(lambda: self.make_grader(ctx))
@@ -112,12 +116,13 @@ class StudyFacade:
     def cached_counts(self) -> TodayCounts | None:
         """Today's figures from the metadata cache as the last load left it, without scanning
         the vault: shown while `load` runs, then replaced. None without a usable cache, or
-        once the vault is loaded (the real figures are as cheap then)."""
+        once the vault is loaded (the real figures are as cheap then) or Today was drawn from
+        its snapshot (`today_snapshot`)."""
         from studyapp.cached_vault import read_cached_vault
         from studyapp.cards import note_cards
 
         self.open()
-        if self.vault.loaded:
+        if self.vault.loaded or self._snapshot_shown:
             return None
         cached = read_cached_vault(self.ctx.paths.cache_file, self.ctx.paths.vault_dir)
         if cached is None:
@@ -226,30 +231,71 @@ class StudyFacade:
                            reviewed_today=reviewed_today, streak=streak, problems=len(self.vault.problems))
 
     @_locked
-    def today(self) -> TodaySummary:
-        """Everything the Today screen draws (every note's card: mastery needs them all)."""
+    def today(self, keep_later: bool = False) -> TodaySummary:
+        """Everything the Today screen draws: every note's card (the queue and which topics have
+        the most notes need them all), and the mastery of the notes in the topics shown.
+
+        Also keeps what it worked out for the next start (the drills paired with notes, in the
+        metadata cache, and the summary as `today_snapshot`); with `keep_later` that waits for
+        `keep_today`, so a screen can draw first."""
+        from studyapp import today_snapshot
+        from studyapp.cards import LEARN_AHEAD
+        from studyapp.history.eventlog import log_dir
         from studyapp.mastery import trained_drills
         from studyapp.review_session import todays_queue
-        from studyapp.stats import compute_stats, top_topics
+        from studyapp.stats import heatmap_of, local_day, recent_reviews, reviews_per_day, top_topics_mastery
 
+        now = self.ctx.now()
+        # the key before reading: a write meanwhile voids the snapshot
+        key = today_snapshot.snapshot_key(self.ctx, now, str(log_dir(self.ctx.paths, self.ctx.settings)))
+        store = self.service.store
         items = self.vault.items()
         queue = todays_queue(self.service, items)
         counts = self._counts(items, queue)
-        stats = compute_stats(self.service.store, self.service.scheduler, items, self.ctx.now())
-        self.vault.remember_pairings()
+        heatmap = heatmap_of(reviews_per_day(recent_reviews(store, now)), local_day(now))
+        topics = top_topics_mastery(items, now, self.service.scheduler, store.drill_status(), TOPIC_ROWS)
         wanted: list[str] = []
         for item in queue[:TODAYS_DRILL_NOTES]:
             wanted += [drill for drill in trained_drills(item.note) if drill not in wanted]
         catalog = self._drill_views()
         drills = [d for d in catalog if d.id in wanted] if wanted else [d for d in catalog if d.status != "passed"]
-        return TodaySummary(
+        summary = TodaySummary(
             new=counts.new, learning=counts.learning, review=counts.review,
             reviewed_today=counts.reviewed_today, streak=counts.streak,
-            heatmap={date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()},
+            heatmap={date.fromisoformat(d): n for d, n in heatmap.items()},
             drills=tuple(drills),
-            mastery_by_tag=tuple(top_topics(stats.mastery_by_tag, TOPIC_ROWS)),
+            mastery_by_tag=tuple(topics),
             problems=counts.problems,
         )
+        self._to_keep = (key, summary, today_snapshot.valid_until(items, now, LEARN_AHEAD))
+        if not keep_later:
+            self.keep_today()
+        return summary
+
+    @_locked
+    def keep_today(self) -> None:
+        """Save what the last `today()` worked out, for the next start (see `today`)."""
+        from studyapp import today_snapshot
+
+        if self._to_keep is None or self._vault is None:
+            return
+        key, summary, until = self._to_keep
+        self._to_keep = None
+        self.vault.remember_pairings()
+        today_snapshot.save(self.ctx.paths.today_snapshot_file, key, summary, until)
+
+    def today_snapshot(self) -> TodaySummary | None:
+        """What Today showed at the last start, when it is still right as far as a few `stat`
+        calls can tell (`studyapp.today_snapshot`): drawn in the first frame, before the vault
+        loads, then replaced by `today()`. Takes no lock (it reads one small file and nothing
+        the load changes), so the UI thread can call it while the load holds the lock."""
+        from studyapp import today_snapshot
+
+        now = self.ctx.now()
+        summary = today_snapshot.load(self.ctx.paths.today_snapshot_file, self.ctx, now)
+        if summary is not None:
+            self._snapshot_shown = True
+        return summary
 
     # -- review session -------------------------------------------------------------------
 

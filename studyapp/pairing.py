@@ -45,21 +45,35 @@ class Term:
     """Lower-case strings of which the pattern's every match contains one: a cheap `in` test
     that skips the regex for the many notes that cannot match (the regexes scan slowly)."""
 
+    literal: Literal["word", "text", None] = None
+    """How a plain label is found without its regex, in the lower-cased text: `word`, as a whole
+    identifier (`_has_word`); `text`, anywhere (its needle alone decides). None: by the regex."""
+
     @cached_property
     def pattern(self) -> re.Pattern[str]:
         return re.compile(self.regex, re.IGNORECASE)
 
 
+def _uncased(text: str) -> bool:
+    """No character a case-insensitive regex could equate with another (ASCII aside, whose
+    odd equivalents `_CASE_ODDITIES` catches in the text)."""
+    return all(ch.isascii() or ch.lower() == ch.upper() == ch for ch in text)
+
+
 def _term(label: str, weight: float, regex: str | None = None, needles: tuple[str, ...] = ()) -> Term:
     """ASCII labels match as whole identifiers (underscores count as separators); CJK as is.
     A term with its own regex names its needles; a label is its own needle."""
+    literal: Literal["word", "text", None] = None
     if regex is None:
         regex = re.escape(label)
         if label.isascii():
             regex = _ASCII_BEFORE + regex + _ASCII_AFTER
+            literal = "word"
+        elif _uncased(label) and len(label.lower()) == len(label):
+            literal = "text"
         needles = (label.lower(),)
     assert needles, f"term {label!r} needs needles"
-    return Term(label, regex, weight, needles)
+    return Term(label, regex, weight, needles, literal)
 
 
 @dataclass(frozen=True)
@@ -76,6 +90,18 @@ class Scorer:
     version: str
     """Changes whenever the drills, terms or threshold do: cached pairings made by a scorer of
     another version are recomputed instead of trusted (a new drill re-pairs every note)."""
+
+    @cached_property
+    def needles(self) -> tuple[tuple[str, frozenset[str], bool], ...]:
+        """Every term's needles, each once, with its characters and whether it is an ASCII
+        identifier piece (`[a-z0-9_]`): a note is searched for each of them once (`_present`)."""
+        unique = dict.fromkeys(n for drill in self.drills for t in self.terms[drill] for n in t.needles)
+        return tuple((n, frozenset(n), _IDENTIFIER.fullmatch(n) is not None) for n in unique)
+
+    @cached_property
+    def plan(self) -> tuple[tuple[str, tuple[tuple[Term, frozenset[str]], ...]], ...]:
+        """(drill, ((term, its needles), ...)) in the drills' and terms' order."""
+        return tuple((drill, tuple((t, frozenset(t.needles)) for t in self.terms[drill])) for drill in self.drills)
 
 
 def load_scorer(root: Path | None = None) -> Scorer:
@@ -209,17 +235,58 @@ def suggest_drills(text: str, tags=None, scorer: Scorer | None = None) -> Pairin
         haystack = "\n".join([text, *map(str, tags)])
     drills: list[str] = []
     reasons: dict[str, list[str]] = {}
-    lowered: str | None = haystack.lower()
-    if _CASE_ODDITIES.search(haystack):
-        lowered = None  # needles could miss a case-insensitive match: run every regex
-    for drill in scorer.drills:
-        matched = [term for term in scorer.terms[drill]
-                   if (lowered is None or any(needle in lowered for needle in term.needles))
-                   and term.pattern.search(haystack)]
-        if sum(term.weight for term in matched) >= SUGGEST_THRESHOLD:
+    if _CASE_ODDITIES.search(haystack):  # needles could miss a case-insensitive match: every regex
+        for drill in scorer.drills:
+            matched = [term for term in scorer.terms[drill] if term.pattern.search(haystack)]
+            if sum(term.weight for term in matched) >= SUGGEST_THRESHOLD:
+                drills.append(drill)
+                reasons[drill] = [term.label for term in matched]
+        return Pairing(drills, "suggested", reasons)
+    # Without those letters, `lower` maps each character to one, so the lower-cased text lines
+    # up with the text and a plain label's case-insensitive match is a match in it.
+    lowered = haystack.lower()
+    present = _present(lowered, scorer.needles)
+    for drill, terms in scorer.plan:
+        matched = []
+        for term, needles in terms:
+            if present.isdisjoint(needles):
+                continue
+            if term.literal == "text" or (term.literal == "word" and _has_word(lowered, needles)):
+                matched.append(term)
+            elif term.literal is None and term.pattern.search(haystack):
+                matched.append(term)
+        if matched and sum(term.weight for term in matched) >= SUGGEST_THRESHOLD:
             drills.append(drill)
             reasons[drill] = [term.label for term in matched]
     return Pairing(drills, "suggested", reasons)
+
+
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_IDENTIFIER = re.compile("[a-z0-9_]+")
+
+
+def _present(lowered: str, needles) -> set[str]:
+    """The needles found in `lowered`, searched cheaply: a needle with a character the text
+    lacks is skipped by a set test, and an identifier piece is looked for among the text's
+    distinct identifiers (a short ASCII string searched far faster than a note holding CJK)."""
+    chars = set(lowered)
+    words = " ".join(set(_IDENTIFIER.findall(lowered)))
+    return {needle for needle, needed, in_words in needles
+            if needed <= chars and needle in (words if in_words else lowered)}
+
+
+def _has_word(lowered: str, words: frozenset[str]) -> bool:
+    """Whether the (one) word occurs in `lowered` with no ASCII letter or digit on either
+    side: what `_ASCII_BEFORE + label + _ASCII_AFTER` finds, without running the regex."""
+    (word,) = words
+    end = len(lowered)
+    at = lowered.find(word)
+    while at >= 0:
+        after = at + len(word)
+        if (at == 0 or lowered[at - 1] not in _ALNUM) and (after == end or lowered[after] not in _ALNUM):
+            return True
+        at = lowered.find(word, at + 1)
+    return False
 
 
 def encode_pairing(pairing: Pairing) -> str:

@@ -65,6 +65,11 @@ class Paths:
         return self.data_dir / "cache.sqlite3"
 
     @property
+    def today_snapshot_file(self) -> Path:
+        """What the Today screen last showed, drawn at the next start before the vault loads."""
+        return self.data_dir / "today.json"
+
+    @property
     def backups_dir(self) -> Path:
         """Automatic and manual copies of the review database (`studyapp backup`)."""
         return self.data_dir / "backups"

@@ -85,8 +85,7 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
     reviews = recent_reviews(store, now)
 
     per_day = reviews_per_day(reviews)
-    heatmap = {d.isoformat(): n for d, n in sorted(per_day.items())
-               if today - d < timedelta(days=HEATMAP_DAYS)}
+    heatmap = heatmap_of(per_day, today)
 
     retention = []
     for days in RETENTION_WINDOWS:
@@ -99,15 +98,10 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
 
     streak = streak_ending(per_day, today)
 
-    status = store.drill_status()
     forecast: Counter[int] = Counter()
     counts = Counter({"new": 0, "learning": 0, "review": 0, "relearning": 0, "suspended": 0})
-    by_tag: dict[str, list[float]] = defaultdict(list)
     for item in note_cards:
         card = item.card
-        value = 0.0 if item.is_new else note_mastery(item.note, card, now, scheduler, status)
-        for tag in item.note.tags:
-            by_tag[tag].append(value)
         if card.suspended:
             counts["suspended"] += 1
             continue
@@ -127,10 +121,39 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
                   for i in range(FORECAST_DAYS)],
         retention=retention,
         streak=streak,
-        mastery_by_tag={tag: {"notes": len(v), "mastery": round(sum(v) / len(v), 3)}
-                        for tag, v in sorted(by_tag.items())},
+        mastery_by_tag=mastery_by_tag(note_cards, now, scheduler, store.drill_status()),
         counts_by_state=dict(counts),
     )
+
+
+def heatmap_of(per_day: Counter, today: date) -> dict[str, int]:
+    """Local ISO day -> reviews, for the heatmap's span (days with reviews only)."""
+    return {d.isoformat(): n for d, n in sorted(per_day.items()) if today - d < timedelta(days=HEATMAP_DAYS)}
+
+
+def mastery_by_tag(note_cards: Sequence, now: datetime, scheduler: Scheduler, drill_status,
+                   only: set[str] | None = None) -> dict[str, dict[str, float]]:
+    """tag -> {"notes": count, "mastery": mean mastery now}, for every tag or those in `only`
+    (a note's mastery may need its drills, worked out from its text: notes in no wanted tag
+    are never asked)."""
+    by_tag: dict[str, list[float]] = defaultdict(list)
+    for item in note_cards:
+        tags = item.note.tags if only is None else [tag for tag in item.note.tags if tag in only]
+        if not tags:
+            continue
+        value = 0.0 if item.is_new else note_mastery(item.note, item.card, now, scheduler, drill_status)
+        for tag in tags:
+            by_tag[tag].append(value)
+    return {tag: {"notes": len(v), "mastery": round(sum(v) / len(v), 3)} for tag, v in sorted(by_tag.items())}
+
+
+def top_topics_mastery(note_cards: Sequence, now: datetime, scheduler: Scheduler, drill_status,
+                       rows: int) -> list[tuple[str, float]]:
+    """`top_topics(mastery_by_tag(...), rows)`, computing mastery only for the notes of those
+    topics: which topics have the most notes is known without any note's mastery."""
+    notes = Counter(tag for item in note_cards for tag in item.note.tags)
+    top = sorted((tag for tag in notes if is_topic(tag)), key=lambda tag: (-notes[tag], tag))[:rows]
+    return top_topics(mastery_by_tag(note_cards, now, scheduler, drill_status, only=set(top)), rows)
 
 
 def reviewed_today_and_streak(store: Store, now: datetime) -> tuple[int, int]:

@@ -41,6 +41,11 @@ PIECES = [
     "split_heads", "combine_heads", "n_heads", "num_heads", "NUM_HEADS", "nhead", "多头注意力", "多头", "Multi-Headed", "d_head",
     "W_o", "out_proj", "\u212a^T", "\u212aᵀ", "\u017fdpa", "paddİng", "paddıng", "ma\u017fk",
     "x", "_", "-", " ", "\n", "(", ")", "é", "ß",
+    # plain labels found without their regex (whole identifiers, CJK anywhere), and terms whose
+    # needles are the specific words of their regex
+    "sdpa2", "xSoftmax", "softmax_", "2softmax", "Tril", "IO-aware", "io aware", "IOaware", "SRAM",
+    "显存带宽", "sqrt( dk", "√dk", "softmax gradient", "Softmax Jacobian", "softmax的梯度", "求导",
+    "backward pass of attention", "Ｓoftmax", "ＳＤＰＡ", "\u0130o-aware",
 ]
 texts = st.lists(st.sampled_from(PIECES), max_size=14).map("".join)
 

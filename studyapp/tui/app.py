@@ -142,8 +142,10 @@ class StudyApp(App):
                 self.notify(notice.text, title="Review history", severity="warning", timeout=60)
             else:  # information said once: out of the way soon
                 self.notify(notice.text, title="Review history", timeout=8)
-        # The (empty) Today screen is already painted when the app mounts, so the load starts now.
-        self.load_vault()
+        # The load (a worker thread) starts after Today's first two frames: its figures, then the
+        # rest of the last start's snapshot. Started sooner, on two cores, its imports and queries
+        # held the second frame back by a tenth of a second.
+        self.call_after_refresh(self.call_after_refresh, self.load_vault)
         if self.start_grader_early:
             self.call_after_refresh(self.start_grader)
 

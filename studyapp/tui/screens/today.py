@@ -53,14 +53,38 @@ class TodayScreen(StudyScreen):
                     yield MasteryBars(id="today-mastery", max_rows=8)
         yield Footer()
 
+    def on_mount(self) -> None:
+        """Draw what Today showed at the last start when it is still right, in the first frame;
+        the load then checks the vault and the figures are drawn again."""
+        snapshot = getattr(self.study, "today_snapshot", None)
+        summary = snapshot() if snapshot is not None and not self.app.study_ready else None
+        if summary is not None:
+            self._show_counts(summary, checking=True)
+            self._figures_shown = True
+            # the heatmap, drills and mastery a frame later: the first frame comes sooner
+            self.call_after_refresh(self._show_rest_of_snapshot, summary)
+
+    def _show_rest_of_snapshot(self, summary: TodaySummary) -> None:
+        if self._figures_shown:  # not yet refreshed by the load
+            self._show_summary(summary, checking=True)
+
+    _figures_shown = False
+    """Drawn from the snapshot and not yet refreshed: the whole summary is computed at once
+    (the figures alone first would only delay it)."""
+
     def refresh_data(self) -> None:
-        self.compute_summary()
+        self.compute_summary(counts_first=not self._figures_shown)
+        self._figures_shown = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="today")
-    def compute_summary(self) -> None:
+    def compute_summary(self, counts_first: bool = True) -> None:
         """The figures first (cheap), then what needs every note's card."""
-        self.post_message(TodayCounted(self.study.today_counts()))
-        self.post_message(TodayComputed(self.study.today()))
+        if counts_first:
+            self.post_message(TodayCounted(self.study.today_counts()))
+        keep = getattr(self.study, "keep_today", None)
+        self.post_message(TodayComputed(self.study.today(keep_later=True) if keep else self.study.today()))
+        if keep is not None:
+            keep()  # for the next start, once this one has what it draws
 
     def show_load_error(self, reason: str) -> None:
         self.query_one("#today-hint", Static).update(f"[red]Could not load the vault:[/] {escape(reason)}")
@@ -89,8 +113,10 @@ class TodayScreen(StudyScreen):
         self.query_one("#today-hint", Static).update(hint)
 
     def on_today_computed(self, message: TodayComputed) -> None:
-        s = message.summary
-        self._show_counts(s)
+        self._show_summary(message.summary)
+
+    def _show_summary(self, s: TodaySummary, checking: bool = False) -> None:
+        self._show_counts(s, checking=checking)
         self.query_one("#today-heatmap", Heatmap).set_data(s.heatmap, self.app.ctx.today())
         self.query_one("#today-mastery", MasteryBars).rows = s.mastery_by_tag
         if s.drills:
