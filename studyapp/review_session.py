@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
 from typing import TYPE_CHECKING
 
 from studyapp import schedule
@@ -26,6 +25,7 @@ from studyapp.cards import (
     reconcile_identity,
     session_queue,
 )
+from studyapp.undo_kinds import UndoKind
 
 if TYPE_CHECKING:
     from fsrs import Rating
@@ -43,13 +43,6 @@ def todays_queue(service: ReviewService, items: list[NoteCard]) -> list[NoteCard
     """Today's queue with the daily limits applied (`cards.session_queue` does the order)."""
     return service.queue(items)
 
-
-
-class UndoKind(Enum):
-    """What an undo reverted."""
-
-    RATING = "rating"
-    SUSPENSION = "suspension"
 
 @dataclass(frozen=True)
 class SessionTally:

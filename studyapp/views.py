@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from studyapp.review_session import UndoKind
+from studyapp.undo_kinds import UndoKind
 
 RATING_LABELS = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 """FSRS ratings as Anki names them; the keys are the keys the learner presses."""
