@@ -50,6 +50,20 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
+@pytest.fixture
+def shared_grader(warm_grader):
+    """The real grader on the real drills, already started, for a test that needs a real one but
+    not a fresh one (a test of starting, closing or configuring the grader builds its own)."""
+    from grader_helpers import Lent
+
+    return Lent(warm_grader)
+
+
+def real_app(ctx, shared_grader):
+    """The real app over the real facade and a shared real grader (see `shared_grader`)."""
+    return app_with_grader(ctx, shared_grader)
+
+
 def app_with_grader(ctx, grader):
     """The real app over the real facade, handed a stand-in grader client at construction (as
     the app is handed its core), so no test reaches into the facade's private fields."""
