@@ -1,4 +1,4 @@
-"""TUI fixtures: a frozen clock, an app factory, and `settle` that waits for workers instead of sleeping."""
+"""TUI fixtures: a frozen clock, app factories (one over a shared real grader), and `settle` that waits for workers instead of sleeping."""
 
 from __future__ import annotations
 
