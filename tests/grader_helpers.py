@@ -99,4 +99,5 @@ class Lent:
         self.client.cancel()
 
     def close(self) -> None:
-        pass
+        if self.client._lock.locked():  # a grade still running is cancelled, as closing would
+            self.client.cancel()

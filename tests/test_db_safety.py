@@ -713,12 +713,13 @@ def test_a_deleted_data_dir_is_noticed_through_the_vault(vault, data, capsys):
     assert "studyapp rebuild" in found[0]
 
 
-def test_the_app_on_a_damaged_database_says_so_in_one_notification(vault, data, capsys):
+def test_the_app_on_a_damaged_database_says_so_in_one_notification(vault, data, capsys, monkeypatch):
     import asyncio
 
     from studyapp.context import build_context
     from studyapp.tui.app import StudyApp
 
+    monkeypatch.setattr(StudyApp, "start_grader_early", False)  # no worker (torch) for a test of the notes' store
     assert cli(capsys, vault, data, "rate", "b.md", "--rating", "good")[0] == 0
     remove_database(data)
     (data / "studyapp.sqlite3").write_bytes(b"garbage" * 1000)

@@ -1,4 +1,4 @@
-"""TUI fixtures: a frozen clock, an app factory, and `settle` that waits for workers instead of sleeping."""
+"""TUI fixtures: a frozen clock, app factories (one over a shared real grader), and `settle` that waits for workers instead of sleeping."""
 
 from __future__ import annotations
 
@@ -48,6 +48,20 @@ async def settle(pilot) -> None:
     for widget in app.screen.query("Input, TextArea"):
         widget.cursor_blink = False
     await pilot.pause()
+
+
+@pytest.fixture
+def shared_grader(warm_grader):
+    """The real grader on the real drills, already started, for a test that needs a real one but
+    not a fresh one (a test of starting, closing or configuring the grader builds its own)."""
+    from grader_helpers import Lent
+
+    return Lent(warm_grader)
+
+
+def real_app(ctx, shared_grader):
+    """The real app over the real facade and a shared real grader (see `shared_grader`)."""
+    return app_with_grader(ctx, shared_grader)
 
 
 def app_with_grader(ctx, grader):

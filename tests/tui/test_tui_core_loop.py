@@ -10,7 +10,7 @@ from textual.widgets import Static
 from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.review import ReviewScreen
 
-from .conftest import app_with_grader, settle
+from .conftest import app_with_grader, real_app, settle
 from .sample_vault import NOTES, write_vault
 from .test_tui_drills import StubGrader, open_sdpa
 
@@ -188,10 +188,10 @@ async def test_notes_has_a_path_column_and_filters_by_body_text(ctx, vault):
         assert [str(table.get_row(k)[-1]) for k in table.rows] == ["基础/多头-副本.md"]
 
 
-async def test_a_saved_drill_file_keeps_its_final_newline(ctx, vault):
+async def test_a_saved_drill_file_keeps_its_final_newline(ctx, vault, shared_grader):
     from textual.widgets import TextArea
 
-    app = StudyApp(ctx)
+    app = real_app(ctx, shared_grader)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sdpa(pilot)
         screen.query_one("#code", TextArea).text = "def scaled_dot_product_attention(q, k, v):\n    return v"

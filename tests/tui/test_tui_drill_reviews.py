@@ -9,11 +9,10 @@ from textual.widgets import Static
 
 from studyapp.drill_reviews import drill_scheduler, new_drill_card
 from studyapp.schedule import review as fsrs_review
-from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.drill import DrillScreen
 from studyapp.tui.screens.review import ReviewScreen
 
-from .conftest import app_with_grader, settle
+from .conftest import app_with_grader, real_app, settle
 
 NOTE = """---
 created: '2026-10-01'
@@ -137,12 +136,12 @@ async def test_one_to_four_override_the_proposed_rating(ctx):
         assert not isinstance(app.screen, DrillScreen)
 
 
-async def test_give_up_asks_first_then_shows_the_reference_and_proposes_again(ctx):
+async def test_give_up_asks_first_then_shows_the_reference_and_proposes_again(ctx, shared_grader):
     """The reference solution (the drill folder's `reference.py`) shows only after an explicit give-up."""
     from studyapp.paths import kernels_dir
 
     reference = (kernels_dir() / "sdpa" / "reference.py").read_text(encoding="utf-8")
-    app = StudyApp(ctx)
+    app = real_app(ctx, shared_grader)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.action_open_drill("sdpa")

@@ -11,10 +11,9 @@ import pytest
 import tomllib
 from textual.widgets import Markdown
 
-from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.drill import DrillScreen
 
-from .conftest import settle
+from .conftest import real_app, settle
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 NEW_DRILLS = ["safe_softmax", "masks_advanced", "rope", "gqa", "kv_cache_mha", "cross_attention",
@@ -48,9 +47,9 @@ def drawn_text(markdown: Markdown) -> str:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("drill", NEW_DRILLS)
-async def test_the_whole_statement_is_drawn_and_reachable(ctx, drill, size):
+async def test_the_whole_statement_is_drawn_and_reachable(ctx, shared_grader, drill, size):
     statement = (KERNELS / drill / "statement.md").read_text(encoding="utf-8")
-    app = StudyApp(ctx)
+    app = real_app(ctx, shared_grader)
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
         app.action_open_drill(drill)
@@ -144,12 +143,12 @@ def test_statement_and_starter_agree_on_the_entry_and_its_arguments(drill):
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("drill", ["rope", "cross_attention"])
-async def test_a_hint_asked_for_is_in_view(ctx, drill, size):
+async def test_a_hint_asked_for_is_in_view(ctx, shared_grader, drill, size):
     """F2 shows the next hint where the learner is looking: the hints sit under a statement
     taller than the task pane, so the pane must bring the new one's first line into view."""
     from textual.geometry import Region
 
-    app = StudyApp(ctx)
+    app = real_app(ctx, shared_grader)
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
         app.action_open_drill(drill)
@@ -167,11 +166,11 @@ async def test_a_hint_asked_for_is_in_view(ctx, drill, size):
             assert any(line.startswith(f"Hint {number}/") for line in in_view), (number, in_view)
 
 
-async def test_after_giving_up_the_status_line_offers_no_hint_or_give_up(ctx):
+async def test_after_giving_up_the_status_line_offers_no_hint_or_give_up(ctx, shared_grader):
     """Once the try is over, F2 and F3 do nothing: the line under the editor stops offering them."""
     from textual.widgets import Static
 
-    app = StudyApp(ctx)
+    app = real_app(ctx, shared_grader)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         app.action_open_drill("rope")

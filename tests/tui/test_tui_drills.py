@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Static, TextArea
 from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.drill import DrillScreen
 
-from .conftest import app_with_grader, settle
+from .conftest import app_with_grader, real_app, settle
 from .sample_vault import write_vault
 
 
@@ -57,10 +57,10 @@ async def open_sdpa(pilot) -> DrillScreen:
 
 
 @pytest.fixture
-def app(ctx):
-    """The real app with the real grader."""
+def app(ctx, shared_grader):
+    """The real app with the real grader (shared: see `shared_grader`)."""
     write_vault(ctx.paths.vault_dir)
-    return StudyApp(ctx)
+    return real_app(ctx, shared_grader)
 
 
 def drills_app(ctx, grader) -> StudyApp:

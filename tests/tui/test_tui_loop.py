@@ -19,7 +19,7 @@ from studyapp.tui.screens.drill import DrillScreen
 from studyapp.tui.screens.review import ReviewScreen
 from studyapp.tui.screens.today import TodayScreen
 
-from .conftest import app_with_grader, settle
+from .conftest import app_with_grader, real_app, settle
 from .sample_vault import write_vault
 from .test_tui_drills import StubGrader
 
@@ -210,12 +210,13 @@ async def test_switching_screens_never_leaves_a_drill_grading_underneath(app, ct
         assert drills == [app.screen]
         assert not any(isinstance(s, ReviewScreen) for s in all_screens(app))
         await pilot.press(*"# mine", "ctrl+s")
-        await pilot.pause(1.3)  # the outside-save watcher polls every second
+        await settle(pilot)
+        app.screen._poll_file()  # the outside-save watcher's 1 s timer job, called instead of waited for
         await settle(pilot)
         assert stub.graded == [] and attempts(app, "sdpa") == 0
         await pilot.press("ctrl+r")
         await settle(pilot)
-        await pilot.pause(1.3)
+        app.screen._poll_file()
         await settle(pilot)
         assert attempts(app, "sdpa") == 1
         await pilot.press("f6", "t")
@@ -413,13 +414,13 @@ async def test_reopening_a_drill_shows_its_last_verdict(ctx):
         assert "FAIL" in status and "looks like" in status.lower()
 
 
-async def test_after_a_restart_a_drill_shows_its_last_result(ctx):
+async def test_after_a_restart_a_drill_shows_its_last_result(ctx, shared_grader):
     app = loop_app(ctx, VerdictGrader(NO_SCALING_VERDICT))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_drill(pilot)
         await pilot.press("ctrl+r")
         await settle(pilot)
-    again = StudyApp(ctx)
+    again = real_app(ctx, shared_grader)
     async with again.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         again.action_open_drill("sdpa")

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.review import ReviewScreen
 
-from .conftest import settle
+from .conftest import real_app, settle
 
 DUE_NOTE = """---
 created: '2026-11-01'
@@ -50,11 +50,11 @@ async def test_practise_on_a_note_naming_an_unknown_drill_says_so_clearly(ctx):
         assert "sdpa" in said, "the message names the drills there are"
 
 
-async def test_a_known_and_an_unknown_drill_practise_the_known_one(ctx):
+async def test_a_known_and_an_unknown_drill_practise_the_known_one(ctx, shared_grader):
     from studyapp.tui.screens.drill import DrillScreen
 
     (ctx.paths.vault_dir / "scale.md").write_text(DUE_NOTE.format(drills="foo, sdpa"), encoding="utf-8")
-    app = StudyApp(ctx)
+    app = real_app(ctx, shared_grader)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("r")

@@ -9,7 +9,7 @@ from studyapp.tui.app import StudyApp
 from studyapp.tui.screens.drill import DrillScreen
 from studyapp.tui.screens.review import ReviewScreen
 
-from .conftest import settle
+from .conftest import real_app, settle
 from .sample_vault import write_vault
 
 PACKAGE = Path(__file__).resolve().parents[2] / "studyapp"
@@ -49,9 +49,9 @@ async def test_palette_starts_a_review_and_offers_screen_bindings(ctx):
         assert "review_count: 4" in (ctx.paths.vault_dir / "注意力/缩放因子.md").read_text(encoding="utf-8")
 
 
-async def test_paired_drill_is_one_key_away_from_the_review(ctx):
+async def test_paired_drill_is_one_key_away_from_the_review(ctx, shared_grader):
     write_vault(ctx.paths.vault_dir)
-    app = StudyApp(ctx)
+    app = real_app(ctx, shared_grader)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("r")
