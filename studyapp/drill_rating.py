@@ -10,11 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from enum import Enum
-from typing import Any
 
 from fsrs import Rating, Scheduler, State
 
-from studyapp.store import CardRow, parse_utc
+from studyapp.store import CardRow, DrillReviewRow
 
 FAST_SHARE = 0.5
 """A first-run pass without hints is Easy when it took under this share of the learner's own
@@ -184,16 +183,16 @@ def due_drills(order: Sequence[tuple[str, str]], cards: Mapping[str, CardRow], n
     return result
 
 
-def weekly_retention(rows: Iterable[Any], since: datetime) -> tuple[tuple[date, float], ...]:
+def weekly_retention(reviews: Iterable[DrillReviewRow], since: datetime) -> tuple[tuple[date, float], ...]:
     """Share of drill reviews of graduated cards (state Review before) not rated Again, per
     Monday-dated local week from `since`: the drills' retention curve."""
     weeks: dict[date, list[int]] = defaultdict(lambda: [0, 0])
-    for row in rows:
-        at = parse_utc(row["reviewed_at"])
-        if at < since or row["state_before"] != State.Review:
+    for review in reviews:
+        at = review.reviewed_at
+        if at < since or review.state_before != State.Review:
             continue
         day = at.astimezone().date()
         monday = day - timedelta(days=day.weekday())
         weeks[monday][0] += 1
-        weeks[monday][1] += row["rating"] != Rating.Again
+        weeks[monday][1] += review.rating != Rating.Again
     return tuple((week, passed / total) for week, (total, passed) in sorted(weeks.items()))

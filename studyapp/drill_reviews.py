@@ -35,7 +35,7 @@ from studyapp.drill_rating import (  # the pure part
     propose_rating,
     weekly_retention,
 )
-from studyapp.store import CardRow, parse_utc, utc_text
+from studyapp.store import CardRow, utc_text
 
 if TYPE_CHECKING:
     from studyapp.reviews import ReviewService
@@ -198,8 +198,8 @@ class DrillReviews:
 
     def past_seconds(self, drill: str) -> list[float]:
         """Durations of earlier reviews of the drill that ended in a pass (not a give-up)."""
-        return [row["duration_ms"] / 1000 for row in self.store.drill_reviews(drill)
-                if row["duration_ms"] and not row["gave_up"] and row["rating"] != Rating.Again]
+        return [review.duration_ms / 1000 for review in self.store.drill_reviews(drill)
+                if review.duration_ms and not review.gave_up and review.rating != Rating.Again]
 
     def proposal(self, drill: str) -> Proposal | None:
         attempt = self.current_try(drill)
@@ -393,17 +393,17 @@ class DrillReviews:
             last = self.store.last_drill_review()
             if last is None:
                 raise UserError("nothing to undo: no drill review has been recorded")
-            before = CardRow.from_json(last["card_before"]) if last["card_before"] else None
-            if before is None and last["state_before"] is not None:
-                raise UserError(f"cannot undo the review of drill {last['drill_id']}: it was "
+            before = CardRow.from_json(last.card_before) if last.card_before else None
+            if before is None and last.state_before is not None:
+                raise UserError(f"cannot undo the review of drill {last.drill_id}: it was "
                                 "recorded by an older studyapp, without the card it started from")
             with self.store.transaction():
-                if last["event_id"] is not None:
+                if last.event_id is not None:
                     record(self.store, self.service.history_log, new_event(
                         EventKind.UNDO, self.ctx.now(), self.service.history_log.device, None,
-                        review=last["event_id"], drill=last["drill_id"]))
-                self.store.remove_drill_review(last["id"], last["drill_id"], before)
-        return last["drill_id"], int(last["rating"])
+                        review=last.event_id, drill=last.drill_id))
+                self.store.remove_drill_review(last.id, last.drill_id, before)
+        return last.drill_id, last.rating
 
     def reset(self, drill: str) -> Path | None:
         """Put the starter back in the workspace; returns the backup of the learner's file."""
@@ -438,8 +438,7 @@ def undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None 
 
     last_note = service.store.last_review()
     last_drill = service.store.last_drill_review()
-    if last_drill is not None and (
-            last_note is None or parse_utc(last_drill["reviewed_at"]) >= last_note.reviewed_at):
+    if last_drill is not None and (last_note is None or last_drill.reviewed_at >= last_note.reviewed_at):
         drill, rating = DrillReviews(service, drills).undo_last()
         return UndoneReview("drill", drill, rating_name(rating))
     done = service.undo_last()

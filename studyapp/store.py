@@ -37,6 +37,7 @@ from studyapp.store_rows import (
     REVIEW_COLUMNS,
     CardRow,
     DrillAttempt,
+    DrillReviewRow,
     FittedParams,
     JournalEntry,
     NoteRow,
@@ -49,7 +50,7 @@ from studyapp.store_rows import (
 from studyapp.store_schema import _REVIEW_INDEXES, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = [
-    "MIGRATIONS", "SCHEMA_VERSION", "CardRow", "DrillAttempt", "FittedParams", "JournalEntry",
+    "MIGRATIONS", "SCHEMA_VERSION", "CardRow", "DrillAttempt", "DrillReviewRow", "FittedParams", "JournalEntry",
     "NoteRow", "ReviewRow", "Store", "StoreError", "StoreProblem", "newer_schema_error",
     "parse_utc", "store_error", "utc_text",
 ]
@@ -420,19 +421,20 @@ class Store:
             return _inserted_key(self.conn.execute(
                 f"INSERT INTO drill_reviews({names}) VALUES ({marks})", tuple(row.values())))
 
-    def drill_reviews(self, drill_id: str | None = None) -> list[sqlite3.Row]:
+    def drill_reviews(self, drill_id: str | None = None) -> list[DrillReviewRow]:
         """Drill reviews in time order (of one drill, or all)."""
         if drill_id is None:
-            return self.conn.execute(
-                "SELECT * FROM drill_reviews ORDER BY reviewed_at, id").fetchall()
-        return self.conn.execute(
-            "SELECT * FROM drill_reviews WHERE drill_id = ? ORDER BY reviewed_at, id",
-            (drill_id,)).fetchall()
+            rows = self.conn.execute("SELECT * FROM drill_reviews ORDER BY reviewed_at, id")
+        else:
+            rows = self.conn.execute(
+                "SELECT * FROM drill_reviews WHERE drill_id = ? ORDER BY reviewed_at, id", (drill_id,))
+        return [DrillReviewRow.from_sql(row) for row in rows]
 
-    def last_drill_review(self) -> sqlite3.Row | None:
+    def last_drill_review(self) -> DrillReviewRow | None:
         """The most recently recorded drill review (the one `undo` reverts when it is newer
         than the last note review)."""
-        return self.conn.execute("SELECT * FROM drill_reviews ORDER BY id DESC LIMIT 1").fetchone()
+        row = self.conn.execute("SELECT * FROM drill_reviews ORDER BY id DESC LIMIT 1").fetchone()
+        return None if row is None else DrillReviewRow.from_sql(row)
 
     def remove_drill_review(self, review_id: int, drill_id: str, card_before: CardRow | None) -> None:
         """Undo a drill review: its row goes and the drill's card is the one it started from

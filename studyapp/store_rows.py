@@ -174,6 +174,48 @@ class DrillAttempt:
 
 
 @dataclass
+class DrillReviewRow:
+    """One review of a drill (`studyapp.drill_reviews`): its rating and the try behind it."""
+
+    id: int
+    drill_id: str
+    rating: int
+    reviewed_at: datetime
+    state_after: int
+    due_after: datetime
+    proposed: int | None = None
+    """The rating the try earned (None: rated without a finished try)."""
+    duration_ms: int | None = None
+    hints: int = 0
+    runs: int = 0
+    failed_runs: int = 0
+    gave_up: bool = False
+    state_before: int | None = None
+    """None for the drill's first review."""
+    stability_before: float | None = None
+    stability_after: float | None = None
+    due_before: datetime | None = None
+    try_start: str | None = None
+    """The event id of the try's start mark."""
+    event_id: str | None = None
+    card_before: str | None = None
+    """The drill's card before the review (`CardRow.to_json`), what undo puts back; None for
+    a first review, and for reviews recorded before studyapp kept it."""
+
+    @classmethod
+    def from_sql(cls, row: sqlite3.Row) -> DrillReviewRow:
+        return cls(
+            id=row["id"], drill_id=row["drill_id"], rating=row["rating"],
+            reviewed_at=parse_utc(row["reviewed_at"]), state_after=row["state_after"],
+            due_after=parse_utc(row["due_after"]), proposed=row["proposed"],
+            duration_ms=row["duration_ms"], hints=row["hints"], runs=row["runs"],
+            failed_runs=row["failed_runs"], gave_up=bool(row["gave_up"]),
+            state_before=row["state_before"], stability_before=row["stability_before"],
+            stability_after=row["stability_after"], due_before=parse_utc(row["due_before"]),
+            try_start=row["try_start"], event_id=row["event_id"], card_before=row["card_before"])
+
+
+@dataclass
 class FittedParams:
     """One fit of the FSRS parameters (`studyapp optimize`)."""
 

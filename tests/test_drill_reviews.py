@@ -3,7 +3,7 @@ reference), recording through FSRS, and the log replaying it all."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from studyapp.drill_reviews import DrillReviews, NoHintsLeft, new_drill_card
 from studyapp.errors import UsageError, UserError
 from studyapp.reviews import ReviewService
 from studyapp.schedule import review as fsrs_review
-from studyapp.store import CardRow, utc_text
+from studyapp.store import CardRow, DrillReviewRow
 
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)
 
@@ -112,9 +112,12 @@ def test_drills_never_use_learning_steps():
 
 
 def test_weekly_retention_counts_graduated_drill_reviews():
-    rows = [{"reviewed_at": utc_text(T0), "state_before": State.Review, "rating": 3},
-            {"reviewed_at": utc_text(T0 + timedelta(hours=1)), "state_before": State.Review, "rating": 1},
-            {"reviewed_at": utc_text(T0), "state_before": None, "rating": 1}]
+    def review(at, state_before, rating):
+        return DrillReviewRow(0, "sdpa", rating, at, State.Review, at + timedelta(days=1),
+                              state_before=state_before)
+
+    rows = [review(T0, State.Review, 3), review(T0 + timedelta(hours=1), State.Review, 1),
+            review(T0, None, 1)]
     ((_, share),) = weekly_retention(rows, T0 - timedelta(days=1))
     assert share == 0.5
 
@@ -176,6 +179,11 @@ def run(service, drill: str, passed: bool) -> None:
                                  "summary": "", "file": "x.py", "seconds": 0.1}, notes=[])
 
 
+def without_ids(reviews) -> list[DrillReviewRow]:
+    """The reviews as a rebuild must give them back (a rebuild renumbers the rows)."""
+    return [replace(review, id=0) for review in reviews]
+
+
 def delete_database(ctx) -> None:
     """What a user may do at any time: the database is a cache of the log."""
     ctx.paths.database_file.unlink()
@@ -216,8 +224,8 @@ def test_a_due_drill_end_to_end_hint_pass_hard_and_fsrs_moves_it(service, ctx, c
     assert "reference" in drills.reference("sdpa")
     result = drills.record("sdpa")
     (row,) = service.store.drill_reviews("sdpa")
-    assert (row["rating"], row["proposed"], row["hints"], row["runs"], row["failed_runs"]) == (2, 2, 1, 2, 1)
-    assert row["duration_ms"] == 9 * 60 * 1000
+    assert (row.rating, row.proposed, row.hints, row.runs, row.failed_runs) == (2, 2, 1, 2, 1)
+    assert row.duration_ms == 9 * 60 * 1000
     expected = fsrs_review(drills.scheduler, new_drill_card(ctx.now()), Rating.Hard, ctx.now())
     assert result.due == expected.due == service.store.drill_card("sdpa").due
     assert drills.current_try("sdpa") is None  # the review closed the try
@@ -253,7 +261,7 @@ def test_the_hint_ladder_ends_and_give_up_shows_the_reference_and_proposes_again
     assert proposal is not None and proposal.rating is Rating.Again
     result = drills.record("sdpa", rating=2)  # the learner overrides
     (row,) = service.store.drill_reviews("sdpa")
-    assert (row["rating"], row["proposed"], row["gave_up"]) == (2, 1, 1) and result.rating == 2
+    assert (row.rating, row.proposed, row.gave_up) == (2, 1, 1) and result.rating == 2
 
 
 def test_nothing_to_rate_without_a_finished_try_unless_a_rating_is_given(service, catalog):
@@ -290,14 +298,12 @@ def test_drill_reviews_replay_from_the_log_into_a_new_database(service, ctx, cat
     run(service, "sdpa", passed=True)
     drills.record("sdpa")
     before_card = service.store.drill_card("sdpa")
-    before_rows = [dict(r) for r in service.store.drill_reviews()]
+    before_rows = without_ids(service.store.drill_reviews())
     service.close()
     delete_database(ctx)
     with ReviewService(ctx) as fresh:
         assert fresh.store.drill_card("sdpa") == before_card
-        after_rows = [dict(r) for r in fresh.store.drill_reviews()]
-        assert [{k: v for k, v in r.items() if k != "id"} for r in after_rows] == \
-               [{k: v for k, v in r.items() if k != "id"} for r in before_rows]
+        assert without_ids(fresh.store.drill_reviews()) == before_rows
         assert DrillReviews(fresh, catalog).current_try("sdpa") is None
         assert [m.kind for m in fresh.store.drill_marks("sdpa")] == ["start", "hint"]
 
@@ -401,10 +407,9 @@ def test_an_undone_drill_review_stays_undone_after_a_rebuild(service, ctx, catal
     at(ctx, 60 * 24 * 3 + 3)
     undo_newest_review(service, catalog)
     assert service.store.drill_card("sdpa") == kept  # the card the first review made
-    rows = [dict(r) for r in service.store.drill_reviews()]
+    rows = without_ids(service.store.drill_reviews())
     service.close()
     delete_database(ctx)
     with ReviewService(ctx) as fresh:
         assert fresh.store.drill_card("sdpa") == kept
-        assert [{k: v for k, v in dict(r).items() if k != "id"} for r in fresh.store.drill_reviews()] == \
-               [{k: v for k, v in r.items() if k != "id"} for r in rows]
+        assert without_ids(fresh.store.drill_reviews()) == rows

@@ -100,7 +100,7 @@ async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_g
         card = store.drill_card("sdpa")
         assert card is not None and card.due == expected.due and card.due > now
         (row,) = store.drill_reviews("sdpa")
-        assert (row["rating"], row["proposed"], row["hints"], row["failed_runs"]) == (2, 2, 1, 1)
+        assert (row.rating, row.proposed, row.hints, row.failed_runs) == (2, 2, 1, 1)
 
         # back in the session: the second new drill, passed on the first run
         assert app.screen is review and review.due_drill is not None and review.due_drill.id == "mha"
@@ -113,7 +113,7 @@ async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_g
         assert second.proposal is not None and second.proposal.rating is Rating.Good
         await pilot.press("enter")
         await settle(pilot)
-        assert store.drill_reviews("mha")[0]["rating"] == Rating.Good
+        assert store.drill_reviews("mha")[0].rating == Rating.Good
         assert app.screen is review and review.due_drill is None and review.finished
         assert grader.graded == ["sdpa", "sdpa", "mha"]
 
@@ -132,7 +132,7 @@ async def test_one_to_four_override_the_proposed_rating(ctx):
         await pilot.press("4")
         await settle(pilot)
         (row,) = app.study.service.store.drill_reviews("sdpa")
-        assert (row["rating"], row["proposed"]) == (4, 3)
+        assert (row.rating, row.proposed) == (4, 3)
         assert not isinstance(app.screen, DrillScreen)
 
 
@@ -166,4 +166,4 @@ async def test_give_up_asks_first_then_shows_the_reference_and_proposes_again(ct
         await pilot.press("enter")
         await settle(pilot)
         (row,) = app.study.service.store.drill_reviews("sdpa")
-        assert (row["rating"], row["gave_up"], row["hints"]) == (1, 1, 2)
+        assert (row.rating, row.gave_up, row.hints) == (1, 1, 2)
