@@ -426,18 +426,21 @@ class UndoneReview:
     key: str
     """The note's path, or the drill's id."""
     rating: str
-    """The rating taken back, by name (Again, Hard, Good, Easy)."""
+    """The rating taken back, by name (again, hard, good, easy)."""
     exact: bool = True
     """For a note: its bytes came back exactly (False: only its review keys, it was edited)."""
 
 
-def undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None = None) -> UndoneReview:
+def undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None = None
+                       ) -> UndoneReview | None:
     """Take back the most recent review, of a note or of a drill (the CLI's `undo` and the
-    app's `u`); UserError when there is none."""
+    app's `u`); None when no review was ever recorded."""
     from studyapp.schedule import rating_name
 
     last_note = service.store.last_review()
     last_drill = service.store.last_drill_review()
+    if last_note is None and last_drill is None:
+        return None
     if last_drill is not None and (last_note is None or last_drill.reviewed_at >= last_note.reviewed_at):
         drill, rating = DrillReviews(service, drills).undo_last()
         return UndoneReview("drill", drill, rating_name(rating))

@@ -172,11 +172,10 @@ class ReviewSession:
         else:
             from studyapp.drill_reviews import catalog, undo_newest_review
 
-            store = self.service.store
-            if store.last_review() is None and store.last_drill_review() is None:
-                return None
             drills = catalog()
             done = undo_newest_review(self.service, drills)
+            if done is None:
+                return None
             kind, path = UndoKind.RATING, done.key
             if done.kind == "drill":
                 info = drills.get(path)

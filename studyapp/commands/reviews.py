@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from studyapp.errors import ExitCode
+from studyapp.errors import ExitCode, UserError
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -89,6 +89,8 @@ def undo(args, ctx) -> int:
 
     with _service(ctx) as service:
         done = undo_newest_review(service)
+    if done is None:
+        raise UserError("nothing to undo: no review has been recorded")
     if done.kind == "drill":
         print(f"undid the {done.rating} review of drill {done.key}")
         return ExitCode.OK
@@ -123,7 +125,6 @@ def stats(args, ctx) -> int:
 
 
 def optimize(args, ctx) -> int:
-    from studyapp.errors import UserError
     from studyapp.optimize import NotEnoughHistory, fit_parameters, fsrs_rs, keep_fit, logs_from_store
     from studyapp.store import Store
 
