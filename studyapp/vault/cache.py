@@ -122,8 +122,7 @@ def _iso(day: date | None) -> str | None:
     return None if day is None else day.isoformat()
 
 
-LIST_SEP = _SEP = "\x1f"
-"""Before each item of a list `encode_list` writes (a unit separator)."""
+_SEP = "\x1f"
 
 
 def encode_list(items: list[str]) -> str:
@@ -207,19 +206,18 @@ class MetadataCache:
                 found = db.execute("SELECT generation, snapshot_generation, snapshot_format, snapshot"
                                    " FROM snapshots WHERE vault = ?", (self.vault,)).fetchone()
                 generation = found[0] if found else 0
-                rows = _unmarshal(found[3]) if (found and found[1] == generation
-                                                 and found[2] == SNAPSHOT_FORMAT) else None
-                if rows is None:
-                    rows = db.execute(f"SELECT {COLUMNS} FROM notes WHERE vault = ?",
-                                      (self.vault,)).fetchall()
-                    self._rows, self._generation = {row[0]: row for row in rows}, generation
+                current = found is not None and found[1] == generation and found[2] == SNAPSHOT_FORMAT
+                snapshot = _unmarshal(found[3]) if current else None
+                stale = snapshot is None
+                rows = snapshot if snapshot is not None else db.execute(
+                    f"SELECT {COLUMNS} FROM notes WHERE vault = ?", (self.vault,)).fetchall()
+                self._rows, self._generation = {row[0]: row for row in rows}, generation
+                if stale:
                     try:
                         with _writing(db):
                             self._save_snapshot(db, bump=False)
                     except sqlite3.Error:  # read-only, or busy: the rows are read next time too
                         pass
-                else:
-                    self._rows, self._generation = {row[0]: row for row in rows}, generation
             finally:
                 db.close()
         except (sqlite3.Error, OSError):

@@ -21,7 +21,7 @@ from studyapp.atomic import TEMP_SUFFIX
 from studyapp.errors import UserError
 from studyapp.vault.blocks import add_default_block
 from studyapp.vault.bounds import MAX_NOTE_BYTES
-from studyapp.vault.cache import LIST_SEP, MetadataCache, decode_list, note_row, problem_row
+from studyapp.vault.cache import MetadataCache, decode_list, note_row, problem_row
 from studyapp.vault.model import (
     LoadProblem,
     Note,
@@ -110,12 +110,11 @@ class Vault:
                         continue
                     if not name.endswith(NOTE_SUFFIX):
                         continue
-                    if not name.isprintable():  # the common name skips the call
-                        odd = odd_name_reason(name)
-                        if odd:
-                            if entry.is_file():
-                                problems.append(LoadProblem(shown_path(rel), odd))
-                            continue
+                    odd = odd_name_reason(name)
+                    if odd:
+                        if entry.is_file():
+                            problems.append(LoadProblem(shown_path(rel), odd))
+                        continue
                     st = entry.stat()
                 except FileNotFoundError:
                     if entry.is_symlink():
@@ -126,11 +125,11 @@ class Vault:
                     continue
                 if not entry.is_file():
                     continue
-                mode, size = st.st_mode, st.st_size
-                if mode & _ANY_WRITE_BIT and size <= MAX_NOTE_BYTES:  # `_file_problem`'s "no problem"
-                    files.append(_File(rel, entry.path, size, st.st_mtime_ns))
+                problem = _file_problem(st.st_mode, st.st_size)
+                if problem:
+                    problems.append(LoadProblem(rel, problem))
                 else:
-                    problems.append(LoadProblem(rel, _file_problem(mode, size) or "cannot be read"))
+                    files.append(_File(rel, entry.path, st.st_size, st.st_mtime_ns))
         files.sort()  # by path: paths are unique, so the tuples' other fields never decide
         return files, problems
 
@@ -167,8 +166,7 @@ class Vault:
                 notes.append(from_cache(
                     path, f.abs_path, size, mtime_ns, digest, bool(has_block), title, meta_json,
                     day[created], day[last_reviewed], day[next_review], review_count, difficulty,
-                    mastery, tags[1:].split(LIST_SEP) if tags[:1] == LIST_SEP else decode_list(tags),
-                    decode_list(drills) if drills else [], mark, pairing))
+                    mastery, decode_list(tags), decode_list(drills), mark, pairing))
                 continue
             parsed += 1
             result = _note_from_file(path, f.abs_path, f.size, f.mtime_ns)
