@@ -5,7 +5,7 @@ history. `studyapp stats` prints them, the TUI's Today and Stats screens draw th
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -151,9 +151,9 @@ def top_topics_mastery(note_cards: Sequence, now: datetime, scheduler: Scheduler
                        rows: int) -> list[tuple[str, float]]:
     """`top_topics(mastery_by_tag(...), rows)`, computing mastery only for the notes of those
     topics: which topics have the most notes is known without any note's mastery."""
-    notes = Counter(tag for item in note_cards for tag in item.note.tags)
-    top = sorted((tag for tag in notes if is_topic(tag)), key=lambda tag: (-notes[tag], tag))[:rows]
-    return top_topics(mastery_by_tag(note_cards, now, scheduler, drill_status, only=set(top)), rows)
+    top = ranked_topics(Counter(tag for item in note_cards for tag in item.note.tags), rows)
+    by_tag = mastery_by_tag(note_cards, now, scheduler, drill_status, only=set(top))
+    return [(tag, float(by_tag[tag]["mastery"])) for tag in top]
 
 
 def reviewed_today_and_streak(store: Store, now: datetime) -> tuple[int, int]:
@@ -190,11 +190,16 @@ def is_topic(tag: str) -> bool:
     return not tag.lower().endswith((".md", ".markdown", ".txt"))
 
 
+def ranked_topics(notes_by_tag: Mapping[str, float], rows: int) -> list[str]:
+    """The `rows` topics with the most notes, most first, then by name (paths left out)."""
+    return sorted((tag for tag in notes_by_tag if is_topic(tag)),
+                  key=lambda tag: (-notes_by_tag[tag], tag))[:rows]
+
+
 def top_topics(mastery_by_tag: dict[str, dict[str, float]], rows: int) -> list[tuple[str, float]]:
     """The `rows` topics with the most notes, with their mean mastery (paths left out)."""
-    topics = sorted(((tag, info) for tag, info in mastery_by_tag.items() if is_topic(tag)),
-                    key=lambda t: (-t[1]["notes"], t[0]))
-    return [(tag, float(info["mastery"])) for tag, info in topics[:rows]]
+    top = ranked_topics({tag: info["notes"] for tag, info in mastery_by_tag.items()}, rows)
+    return [(tag, float(mastery_by_tag[tag]["mastery"])) for tag in top]
 
 
 def format_stats(stats: Stats) -> str:

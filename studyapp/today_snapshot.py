@@ -34,9 +34,10 @@ if TYPE_CHECKING:
     from studyapp.context import Context
 
 SNAPSHOT_FORMAT = 1
-LOG_SUFFIX = ".jsonl"
-"""`history.eventlog.LOG_SUFFIX` (a test holds them equal)."""
 """Bump when `TodaySummary` or the key changes shape: an older file is then ignored."""
+LOG_SUFFIX = ".jsonl"
+"""`history.eventlog.LOG_SUFFIX`, not imported: checking a snapshot imports no history module
+(a test holds the two equal)."""
 
 
 @dataclass(frozen=True)

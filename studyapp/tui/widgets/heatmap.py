@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from itertools import groupby
 
 from rich.text import Text
 from textual.reactive import reactive
@@ -53,18 +54,13 @@ class Heatmap(Widget):
         text.append("    " + "".join(month_row) + "\n", style="dim")
         for weekday in range(7):
             text.append(f"{DAY_LABELS[weekday]:<4}", style="dim")
+            days = (first_monday + timedelta(weeks=week, days=weekday) for week in range(weeks))
+            shades = (None if day > self.end else LEVEL_COLOURS[level(self.counts.get(day, 0), busiest)]
+                      for day in days)
             # one span per run of days of one shade: a year of cells is ~370 spans otherwise,
             # and drawing them took longer than the rest of the Today screen's first frame
-            run_shade, run = None, 0
-            for week in range(weeks):
-                day = first_monday + timedelta(weeks=week, days=weekday)
-                shade = None if day > self.end else LEVEL_COLOURS[level(self.counts.get(day, 0), busiest)]
-                if shade != run_shade and run:
-                    text.append(("■ " if run_shade else "  ") * run, style=run_shade or "")
-                    run = 0
-                run_shade, run = shade, run + 1
-            if run:
-                text.append(("■ " if run_shade else "  ") * run, style=run_shade or "")
+            for shade, run in groupby(shades):
+                text.append(("■ " if shade else "  ") * len(list(run)), style=shade or "")
             text.append("\n")
         total = sum(n for d, n in self.counts.items() if d >= first_monday)
         text.append(f"    {total} review{'s' if total != 1 else ''} in {weeks} weeks", style="dim")
