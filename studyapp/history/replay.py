@@ -150,14 +150,11 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
             result.notes.append(NoteHistory(path))
         return index
 
-    review_kind, notes = EventKind.REVIEW, result.notes
     for event in timeline:
         kind, data = event.kind, event.data
-        if kind is review_kind and event.note is not None:
-            index = where.get(event.note)
-            if index is None:
-                index = note_of(event.note)
-            history = notes[index]
+        if kind is EventKind.REVIEW and event.note is not None:
+            index = note_of(event.note)
+            history = result.notes[index]
             history.reviewed = True
             title = data.get("title")
             if title:
