@@ -265,8 +265,6 @@ class Vault:
         """Apply `edit(text, changed_since_read) -> new text` to the file, replacing it so that
         an edit saved meanwhile is never lost (`atomic.replace_checked`: the edit runs again
         on whatever the file holds at the moment of the swap)."""
-        from studyapp.atomic import FileBusy, ReplaceConflict, replace_checked
-
         abs_path = self._abs(note.path)
 
         def make(raw: bytes) -> bytes:
@@ -281,15 +279,7 @@ class Vault:
             new_raw = ((BOM if bom else "") + new_text).encode("utf-8")
             return raw if new_raw == raw else new_raw
 
-        _check_writable(abs_path, note.path, "written")
-        try:
-            done = replace_checked(abs_path, make)
-        except FileNotFoundError:
-            raise WriteConflict(f"{note.path}: the note was deleted or moved; not written") from None
-        except (FileBusy, ReplaceConflict) as exc:
-            raise WriteConflict(f"{note.path}: {exc}; not written") from None
-        except OSError as exc:
-            raise NoteWriteError(f"{note.path}: cannot write: {exc.strerror}; not written") from None
+        done = _replace(abs_path, note.path, make, "written")
         return NoteRewrite(self._note_written(note.path, abs_path, done.after), done.before)
 
     def _note_written(self, path: str, abs_path: Path, raw: bytes) -> Note:
@@ -316,22 +306,29 @@ class Vault:
 
     def restore_bytes(self, path: str, old_bytes: bytes, expected_hash: str) -> None:
         """Put back earlier bytes (undo), only if the file still holds what we last wrote."""
-        from studyapp.atomic import FileBusy, ReplaceConflict, replace_checked
 
         def make(raw: bytes) -> bytes:
             if content_hash(raw) != expected_hash:
                 raise WriteConflict(f"{path}: the note was edited since; not restored")
             return old_bytes
 
-        _check_writable(self._abs(path), path, "restored")
-        try:
-            replace_checked(self._abs(path), make)
-        except FileNotFoundError:
-            raise WriteConflict(f"{path}: the note was deleted or moved; not restored") from None
-        except (FileBusy, ReplaceConflict) as exc:
-            raise WriteConflict(f"{path}: {exc}; not restored") from None
-        except OSError as exc:
-            raise NoteWriteError(f"{path}: cannot write: {exc.strerror}; not restored") from None
+        _replace(self._abs(path), path, make, "restored")
+
+
+def _replace(abs_path: Path, path: str, make, done: str):
+    """`atomic.replace_checked` on a note, each failure as one line ending "not <done>": a
+    vanished note, a busy or concurrently edited one (WriteConflict), any other OS error."""
+    from studyapp.atomic import FileBusy, ReplaceConflict, replace_checked
+
+    _check_writable(abs_path, path, done)
+    try:
+        return replace_checked(abs_path, make)
+    except FileNotFoundError:
+        raise WriteConflict(f"{path}: the note was deleted or moved; not {done}") from None
+    except (FileBusy, ReplaceConflict) as exc:
+        raise WriteConflict(f"{path}: {exc}; not {done}") from None
+    except OSError as exc:
+        raise NoteWriteError(f"{path}: cannot write: {exc.strerror}; not {done}") from None
 
 
 @dataclass(frozen=True)
