@@ -118,6 +118,89 @@ def test_unravel_matches_torch():
             assert _unravel(flat, shape) == expected
 
 
+def _distance_by_masks(actual, candidate):
+    """`mistake_distance` with NaN as a wildcard, written out with every mask (no shortcut)."""
+    a, c = actual.to(torch.float64), candidate.to(torch.float64)
+    defined = ~torch.isnan(c)
+    if not defined.any():
+        return float("inf")
+    a, c = a[defined], c[defined]
+    same_nonfinite = (a == c) & ~torch.isfinite(c)
+    if bool((~torch.isfinite(a) & ~same_nonfinite).any()) or bool((~torch.isfinite(c) & ~same_nonfinite).any()):
+        return float("inf")
+    finite = torch.isfinite(c)
+    if not finite.any():
+        return 0.0
+    return float((a[finite] - c[finite]).abs().max() / (1.0 + c[finite].abs().max()))
+
+
+def test_mistake_distance_equals_the_masked_computation_on_finite_and_non_finite_outputs():
+    from studyapp_kernels.grading import mistake_distance
+
+    gen = torch.Generator().manual_seed(0)
+    specials = [float("nan"), float("inf"), float("-inf")]
+    for trial in range(300):
+        shape = (int(torch.randint(1, 5, (1,), generator=gen)), int(torch.randint(1, 40, (1,), generator=gen)))
+        dtype = (torch.float32, torch.float64, torch.float16)[trial % 3]
+        actual = (torch.randn(shape, generator=gen) * 10).to(dtype)
+        candidate = actual + torch.randn(shape, generator=gen).to(dtype) * (trial % 4) * 0.01
+        for tensor in (actual, candidate):
+            if trial % 5 == 0:  # a few NaN / inf entries, sometimes in the same place in both
+                spots = torch.randint(0, tensor.numel(), (3,), generator=gen)
+                for spot, value in zip(spots.tolist(), specials):
+                    tensor.view(-1)[spot] = value
+        if trial % 7 == 0:
+            candidate = actual.clone()
+        assert mistake_distance(actual, candidate) == _distance_by_masks(actual, candidate), trial
+
+
+def _compare_by_masks(actual, expected, rtol, atol, ignore_rows=None):
+    """`compare_values` written out with full masks: NaN errors become inf, ignored rows 0."""
+    a, e = actual.to(torch.float64), expected.to(torch.float64)
+    graded = torch.ones(e.shape, dtype=torch.bool)
+    if ignore_rows is not None:
+        graded = ~ignore_rows.unsqueeze(-1).expand(e.shape)
+    error = (a - e).abs()
+    error = torch.where(torch.isnan(error), torch.full_like(error, float("inf")), error)
+    error = torch.where(graded, error, torch.zeros_like(error))
+    ok = bool((error - (atol + rtol * e.abs()) <= 0).all())
+    if not error.numel():
+        return ok, 0.0, (), 0.0, 0.0
+    largest = float(error.max())
+    worst = [tuple(i) for i in (error == largest).nonzero().tolist()]
+    if not worst:
+        return ok, largest, None, None, None
+    return ok, largest, worst, None, None
+
+
+def test_compare_values_equals_the_masked_computation():
+    from studyapp_kernels.grading import compare_values
+
+    gen = torch.Generator().manual_seed(1)
+    for trial in range(300):
+        shape = (int(torch.randint(1, 4, (1,), generator=gen)), int(torch.randint(0, 6, (1,), generator=gen)),
+                 int(torch.randint(1, 9, (1,), generator=gen)))
+        expected = torch.randn(shape, generator=gen).to((torch.float32, torch.float16)[trial % 2])
+        actual = expected + torch.randn(shape, generator=gen).to(expected.dtype) * 10 ** -(trial % 5)
+        if trial % 4 == 0 and actual.numel():
+            spots = torch.randint(0, actual.numel(), (2,), generator=gen).tolist()
+            actual.view(-1)[spots[0]] = float("nan") if trial % 8 else float("inf")
+            expected.view(-1)[spots[1]] = float("-inf")
+        if trial % 3 == 0:
+            actual = actual.transpose(0, 1).contiguous().transpose(0, 1)  # a non-contiguous output
+        ignore = torch.rand(shape[:-1], generator=gen) < 0.3 if trial % 2 else None
+        rtol, atol = 10 ** -(trial % 4), 10 ** -(trial % 6)
+        ok, largest, index, got, want = compare_values(actual, expected, rtol, atol, ignore)
+        ok_ref, largest_ref, worst, *_ = _compare_by_masks(actual, expected, rtol, atol, ignore)
+        assert (ok, largest) == (ok_ref, largest_ref), trial
+        if actual.numel():
+            assert index in worst, trial
+            there = (float(actual.to(torch.float64)[index]), float(expected.to(torch.float64)[index]))
+            assert repr((got, want)) == repr(there), trial  # repr: NaN equals NaN
+        else:
+            assert (index, got, want) == ((), 0.0, 0.0)
+
+
 def _public(drill_id):
     return [c for c in kernels.DRILLS[drill_id].make_cases(0, "cpu") if c.public and "probe" not in c.payload]
 
