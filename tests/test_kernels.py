@@ -311,3 +311,18 @@ def test_the_device_audit_names_hard_coded_devices_only(code, named):
     on_device, why = probe_verdict(result)
     assert on_device is (not named), (code, result)
     assert bool(why) == named and not result[PROBE].get("error")
+
+
+def test_public_checks_kept_for_one_result_are_never_replayed_for_another():
+    """The judge keeps each public case's outcomes with the result they came from: a later
+    submission on the same (kept) public cases is checked afresh, whatever came before."""
+    folder = KERNELS / "sdpa"
+    wrong = folder / "bank" / "wrong" / "no_scaling.py"
+    reference = folder / "reference.py"
+    first = kernels.grade_in_process("sdpa", wrong, seed=3)
+    passed = kernels.grade_in_process("sdpa", reference, seed=3)
+    again = kernels.grade_in_process("sdpa", wrong, seed=3)
+    assert (first["status"], passed["status"], again["status"]) == ("fail", "pass", "fail")
+    assert first == again
+    assert all(check["status"] == "pass" for check in passed["checks"] if check["tier"] == "core")
+    assert first["mistake"] == "no_scaling"
