@@ -36,6 +36,47 @@ def test_global_options_work_after_the_subcommand_too():
     assert before.vault == after.vault == "V"
 
 
+def _choices(parser) -> dict:
+    import argparse
+
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def test_the_command_table_names_each_subcommand_and_the_module_that_registers_it():
+    import importlib
+
+    from studyapp.cli import COMMAND_MODULES, COMMANDS, build_parser
+
+    assert sorted(_choices(build_parser())) == sorted(COMMANDS)
+    for module in COMMAND_MODULES:
+        short = module.rsplit(".", 1)[1]
+        built = _choices(build_parser(next(c for c, m in COMMANDS.items() if m == short)))
+        assert sorted(built) == sorted(c for c, m in COMMANDS.items() if m == short), module
+        assert importlib.import_module(module)
+
+
+@pytest.mark.parametrize("argv", [
+    ["due", "--json"], ["--vault", "due", "due"], ["--vault=V", "--now", "2026-01-02", "stats"],
+    ["rate", "a.md", "--rating", "good", "--vault", "V"], ["backup", "list"], ["grade", "sdpa", "x.py"],
+    ["--data-dir", "rate", "undo"],
+])
+def test_a_command_line_parses_the_same_with_only_its_commands_module(argv):
+    from studyapp.cli import build_parser, command_named
+
+    assert command_named(argv) is not None
+    assert vars(build_parser(command_named(argv)).parse_args(argv)).keys() == vars(build_parser().parse_args(argv)).keys()
+    partial, full = build_parser(command_named(argv)).parse_args(argv), build_parser().parse_args(argv)
+    assert {k: v for k, v in vars(partial).items() if not callable(v)} == {k: v for k, v in vars(full).items() if not callable(v)}
+    assert getattr(partial.handler, "__qualname__", None) == getattr(full.handler, "__qualname__", None)
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["nonsense"], ["--vault"], ["-x", "due"]])
+def test_anything_else_gets_the_whole_parser(argv):
+    from studyapp.cli import command_named
+
+    assert command_named(argv) is None
+
+
 def test_data_dir_precedence(tmp_path, monkeypatch):
     monkeypatch.setenv("STUDYAPP_DATA_DIR", str(tmp_path / "env"))
     assert resolve_paths().data_dir == (tmp_path / "env").resolve()

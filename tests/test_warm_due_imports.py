@@ -25,6 +25,9 @@ NOT_ON_THE_WARM_PATH = (
     "studyapp.views",  # the TUI's view objects
     # modules of the standard library only a rarer path needs (each costs a few ms to import)
     "statistics", "uuid", "logging", "socket",
+    # the other subcommands' modules: the command line names `due` (studyapp.cli.COMMANDS)
+    "studyapp.commands.drills", "studyapp.commands.history", "studyapp.commands.dev",
+    "studyapp.commands.reviews",
 )
 
 DRIVER = """
