@@ -113,3 +113,23 @@ def test_a_damaged_snapshot_is_read_from_the_rows(tmp_path):
     with sqlite3.connect(cache) as db:  # and the snapshot is whole again
         blob = db.execute("SELECT snapshot FROM snapshots").fetchone()[0]
     assert blob != bytes.fromhex("deadbeef")
+
+
+def test_a_note_from_the_cache_equals_the_note_parsed_field_for_field(tmp_path):
+    """Fields a cached note decodes on first use (id, tags, drills, meta) equal the parsed ones."""
+    import unicodedata
+
+    vault_dir = tmp_path / "vault"
+    decomposed = unicodedata.normalize("NFD", "主题/café.md")  # the id is the NFC form of the path
+    text = USERS_NOTE.replace("tags:", "drills: [sdpa, mha]\ntags:")
+    for name in (decomposed, "主题/plain.md"):
+        os.utime(write(vault_dir / name, text), ns=(OLD_NS, OLD_NS))
+    cache = tmp_path / "data" / "cache.sqlite3"
+    parsed = Vault(vault_dir, cache).load()
+    cached = Vault(vault_dir, cache).load()
+    assert (parsed.parsed, cached.reused) == (2, 2)
+    for fresh, kept in zip(parsed.notes, cached.notes, strict=True):
+        assert kept == fresh
+        assert (kept.id, kept.tags, kept.drills, kept.meta) == (fresh.id, fresh.tags, fresh.drills, fresh.meta)
+        assert kept.drills == ["sdpa", "mha"] and kept.tags
+    assert {n.id for n in cached.notes} == {unicodedata.normalize("NFC", decomposed), "主题/plain.md"}
