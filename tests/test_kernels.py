@@ -118,24 +118,8 @@ def test_unravel_matches_torch():
             assert _unravel(flat, shape) == expected
 
 
-def _distance_by_masks(actual, candidate):
-    """`mistake_distance` with NaN as a wildcard, written out with every mask (no shortcut)."""
-    a, c = actual.to(torch.float64), candidate.to(torch.float64)
-    defined = ~torch.isnan(c)
-    if not defined.any():
-        return float("inf")
-    a, c = a[defined], c[defined]
-    same_nonfinite = (a == c) & ~torch.isfinite(c)
-    if bool((~torch.isfinite(a) & ~same_nonfinite).any()) or bool((~torch.isfinite(c) & ~same_nonfinite).any()):
-        return float("inf")
-    finite = torch.isfinite(c)
-    if not finite.any():
-        return 0.0
-    return float((a[finite] - c[finite]).abs().max() / (1.0 + c[finite].abs().max()))
-
-
 def test_mistake_distance_equals_the_masked_computation_on_finite_and_non_finite_outputs():
-    from studyapp_kernels.grading import mistake_distance
+    from studyapp_kernels.grading import masked_distance, mistake_distance
 
     gen = torch.Generator().manual_seed(0)
     specials = [float("nan"), float("inf"), float("-inf")]
@@ -151,7 +135,9 @@ def test_mistake_distance_equals_the_masked_computation_on_finite_and_non_finite
                     tensor.view(-1)[spot] = value
         if trial % 7 == 0:
             candidate = actual.clone()
-        assert mistake_distance(actual, candidate) == _distance_by_masks(actual, candidate), trial
+        for wildcard in (True, False):
+            expected = masked_distance(actual.to(torch.float64), candidate.to(torch.float64), wildcard)
+            assert mistake_distance(actual, candidate, wildcard) == expected, (trial, wildcard)
 
 
 def _compare_by_masks(actual, expected, rtol, atol, ignore_rows=None):
