@@ -133,7 +133,9 @@ class DrillScreen(StudyScreen):
                 yield Markdown("", id="statement")
                 yield Static("", id="drill-hints")
             with Vertical(id="work"):
-                yield TextArea.code_editor(text, language="python", id="code", soft_wrap=False)
+                # plain text until mounted: a language given here is parsed twice (Textual's
+                # constructor, then its language watcher), 25 ms of tree-sitter each
+                yield TextArea.code_editor(text, id="code", soft_wrap=False)
                 with Horizontal(id="grade-status-row"):
                     yield LoadingIndicator(id="grading-spinner")
                     yield Static(READY_LINE, id="grade-status")
@@ -166,6 +168,7 @@ class DrillScreen(StudyScreen):
             self.notify(f"The drill is due: write it again from memory. Your previous file is kept as "
                         f"{self.backup}.", timeout=6)
         editor = self.query_one("#code", TextArea)
+        editor.language = "python"
         editor.move_cursor((first_code_line(editor.text), 0))
         self.call_after_refresh(editor.scroll_cursor_visible, center=True, animate=False)
         self.set_interval(1.0, self._poll_file, name="watch workspace file")
