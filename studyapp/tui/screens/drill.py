@@ -24,6 +24,7 @@ from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.screens.confirm import Confirm
+from studyapp.tui.widgets.code_editor import CodeEditor
 from studyapp.views import DrillDetail
 
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
@@ -135,7 +136,7 @@ class DrillScreen(StudyScreen):
             with Vertical(id="work"):
                 # plain text until mounted: a language given here is parsed twice (Textual's
                 # constructor, then its language watcher), 25 ms of tree-sitter each
-                yield TextArea.code_editor(text, id="code", soft_wrap=False)
+                yield CodeEditor.code_editor(text, id="code", soft_wrap=False)
                 with Horizontal(id="grade-status-row"):
                     yield LoadingIndicator(id="grading-spinner")
                     yield Static(READY_LINE, id="grade-status")
@@ -315,8 +316,7 @@ class DrillScreen(StudyScreen):
         detail.update("\n\n".join(parts))
         detail.display = bool(parts)
         self.query_one("#result-box", VerticalScroll).scroll_home(animate=False)
-        # The results took room from the editor: keep the line being edited in view.
-        self.call_after_refresh(self.query_one("#code", TextArea).scroll_cursor_visible, animate=False)
+        # the results take room from the editor, which keeps the line being edited in view itself
 
     def on_worker_state_changed(self, event) -> None:
         from textual.worker import WorkerState
