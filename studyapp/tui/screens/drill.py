@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
-from textual.widgets import DataTable, Footer, Header, LoadingIndicator, Markdown, Static, TextArea
+from textual.widgets import DataTable, Header, LoadingIndicator, Markdown, Static, TextArea
 
 from studyapp.grader.contract import FailureOrigin
 from studyapp.tui.editor import edit_file
@@ -25,6 +25,7 @@ from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.screens.confirm import Confirm
 from studyapp.tui.widgets.code_editor import CodeEditor
+from studyapp.tui.widgets.footer import KeysFooter
 from studyapp.views import DrillDetail
 
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
@@ -151,7 +152,7 @@ class DrillScreen(StudyScreen):
                     yield table
                     yield Static("", id="detail")
                     yield Static("", id="reference")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#grading-spinner").display = False
