@@ -38,16 +38,42 @@ def ctx(tmp_path):
     return build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=FROZEN_NOW, seed=False)
 
 
+SETTLE_ROUNDS = 50
+"""More rounds than any screen needs to go quiet (a load, then a refresh, then its workers);
+past them `settle` returns, as the three fixed rounds it replaced always did."""
+
+
+def pending_work(app) -> bool:
+    """Whether the app still has something to do: a worker running, a message queued on any
+    screen (not only the current one) or the app, a callback waiting for the next refresh."""
+    if any(not worker.is_finished for worker in app.workers):
+        return True
+    screens = [screen for stack in app._screen_stacks.values() for screen in stack]
+    nodes = [app, *(node for screen in screens for node in screen.walk_children(with_self=True))]
+    return (any(node.message_queue_size or node._next_callbacks for node in nodes)
+            or any(screen._callbacks for screen in screens))
+
+
 async def settle(pilot) -> None:
-    """Let every worker finish and every message be handled; stop cursors blinking for snapshots."""
+    """Let every worker finish and every message be handled; stop cursors blinking for snapshots.
+
+    Rounds of a pause (the messages queued so far handled, the process idle) and a wait for the
+    workers, until a round leaves nothing pending: a handler that starts a worker, or a callback
+    after a refresh that posts more, gets another round, and an app with nothing to do costs one
+    pause instead of a fixed five."""
     app = pilot.app
-    for _ in range(3):
+    for _ in range(SETTLE_ROUNDS):
         await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
-    for widget in app.screen.query("Input, TextArea"):
-        widget.cursor_blink = False
-    await pilot.pause()
+        if any(not worker.is_finished for worker in app.workers):
+            await app.workers.wait_for_complete()
+            continue
+        if pending_work(app):
+            continue
+        blinking = [widget for widget in app.screen.query("Input, TextArea") if widget.cursor_blink]
+        if not blinking:
+            return
+        for widget in blinking:  # the next round draws the steady cursor
+            widget.cursor_blink = False
 
 
 @pytest.fixture

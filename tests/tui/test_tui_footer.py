@@ -50,3 +50,23 @@ async def test_every_screen_shows_its_main_keys_at_80_columns(ctx):
         await pilot.press("enter")
         await settle(pilot)
         assert {"ctrl+r", "ctrl+s", "f4", "escape", "ctrl+q"} <= set(footer_keys(app))
+
+
+async def test_the_footer_is_rebuilt_only_when_its_keys_change(ctx):
+    """A screen switch says "the bindings may have changed" several times for one set of keys:
+    the footer keeps its keys until they differ, then shows the new ones."""
+    write_vault(ctx.paths.vault_dir)
+    app = app_with_grader(ctx, StubGrader())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        built = list(app.screen.query("FooterKey"))
+        app.screen.refresh_bindings()
+        app.screen.focus_next()  # a focus change, as a screen switch makes
+        await settle(pilot)
+        assert list(app.screen.query("FooterKey")) == built
+        await pilot.press("space")  # the ratings replace "show answer"
+        await settle(pilot)
+        assert {"1", "2", "3", "4"} <= set(footer_keys(app))
+        assert not set(app.screen.query("FooterKey")) & set(built)

@@ -402,6 +402,23 @@ async def test_at_80x24_the_editor_shows_code_not_just_the_docstring(ctx):
         assert def_line + 1 in shown() and editor.cursor_location[0] in shown()
 
 
+async def test_the_line_being_edited_stays_in_view_whatever_shrinks_the_editor(ctx):
+    """The results pane opening takes room from the editor: the cursor's line stays in view
+    even when nothing scrolls after the run (under load, a scroll queued by the run could land
+    before the editor shrank)."""
+    app = loop_app(ctx, VerdictGrader(NO_SCALING_VERDICT))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_drill(pilot)
+        editor = app.screen.query_one("#code", TextArea)
+        editor.move_cursor((len(editor.text.splitlines()) - 1, 0))
+        editor.scroll_cursor_visible(animate=False)
+        await settle(pilot)
+        app.screen.query_one("#result-box").display = True
+        await settle(pilot)
+        top = round(editor.scroll_y)
+        assert editor.cursor_location[0] in range(top, top + editor.scrollable_content_region.height)
+
+
 async def test_reopening_a_drill_shows_its_last_verdict(ctx):
     app = loop_app(ctx, VerdictGrader(NO_SCALING_VERDICT))
     async with app.run_test(size=(100, 30)) as pilot:

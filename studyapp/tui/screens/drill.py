@@ -17,13 +17,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
-from textual.widgets import DataTable, Footer, Header, LoadingIndicator, Markdown, Static, TextArea
+from textual.widgets import DataTable, Header, LoadingIndicator, Markdown, Static, TextArea
 
 from studyapp.grader.contract import FailureOrigin
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.screens.confirm import Confirm
+from studyapp.tui.widgets.code_editor import CodeEditor
+from studyapp.tui.widgets.footer import KeysFooter
 from studyapp.views import DrillDetail
 
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
@@ -133,7 +135,9 @@ class DrillScreen(StudyScreen):
                 yield Markdown("", id="statement")
                 yield Static("", id="drill-hints")
             with Vertical(id="work"):
-                yield TextArea.code_editor(text, language="python", id="code", soft_wrap=False)
+                # plain text until mounted: a language given here is parsed twice (Textual's
+                # constructor, then its language watcher), 25 ms of tree-sitter each
+                yield CodeEditor.code_editor(text, id="code", soft_wrap=False)
                 with Horizontal(id="grade-status-row"):
                     yield LoadingIndicator(id="grading-spinner")
                     yield Static(READY_LINE, id="grade-status")
@@ -148,7 +152,7 @@ class DrillScreen(StudyScreen):
                     yield table
                     yield Static("", id="detail")
                     yield Static("", id="reference")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#grading-spinner").display = False
@@ -166,6 +170,7 @@ class DrillScreen(StudyScreen):
             self.notify(f"The drill is due: write it again from memory. Your previous file is kept as "
                         f"{self.backup}.", timeout=6)
         editor = self.query_one("#code", TextArea)
+        editor.language = "python"
         editor.move_cursor((first_code_line(editor.text), 0))
         self.call_after_refresh(editor.scroll_cursor_visible, center=True, animate=False)
         self.set_interval(1.0, self._poll_file, name="watch workspace file")
@@ -312,8 +317,7 @@ class DrillScreen(StudyScreen):
         detail.update("\n\n".join(parts))
         detail.display = bool(parts)
         self.query_one("#result-box", VerticalScroll).scroll_home(animate=False)
-        # The results took room from the editor: keep the line being edited in view.
-        self.call_after_refresh(self.query_one("#code", TextArea).scroll_cursor_visible, animate=False)
+        # the results take room from the editor, which keeps the line being edited in view itself
 
     def on_worker_state_changed(self, event) -> None:
         from textual.worker import WorkerState

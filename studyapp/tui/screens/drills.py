@@ -8,11 +8,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.widgets.data_table import RowKey
 
 from studyapp.tui.messages import DrillsListed
 from studyapp.tui.screens.base import StudyScreen
+from studyapp.tui.widgets.footer import KeysFooter
 
 STATUS_STYLE = {"passed": "[green]✔ passed[/]", "failing": "[red]✘ failing[/]"}
 
@@ -29,7 +30,7 @@ class DrillsScreen(StudyScreen):
         table: DataTable[str | Text] = DataTable(id="drill-table", cursor_type="row", zebra_stripes=True)
         table.add_columns("Drill", "Status", "Next due", "Passes", "Last result", "Tags")
         yield table
-        yield Footer()
+        yield KeysFooter()
 
     def refresh_data(self) -> None:
         self.list_drills()

@@ -6,9 +6,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.markup import escape
 from textual.screen import ModalScreen
-from textual.widgets import Footer
 
 from studyapp.tui.widgets.answer import Answer
+from studyapp.tui.widgets.footer import KeysFooter
 
 
 class NoteViewScreen(ModalScreen[None]):
@@ -23,7 +23,7 @@ class NoteViewScreen(ModalScreen[None]):
         view = Answer(id="note-view")
         view.border_title = escape(self.note_title)
         yield view
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         view = self.query_one(Answer)

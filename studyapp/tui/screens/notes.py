@@ -9,10 +9,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.coordinate import Coordinate
 from textual.markup import escape
-from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
+from textual.widgets import DataTable, Header, Input, Static, Tree
 
 from studyapp.tui.messages import NotesListed, NotesSearched
 from studyapp.tui.screens.base import StudyScreen, footer_hides
+from studyapp.tui.widgets.footer import KeysFooter
 from studyapp.views import NoteView, Problem
 
 ALL = ("all", "")
@@ -66,7 +67,7 @@ class NotesScreen(StudyScreen):
                 table.add_columns("Next review", "Mastery", "Reviews", "Title", "Path")
                 yield table
                 yield Static("", id="note-problems")
-        yield Footer()
+        yield KeysFooter()
 
     def refresh_data(self) -> None:
         self.list_notes()

@@ -10,12 +10,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.reactive import reactive
-from textual.widgets import Button, Footer, Header, Static
+from textual.widgets import Button, Header, Static
 
 from studyapp.tui.editor import edit_file
 from studyapp.tui.messages import ReviewCardReady
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.widgets.answer import Answer
+from studyapp.tui.widgets.footer import KeysFooter
 from studyapp.views import RATING_LABELS, Card, NoteChangedOutside, RatingOption
 
 
@@ -64,7 +65,7 @@ class ReviewScreen(StudyScreen):
                     button = Button(f"{rating} {label}", id=f"rate-{rating}", classes=f"rating rating-{rating}")
                     button.can_focus = False  # keys always mean the screen's bindings; clicks still rate
                     yield button
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._set_answer_visible(False)

@@ -6,12 +6,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual_plotext import PlotextPlot
 
 from studyapp.tui.messages import DrillRetentionComputed, StatsComputed
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.bars import MasteryBars
+from studyapp.tui.widgets.footer import KeysFooter
 from studyapp.tui.widgets.heatmap import Heatmap
 from studyapp.views import StatsData
 
@@ -46,7 +47,7 @@ class StatsScreen(StudyScreen):
             with Horizontal(classes="stats-row"):
                 yield _box("stats-mastery-box", "Mastery by tag", MasteryBars(id="stats-mastery"))
                 yield _box("drill-history-box", "Drill attempts", PlotextPlot(id="drill-history"))
-        yield Footer()
+        yield KeysFooter()
 
     def refresh_data(self) -> None:
         self.compute_stats()

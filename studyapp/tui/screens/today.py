@@ -7,11 +7,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from studyapp.tui.messages import TodayComputed, TodayCounted
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.bars import MasteryBars
+from studyapp.tui.widgets.footer import KeysFooter
 from studyapp.tui.widgets.heatmap import Heatmap
 from studyapp.views import TodayCounts, TodaySummary
 
@@ -51,7 +52,7 @@ class TodayScreen(StudyScreen):
                 with Vertical(id="today-mastery-box", classes="box") as box:
                     box.border_title = "Mastery by topic"
                     yield MasteryBars(id="today-mastery", max_rows=8)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Draw what Today showed at the last start when it is still right, in the first frame;
