@@ -45,7 +45,8 @@ past them `settle` returns, as the three fixed rounds it replaced always did."""
 
 def pending_work(app) -> bool:
     """Whether the app still has something to do: a worker running, a message queued on any
-    screen (not only the current one) or the app, a callback waiting for the next refresh."""
+    screen (not only the current one) or the app, a callback waiting for the next refresh.
+    The queues of callbacks are Textual's own attributes (textual is pinned in pyproject.toml)."""
     if any(not worker.is_finished for worker in app.workers):
         return True
     screens = [screen for stack in app._screen_stacks.values() for screen in stack]

@@ -22,6 +22,8 @@ pytestmark = [
 
 SESSION = f"tui-studyapp-test-{os.getpid()}"
 NOTE = "注意力/缩放因子.md"
+POLL_SECONDS = 0.05
+"""How often the pane is read while waiting for the app (one `tmux capture-pane`, a few ms)."""
 
 
 def tmux(*args: str) -> str:
@@ -36,7 +38,7 @@ def wait_for(text: str, timeout: float = 30.0) -> str:
         screen = tmux("capture-pane", "-p", "-t", SESSION)
         if text in screen:
             return screen
-        time.sleep(0.2)
+        time.sleep(POLL_SECONDS)
     raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
 
 
@@ -55,7 +57,7 @@ def wait_for_exit(timeout: float = 15.0) -> None:
     while time.monotonic() < deadline:
         if SESSION not in subprocess.run(["tmux", "ls"], capture_output=True, text=True).stdout:
             return
-        time.sleep(0.2)
+        time.sleep(POLL_SECONDS)
     raise AssertionError("the app did not quit on ctrl+q")
 
 

@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SESSION = f"qa-drills-tmux-rope-{os.getpid()}"
 NOW = "2026-11-22T09:00:00+08:00"
 TODAY = "2026-11-22"
+POLL_SECONDS = 0.05
+"""How often the pane is read while waiting for the app (one `tmux capture-pane`, a few ms)."""
 
 NOTE = """---
 created: '2026-11-01'
@@ -75,7 +77,7 @@ def wait_for(text: str, timeout: float = 30.0) -> str:
         shown = screen()
         if text in shown:
             return shown
-        time.sleep(0.2)
+        time.sleep(POLL_SECONDS)
     raise AssertionError(f"{text!r} never appeared; the screen was:\n{shown}")
 
 
@@ -139,7 +141,7 @@ def test_a_due_rope_drill_typed_graded_and_rated_in_tmux(tmp_path):
         deadline = time.monotonic() + 15
         while SESSION in subprocess.run(["tmux", "ls"], capture_output=True, text=True).stdout:
             assert time.monotonic() < deadline, "the app did not quit on ctrl+q"
-            time.sleep(0.2)
+            time.sleep(POLL_SECONDS)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
 
