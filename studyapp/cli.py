@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -39,9 +40,42 @@ builds only that module's parsers (importing and building all six cost a daily `
 VALUED_GLOBALS = ("--vault", "--data-dir", "--now")
 
 
+def _columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size` tells it ($COLUMNS, else the terminal,
+    else 80), without importing shutil (and with it bz2, lzma and zlib: 3 ms of every command)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", 0))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, given the width it would ask shutil for (argparse builds one
+    for every `add_argument`)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An `ArgumentParser` with `_Formatter` unless told otherwise; subcommands' parsers too."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
 def _global_options() -> argparse.ArgumentParser:
     """Options accepted before or after any subcommand (`studyapp --vault V due` == `studyapp due --vault V`)."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     group = common.add_argument_group("global options")
     group.add_argument("--vault", metavar="DIR", default=argparse.SUPPRESS,
                        help="notes vault (default: configured vault, else <data dir>/vault seeded with the starter deck)")
@@ -68,14 +102,14 @@ def command_named(argv: Sequence[str]) -> str | None:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser for every subcommand, or, given `command`, for its module's only."""
     common = _global_options()
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="studyapp",
         description="Review your markdown interview notes with FSRS and practise graded PyTorch drills. "
         "With no command, opens the terminal app.",
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"studyapp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     modules = COMMAND_MODULES if command is None else (f"studyapp.commands.{COMMANDS[command]}",)
     for name in modules:
         importlib.import_module(name).register(sub, common)

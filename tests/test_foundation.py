@@ -77,6 +77,19 @@ def test_anything_else_gets_the_whole_parser(argv):
     assert command_named(argv) is None
 
 
+@pytest.mark.parametrize("columns", [None, "70", "0", "wide"])
+def test_the_help_is_as_wide_as_shutil_says_the_terminal_is(monkeypatch, columns):
+    import shutil
+
+    from studyapp.cli import _columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert _columns() == shutil.get_terminal_size().columns
+
+
 def test_data_dir_precedence(tmp_path, monkeypatch):
     monkeypatch.setenv("STUDYAPP_DATA_DIR", str(tmp_path / "env"))
     assert resolve_paths().data_dir == (tmp_path / "env").resolve()
