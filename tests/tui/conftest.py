@@ -55,6 +55,11 @@ def pending_work(app) -> bool:
             or any(screen._callbacks for screen in screens))
 
 
+def notified(app, text: str) -> bool:
+    """Whether a notification shown so far holds `text`."""
+    return any(text in n.message for n in app._notifications)
+
+
 async def settle(pilot) -> None:
     """Let every worker finish and every message be handled; stop cursors blinking for snapshots.
 

@@ -8,12 +8,8 @@ from studyapp.drills import catalog
 from studyapp.tui.screens.drill import DrillScreen
 from studyapp.tui.screens.review import ReviewScreen
 
-from .conftest import app_with_grader, settle
+from .conftest import app_with_grader, notified, settle
 from .test_tui_drill_reviews import NOTE, PASS, ScriptedGrader, text_of
-
-
-def notified(app, text: str) -> bool:
-    return any(text in n.message for n in app._notifications)
 
 
 async def test_u_after_rating_a_drill_in_the_session_takes_that_rating_back(ctx):

@@ -19,7 +19,7 @@ from studyapp.tui.screens.drill import DrillScreen
 from studyapp.tui.screens.review import ReviewScreen
 from studyapp.tui.screens.today import TodayScreen
 
-from .conftest import app_with_grader, real_app, settle
+from .conftest import app_with_grader, notified, real_app, settle
 from .sample_vault import write_vault
 from .test_tui_drills import StubGrader
 
@@ -77,10 +77,6 @@ def suspended(app, path: str) -> bool:
 
 def all_screens(app) -> list:
     return [screen for stack in app._screen_stacks.values() for screen in stack]
-
-
-def notified(app, text: str) -> bool:
-    return any(text in n.message for n in app._notifications)
 
 
 async def rate_first_then_practise(pilot) -> tuple[str, str]:
