@@ -195,6 +195,21 @@ def check_inputs_unchanged(input_names, case: Case, result: dict, book: CheckBoo
     book.passed("inputs unchanged")
 
 
+def load_projections(module, weights: dict, device, dtype, missing: str) -> None:
+    """Copy the grader's weights and biases (`weights`: layer name -> (weight, bias)) into the
+    learner's module's `nn.Linear` layers of those names, on `device` in `dtype`. `missing`
+    ends the error for a layer that is not there (what the learner should write instead)."""
+    with torch.no_grad():
+        for layer, (weight, bias) in weights.items():
+            linear = getattr(module, layer, None)
+            if linear is None or getattr(linear, "weight", None) is None:
+                raise AttributeError(f"{type(module).__name__} has no {layer} = nn.Linear(d_model, d_model) {missing}")
+            if getattr(linear, "bias", None) is None:
+                raise AttributeError(f"{layer} has no bias: the contract needs nn.Linear(d_model, d_model) with bias")
+            linear.weight.copy_(weight.to(device, dtype))
+            linear.bias.copy_(bias.to(device, dtype))
+
+
 def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     """Index of element `flat` in a tensor of `shape` (torch.unravel_index imports sympy: ~0.7 s)."""
     index = []

@@ -29,6 +29,7 @@ from .grading import (
     describe_returned,
     export,
     format_index,
+    load_projections,
     mistake_distance,
     narrow_mistakes,
     same_values,
@@ -104,7 +105,6 @@ class StepsDrill(Drill):
     """A drill whose module is called step by step; subclasses say how and what is right."""
 
     check_order = CHECK_ORDER
-    module_name = "the module"
     late_checks: dict[str, str] = {}
     """Check -> the mistake it names, when no known mistake's trace explains the failures (a
     check of HOW the code ran, e.g. work redone, whose values can be right)."""
@@ -139,16 +139,8 @@ class StepsDrill(Drill):
         module = entry_obj(payload["d_model"], payload["num_heads"])
         first = payload["steps"][0]["x"]
         module.to(device=first.device, dtype=first.dtype)
-        with torch.no_grad():
-            for layer, (weight, bias) in payload["weights"].items():
-                linear = getattr(module, layer, None)
-                if linear is None or getattr(linear, "weight", None) is None:
-                    raise AttributeError(f"{self.module_name} has no {layer} = nn.Linear(d_model, d_model) (the grader "
-                                         "loads its weights into W_q..W_o)")
-                if getattr(linear, "bias", None) is None:
-                    raise AttributeError(f"{layer} has no bias: the contract needs nn.Linear(d_model, d_model) with bias")
-                linear.weight.copy_(weight.to(first.device, first.dtype))
-                linear.bias.copy_(bias.to(first.device, first.dtype))
+        load_projections(module, payload["weights"], first.device, first.dtype,
+                         "(the grader loads its weights into W_q..W_o)")
         module.eval()
         return module
 

@@ -312,3 +312,24 @@ def test_public_checks_kept_for_one_result_are_never_replayed_for_another():
     assert first == again
     assert all(check["status"] == "pass" for check in passed["checks"] if check["tier"] == "core")
     assert first["mistake"] == "no_scaling"
+
+
+@pytest.mark.parametrize("drill_id, cls", [("mha", "MultiHeadAttention"), ("kv_cache_mha", "CachedSelfAttention"),
+                                           ("cross_attention", "CrossAttention")])
+@pytest.mark.parametrize("change, said", [
+    ("self.W_o = nn.Linear(d_model, d_model)", "has no W_o = nn.Linear(d_model, d_model)"),
+    ("self.W_k = nn.Linear(d_model, d_model)", "W_k has no bias"),
+])
+def test_a_module_without_the_graders_projections_is_told_which_one(tmp_path, drill_id, cls, change, said):
+    """The grader loads its weights into W_q..W_o: a missing layer, or one without a bias, is
+    named in the verdict (one loader for the three module drills)."""
+    source = kernels.CATALOG[drill_id].reference_path.read_text(encoding="utf-8")
+    assert change in source
+    replacement = "pass" if "W_o" in change else "self.W_k = nn.Linear(d_model, d_model, bias=False)"
+    path = tmp_path / "solution.py"
+    path.write_text(source.replace(change, replacement), encoding="utf-8")
+    verdict = kernels.grade_in_process(drill_id, path, seed=0)
+    assert verdict["status"] == "error"
+    assert said in verdict["summary"] + verdict["hint"]
+    if "W_o" in change:
+        assert f"{cls} has no W_o" in verdict["summary"] + verdict["hint"]

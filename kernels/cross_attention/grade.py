@@ -193,7 +193,6 @@ def cross_steps(payload: dict, *, dtype=torch.float64, kv_source: str = "memory"
 
 
 class CrossAttentionDrill(StepsDrill):
-    module_name = "CrossAttention"
     check_order = [*CHECK_ORDER[:-3], (MEMORY_CHECK, CORE), *CHECK_ORDER[-3:]]
     late_checks = {MEMORY_CHECK: "memory_reprojected"}
 

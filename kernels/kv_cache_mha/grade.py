@@ -125,7 +125,6 @@ def stepwise(payload: dict, *, dtype=torch.float64, grow: str = "all", mask: str
 
 
 class KvCacheDrill(StepsDrill):
-    module_name = "CachedSelfAttention"
     check_order = [row for row in CHECK_ORDER if row[0] != "fully masked rows"]  # every token sees itself
 
     def public_cases(self, device: str) -> list[Case]:

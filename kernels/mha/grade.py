@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from ..attention import allowed_mask, merge_heads, mha_forward, split_heads
 from ..device_probe import PROBE, probe_result
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, clone_tree, export, shape_text
+from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, clone_tree, export, load_projections, shape_text
 from ..mistakes import mha_candidates
 from ..tensor_drill import AttentionDrill
 
@@ -113,16 +113,8 @@ class MhaDrill(AttentionDrill):
             return self._probe(module, payload)
         Q = payload["Q"]
         module.to(device=Q.device, dtype=Q.dtype)
-        with torch.no_grad():
-            for layer, (weight, bias) in payload["weights"].items():
-                linear = getattr(module, layer, None)
-                if linear is None or getattr(linear, "weight", None) is None:
-                    raise AttributeError(f"MultiHeadAttention has no {layer} = nn.Linear(d_model, d_model) (the grader "
-                                         "loads its weights into W_q..W_o, so nn.MultiheadAttention cannot stand in)")
-                if getattr(linear, "bias", None) is None:
-                    raise AttributeError(f"{layer} has no bias: the contract needs nn.Linear(d_model, d_model) with bias")
-                linear.weight.copy_(weight)
-                linear.bias.copy_(bias)
+        load_projections(module, payload["weights"], Q.device, Q.dtype,
+                         "(the grader loads its weights into W_q..W_o, so nn.MultiheadAttention cannot stand in)")
         module.eval()
         calls, inputs_after = [], []
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
