@@ -146,15 +146,6 @@ class Vault:
         day = _Days()
         stale = [f for f in files
                  if (row := cached.get(f.path)) is None or row[1] != f.size or row[2] != f.mtime_ns]
-        if not stale and len(cached) == len(files):  # the warm load: every file as cached, none gone
-            for f in files:
-                row = cached[f.path]
-                if row[7]:
-                    problems.append(LoadProblem(f.path, row[7]))
-                else:
-                    notes.append(from_cache(row, f.abs_path, day))
-            problems.sort(key=lambda p: p.path)
-            return VaultSnapshot(notes, problems, parsed=0, reused=len(files))
         in_workers = _parse_in_workers(stale) if len(stale) >= PARALLEL_MIN_FILES else {}
         known = in_workers or cached  # one lookup per file in the common cases
         for f in files:
