@@ -80,7 +80,6 @@ class Vault:
         files: list[_File] = []
         problems: list[LoadProblem] = []
         seen_dirs: set[tuple[int, int]] = set()
-        new_file = tuple.__new__  # `_File(...)` without its Python-level __new__: 10,000 calls
         stack = [(str(self.root), "")]
         while stack:
             folder, prefix = stack.pop()
@@ -131,7 +130,7 @@ class Vault:
                 if problem:
                     problems.append(LoadProblem(rel, problem))
                 else:
-                    files.append(new_file(_File, (rel, entry.path, st.st_size, st.st_mtime_ns)))
+                    files.append(_File(rel, entry.path, st.st_size, st.st_mtime_ns))
         files.sort()  # by path: paths are unique, so the tuples' other fields never decide
         return files, problems
 
