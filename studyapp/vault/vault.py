@@ -110,12 +110,11 @@ class Vault:
                         continue
                     if not name.endswith(NOTE_SUFFIX):
                         continue
-                    if not name.isprintable():  # (the check itself first: 10,000 calls saved)
-                        odd = odd_name_reason(name)
-                        if odd:
-                            if entry.is_file():
-                                problems.append(LoadProblem(shown_path(rel), odd))
-                            continue
+                    odd = odd_name_reason(name)
+                    if odd:
+                        if entry.is_file():
+                            problems.append(LoadProblem(shown_path(rel), odd))
+                        continue
                     st = entry.stat()
                 except FileNotFoundError:
                     if entry.is_symlink():
