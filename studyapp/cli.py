@@ -134,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from studyapp.commands import open_app
 
             return open_app(ctx)
+        if getattr(args, "scans_vault", False):
+            from studyapp.vault.scan import start_scan_ahead
+
+            start_scan_ahead(ctx.paths.vault_dir, ctx.paths.cache_file)
         guarded = getattr(args, "guard_history", True)
         if guarded:
             from studyapp.commands import warn_about_history
@@ -162,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"studyapp: error: {message}", file=sys.stderr)
         return UserError.exit_code
+    finally:
+        if "studyapp.vault.scan" in sys.modules:  # a scan started ahead and left unused
+            sys.modules["studyapp.vault.scan"].forget_scan_ahead()
 
 
 if __name__ == "__main__":  # pragma: no cover

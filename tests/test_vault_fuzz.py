@@ -26,7 +26,7 @@ from studyapp.errors import UserError
 from studyapp.reviews import ReviewService
 from studyapp.vault import Vault
 from studyapp.vault.parse import NoteFormatError, decode, split_note
-from studyapp.vault.vault import shown_path
+from studyapp.vault.scan import shown_path
 
 NOW = "2026-11-23T09:00:00+00:00"
 TODAY = date(2026, 11, 23)

@@ -21,7 +21,7 @@ DEVICES = ("auto", "cpu", "cuda")
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("drills", parents=[common], help="list the graded PyTorch drills and your progress")
     p.add_argument("--json", action="store_true", help="print a JSON array")
-    p.set_defaults(handler=list_drills)
+    p.set_defaults(handler=list_drills, scans_vault=True)  # read-only; loads the vault first
 
     p = sub.add_parser("start", parents=[common], help="write a drill's starter file into your workspace")
     p.add_argument("drill", help="drill id (see `studyapp drills`)")

@@ -12,7 +12,8 @@ from studyapp.errors import ExitCode
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("due", parents=[common], help="list notes due today (per --now), then new notes")
     p.add_argument("--json", action="store_true", help="print a JSON array")
-    p.set_defaults(handler=lambda args, ctx: print_due(ctx, as_json=args.json))
+    # scans_vault: a read-only command that loads the whole vault first (cli.main scans ahead)
+    p.set_defaults(handler=lambda args, ctx: print_due(ctx, as_json=args.json), scans_vault=True)
 
     p = sub.add_parser("import", parents=[common], help="add the metadata block to notes; copy outside files in",
                        description="With no PATH: add the standard metadata block to every note in the vault "

@@ -16,13 +16,8 @@ from studyapp.errors import UsageError
 from studyapp.vault.blocks import add_default_block
 from studyapp.vault.model import NoteWriteError
 from studyapp.vault.parse import BOM, NoteFormatError, decode, find_layout
-from studyapp.vault.vault import (
-    NOTE_SUFFIX,
-    Vault,
-    folder_is_read_only,
-    odd_name_reason,
-    shown_path,
-)
+from studyapp.vault.scan import NOTE_SUFFIX, odd_name_reason, shown_path
+from studyapp.vault.vault import Vault, folder_is_read_only
 
 IMPORTABLE_SUFFIXES = (".md", ".markdown", ".txt")
 

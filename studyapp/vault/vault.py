@@ -9,18 +9,13 @@ itself is in `parse`, `model` and `writeback`; the metadata cache in `cache`.
 from __future__ import annotations
 
 import os
-import re
-import stat
-import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from studyapp.atomic import TEMP_SUFFIX
 from studyapp.errors import UserError
 from studyapp.vault.blocks import add_default_block
-from studyapp.vault.bounds import MAX_NOTE_BYTES
 from studyapp.vault.cache import MetadataCache, note_row, problem_row
 from studyapp.vault.model import (
     LoadProblem,
@@ -42,12 +37,17 @@ from studyapp.vault.parse import (
     split_note,
     title_from_first_line,
 )
+from studyapp.vault.scan import (
+    ANY_WRITE_BIT,
+    FoundFile,
+    file_problem,
+    scan_folder,
+    take_scan_ahead,
+)
 from studyapp.vault.writeback import comparable, edit_review_keys, validate_updates
 
 if TYPE_CHECKING:
     from studyapp.pairing import Pairing
-
-NOTE_SUFFIX = ".md"
 
 
 def content_hash(raw: bytes) -> str:
@@ -55,13 +55,6 @@ def content_hash(raw: bytes) -> str:
     import hashlib
 
     return hashlib.sha256(raw).hexdigest()
-
-
-class _File(NamedTuple):
-    path: str
-    abs_path: str
-    size: int
-    mtime_ns: int
 
 
 class Vault:
@@ -73,85 +66,35 @@ class Vault:
 
     # -- loading -------------------------------------------------------------------------
 
-    def scan(self) -> tuple[list[_File], list[LoadProblem]]:
-        """Every visible `*.md` file (symlinks followed, directory loops cut), sorted by path."""
+    def scan(self) -> tuple[list[FoundFile], list[LoadProblem]]:
+        """Every visible `*.md` file (symlinks followed, directory loops cut), sorted by path,
+        and the files skipped; from the scan a command started ahead, when there is one."""
         if not self.root.is_dir():
             raise UserError(f"the vault folder does not exist: {self.root}")
-        files: list[_File] = []
-        problems: list[LoadProblem] = []
-        seen_dirs: set[tuple[int, int]] = set()
-        stack = [(str(self.root), "")]
-        while stack:
-            folder, prefix = stack.pop()
-            try:
-                st = os.stat(folder)
-                key = (st.st_dev, st.st_ino)
-                if key in seen_dirs:
-                    continue  # a directory symlink loop, or the same folder linked twice
-                seen_dirs.add(key)
-                entries = list(os.scandir(folder))
-            except OSError as exc:
-                problems.append(LoadProblem(prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}"))
-                continue
-            for entry in entries:
-                name = entry.name
-                if name[0] == ".":  # hidden: .obsidian/, .git/, editors' temp files
-                    if name.endswith(TEMP_SUFFIX):
-                        _remove_if_stale(entry)
-                    continue
-                rel = prefix + name
-                try:
-                    if entry.is_dir():
-                        odd = odd_name_reason(name, "folder")
-                        if odd:
-                            problems.append(LoadProblem(shown_path(rel), odd))
-                            continue
-                        stack.append((entry.path, rel + "/"))
-                        continue
-                    if not name.endswith(NOTE_SUFFIX):
-                        continue
-                    odd = odd_name_reason(name)
-                    if odd:
-                        if entry.is_file():
-                            problems.append(LoadProblem(shown_path(rel), odd))
-                        continue
-                    st = entry.stat()
-                except FileNotFoundError:
-                    if entry.is_symlink():
-                        problems.append(LoadProblem(rel, "broken symbolic link"))
-                    continue
-                except OSError as exc:
-                    problems.append(LoadProblem(rel, f"cannot read: {exc.strerror}"))
-                    continue
-                if not entry.is_file():
-                    continue
-                problem = _file_problem(st.st_mode, st.st_size)
-                if problem:
-                    problems.append(LoadProblem(rel, problem))
-                else:
-                    files.append(_File(rel, entry.path, st.st_size, st.st_mtime_ns))
-        files.sort()  # by path: paths are unique, so the tuples' other fields never decide
-        return files, problems
+        scanned = take_scan_ahead(self.root) or scan_folder(str(self.root))
+        files, problems = scanned
+        return files, [LoadProblem(path, reason) for path, reason in problems]
 
     def load(self) -> VaultSnapshot:
         """Every note and every problem; unchanged files come from the cache without being read."""
+        if not self.root.is_dir():  # before the cache is opened (and created)
+            raise UserError(f"the vault folder does not exist: {self.root}")
+        cached = self.cache.read() if self.cache else {}  # first: a scan ahead has time to end
         files, problems = self.scan()
-        cached = self.cache.read() if self.cache else {}
         notes: list[Note] = []
         fresh: list[tuple] = []
         parsed = reused = 0
         from_cache = Note.from_cache
         day = _Days()
         stale = [f for f in files
-                 if (row := cached.get(f.path)) is None or row[1] != f.size or row[2] != f.mtime_ns]
+                 if (row := cached.get(f[0])) is None or row[1] != f[2] or row[2] != f[3]]
         in_workers = _parse_in_workers(stale) if len(stale) >= PARALLEL_MIN_FILES else {}
         known = in_workers or cached  # one lookup per file in the common cases
-        for f in files:
-            path = f.path
+        for path, abs_path, size, mtime_ns in files:
             row = known.get(path)
             if row is None and in_workers:
                 row = cached.get(path)
-            if row is not None and row[1] == f.size and row[2] == f.mtime_ns:
+            if row is not None and row[1] == size and row[2] == mtime_ns:
                 if path in in_workers:
                     parsed += 1
                     fresh.append(row)
@@ -160,20 +103,20 @@ class Vault:
                 if row[7]:
                     problems.append(LoadProblem(path, row[7]))
                     continue
-                notes.append(from_cache(row, f.abs_path, day))
+                notes.append(from_cache(row, abs_path, day))
                 continue
             parsed += 1
-            result = _note_from_file(path, f.abs_path, f.size, f.mtime_ns)
+            result = _note_from_file(path, abs_path, size, mtime_ns)
             if isinstance(result, LoadProblem):
                 problems.append(result)
-                fresh.append((path, f.size, f.mtime_ns) + problem_row(result.reason))
+                fresh.append((path, size, mtime_ns) + problem_row(result.reason))
             else:
                 notes.append(result)
                 values = note_row(result)
                 if values is not None:
-                    fresh.append((path, f.size, f.mtime_ns) + values)
+                    fresh.append((path, size, mtime_ns) + values)
         if self.cache:
-            present = {f.path for f in files}
+            present = {f[0] for f in files}
             self.cache.update(fresh, [path for path in cached if path not in present])
         problems.sort(key=lambda p: p.path)
         return VaultSnapshot(notes, problems, parsed=parsed, reused=reused)
@@ -206,7 +149,7 @@ class Vault:
         abs_path = self._abs(path)
         try:
             st = os.stat(abs_path)
-            problem = _file_problem(st.st_mode, st.st_size)
+            problem = file_problem(st.st_mode, st.st_size)
             if problem:
                 raise UserError(f"{path}: {problem}")
             raw = abs_path.read_bytes()
@@ -376,7 +319,7 @@ def _runnable_now() -> int | None:
         return None
 
 
-def _parse_in_workers(files: list[_File]) -> dict[str, tuple]:
+def _parse_in_workers(files: list[FoundFile]) -> dict[str, tuple]:
     """Cache rows (path first) of the files, parsed by a pool of forked workers; {} when the
     machine has no cores to spare, the process cannot fork safely (threads running) or the pool
     fails. A file whose
@@ -400,15 +343,15 @@ def _parse_in_workers(files: list[_File]) -> dict[str, tuple]:
         return {}
 
 
-def _rows_of(batch: list[_File]) -> list[tuple]:
+def _rows_of(batch: list[FoundFile]) -> list[tuple]:
     """In a worker: the cache row of each file (a problem row for a file that is no note)."""
     rows = []
-    for f in batch:
-        result = _note_from_file(f.path, f.abs_path, f.size, f.mtime_ns)
+    for path, abs_path, size, mtime_ns in batch:
+        result = _note_from_file(path, abs_path, size, mtime_ns)
         if isinstance(result, LoadProblem):
-            rows.append((f.path, f.size, f.mtime_ns) + problem_row(result.reason))
+            rows.append((path, size, mtime_ns) + problem_row(result.reason))
         elif (values := note_row(result)) is not None:
-            rows.append((f.path, f.size, f.mtime_ns) + values)
+            rows.append((path, size, mtime_ns) + values)
     return rows
 
 
@@ -495,42 +438,9 @@ def one_line(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-_ODD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-"""Control characters, and the lone surrogates that stand for bytes that are not UTF-8."""
-_ANY_WRITE_BIT = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
-
-
-def shown_path(path: str) -> str:
-    """A path as one printable line: bytes that are not UTF-8 as \\xNN, control characters escaped."""
-    raw = path.encode("utf-8", "surrogateescape")
-    text = raw.decode("utf-8", "backslashreplace")
-    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
-
-
-def odd_name_reason(name: str, kind: str = "file") -> str | None:
-    """Why a file or folder name cannot be a note's path (not UTF-8, control characters), or None."""
-    if name.isprintable() or not _ODD_NAME.search(name):
-        return None
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return f"{kind} name is not valid UTF-8: rename it (its notes are skipped until then)"
-    return f"{kind} name holds control characters: rename it (its notes are skipped until then)"
-
-
-def _file_problem(mode: int, size: int) -> str | None:
-    """Why a note file is skipped before it is read, or None."""
-    if not mode & _ANY_WRITE_BIT:
-        return ("read-only (no write permission): studyapp never rewrites it; "
-                "make it writable to review it")
-    if size > MAX_NOTE_BYTES:
-        return f"{size:,} bytes is too large for a note (at most {MAX_NOTE_BYTES:,} are read)"
-    return None
-
-
 def folder_is_read_only(folder: str | os.PathLike) -> bool:
     """No write bit, or no write access: a note there cannot be replaced (rename needs the folder)."""
-    return not os.stat(folder).st_mode & _ANY_WRITE_BIT or not os.access(folder, os.W_OK)
+    return not os.stat(folder).st_mode & ANY_WRITE_BIT or not os.access(folder, os.W_OK)
 
 
 def _check_writable(abs_path: Path, path: str, done: str) -> None:
@@ -541,7 +451,7 @@ def _check_writable(abs_path: Path, path: str, done: str) -> None:
     """
     real = os.path.realpath(abs_path)
     try:
-        if not os.stat(real).st_mode & _ANY_WRITE_BIT or not os.access(real, os.W_OK):
+        if not os.stat(real).st_mode & ANY_WRITE_BIT or not os.access(real, os.W_OK):
             raise NoteWriteError(f"{path}: the note is read-only; not {done}")
         if folder_is_read_only(os.path.dirname(real)):
             raise NoteWriteError(f"{path}: its folder {os.path.dirname(real)} is read-only; not {done}")
@@ -549,17 +459,3 @@ def _check_writable(abs_path: Path, path: str, done: str) -> None:
         raise WriteConflict(f"{path}: the note was deleted or moved; not {done}") from None
     except OSError as exc:
         raise NoteWriteError(f"{path}: cannot write the note: {exc.strerror or exc}; not {done}") from None
-
-
-STALE_TEMP_SECONDS = 3600
-"""A write's temp file older than this was left by a writer that died (a write takes
-milliseconds); it holds a copy of a note's old or new bytes, never the only copy."""
-
-
-def _remove_if_stale(entry: os.DirEntry) -> None:
-    """Sweep a temp file a killed writer left behind, once it is clearly abandoned."""
-    try:
-        if time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
-            os.unlink(entry.path)
-    except OSError:
-        pass  # gone already, or not ours to remove: harmless either way

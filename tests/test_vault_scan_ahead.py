@@ -1,0 +1,191 @@
+"""The scan ahead (issue 15): a read-only command scans the vault in a forked child while it
+imports and reads the metadata cache. What the child finds must be exactly what the command
+would have found itself, a child that fails must change nothing but the speed, and no child
+may outlive the command.
+
+Each check runs in a fresh interpreter: the scan ahead refuses to fork a process with other
+threads running, and a pytest-xdist worker may have some.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from vault_fixtures import USERS_NOTE
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2,
+                                reason="the scan ahead needs fork and a second core")
+
+
+def run_python(code: str, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True,
+                          text=True, env=env, timeout=60)
+
+
+def awkward_vault(root: Path) -> Path:
+    """Notes in nested and linked folders, beside every kind of file the scan skips."""
+    vault = root / "vault"
+    (vault / "a" / "b").mkdir(parents=True)
+    (vault / ".obsidian").mkdir()
+    for i in range(30):
+        (vault / "a" / f"n{i:02d}.md").write_text(USERS_NOTE)
+    (vault / "a" / "b" / "deep.md").write_text(USERS_NOTE)
+    (vault / "top.md").write_text(USERS_NOTE)
+    (vault / "readme.txt").write_text("not a note")
+    (vault / ".obsidian" / "hidden.md").write_text(USERS_NOTE)
+    (vault / "read-only.md").write_text(USERS_NOTE)
+    (vault / "read-only.md").chmod(0o444)
+    (vault / "broken.md").symlink_to(root / "nowhere.md")
+    (vault / "linked").symlink_to(vault / "a" / "b")
+    (vault / "loop").symlink_to(vault)
+    (vault / "tab\there.md").write_text(USERS_NOTE)
+    (vault / f"{'x' * 10}.md").write_text(USERS_NOTE)
+    old_temp = vault / ".top.md.studyapp-tmp"
+    old_temp.write_text("left by a writer that died")
+    os.utime(old_temp, (1, 1))
+    return vault
+
+
+def test_the_child_finds_what_the_command_would_find(tmp_path):
+    vault = awkward_vault(tmp_path)
+    out = run_python("""
+        import json, os, sys
+        from studyapp.vault import scan
+        scan.SCAN_AHEAD_MIN_CACHE_BYTES = 0
+        vault = sys.argv[1]
+        cache = sys.argv[2]
+        open(cache, "wb").close()
+        started = scan.start_scan_ahead(vault, cache)
+        ahead = scan.take_scan_ahead(vault)
+        swept = not os.path.exists(os.path.join(vault, ".top.md.studyapp-tmp"))
+        here = scan.scan_folder(vault)
+        print(json.dumps({"started": started, "same": ahead == here, "files": len(here[0]),
+                          "problems": [p[0] for p in here[1]], "again": scan.take_scan_ahead(vault),
+                          "swept": swept}))
+    """, str(vault), str(tmp_path / "cache.sqlite3"))
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["started"] and result["same"]
+    assert result["files"] == 30 + 1 + 1 + 1  # a/*, a/b/deep (linked/ is the same folder), top, xxx
+    assert sorted(result["problems"]) == ["broken.md", "read-only.md", "tab\\there.md"]
+    assert result["again"] is None  # taken once; a second load scans afresh
+    assert result["swept"]  # the child swept the temp file a dead writer left, as a scan does
+
+
+def test_a_child_that_fails_leaves_the_command_to_scan_itself(tmp_path):
+    vault = awkward_vault(tmp_path)
+    out = run_python("""
+        import json, sys
+        from studyapp.vault import scan
+        scan.SCAN_AHEAD_MIN_CACHE_BYTES = 0
+        def broken(root):
+            raise OSError("the disk went away")
+        real, scan.scan_folder = scan.scan_folder, broken  # what the forked child will call
+        open(sys.argv[2], "wb").close()
+        started = scan.start_scan_ahead(sys.argv[1], sys.argv[2])
+        scan.scan_folder = real
+        ahead = scan.take_scan_ahead(sys.argv[1])
+        from studyapp.vault import Vault
+        files, problems = Vault(sys.argv[1]).scan()
+        print(json.dumps({"started": started, "ahead": ahead, "files": len(files)}))
+    """, str(vault), str(tmp_path / "cache.sqlite3"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"started": True, "ahead": None, "files": 33}
+
+
+def test_a_scan_for_another_folder_or_left_unused_is_reaped(tmp_path):
+    vault = awkward_vault(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    out = run_python("""
+        import json, os, sys
+        from studyapp.vault import scan
+        scan.SCAN_AHEAD_MIN_CACHE_BYTES = 0
+        open(sys.argv[3], "wb").close()
+        def children():
+            try:
+                os.waitpid(-1, os.WNOHANG)
+                return True
+            except ChildProcessError:
+                return False
+        first = scan.start_scan_ahead(sys.argv[1], sys.argv[3])
+        wrong = scan.take_scan_ahead(sys.argv[2])
+        after_wrong = children()
+        second = scan.start_scan_ahead(sys.argv[1], sys.argv[3])
+        scan.forget_scan_ahead()
+        print(json.dumps({"started": [first, second], "wrong": wrong, "left": [after_wrong, children()]}))
+    """, str(vault), str(other), str(tmp_path / "cache.sqlite3"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"started": [True, True], "wrong": None, "left": [False, False]}
+
+
+def test_no_scan_ahead_without_a_big_cache_or_with_threads_running(tmp_path):
+    vault = awkward_vault(tmp_path)
+    out = run_python("""
+        import json, sys, threading
+        from studyapp.vault import scan
+        cache = sys.argv[2]
+        no_cache = scan.start_scan_ahead(sys.argv[1], cache)
+        with open(cache, "wb") as f:
+            f.write(b"\\0" * 1000)
+        small_cache = scan.start_scan_ahead(sys.argv[1], cache)
+        scan.SCAN_AHEAD_MIN_CACHE_BYTES = 0
+        stop = threading.Event()
+        thread = threading.Thread(target=stop.wait)
+        thread.start()
+        with_thread = scan.start_scan_ahead(sys.argv[1], cache)
+        stop.set()
+        thread.join()
+        print(json.dumps([no_cache, small_cache, with_thread]))
+    """, str(vault), str(tmp_path / "cache.sqlite3"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [False, False, False]
+
+
+def test_due_scans_ahead_and_answers_as_without_it(tmp_path):
+    """The real command: the child's scan is the one used, the answer is the same as with the
+    scan ahead switched off, and no child is left behind."""
+    vault = awkward_vault(tmp_path)
+    data = tmp_path / "data"
+    out = run_python("""
+        import contextlib, io, json, os, sys
+        from studyapp.vault import scan, vault as vault_module
+        from studyapp.cli import main
+        scan.SCAN_AHEAD_MIN_CACHE_BYTES = 0
+        argv = ["due", "--json", "--vault", sys.argv[1], "--data-dir", sys.argv[2], "--now", "2026-11-23"]
+        used = []
+        real_take = vault_module.take_scan_ahead
+        def take(root):
+            result = real_take(root)
+            used.append(result is not None)
+            return result
+        vault_module.take_scan_ahead = take
+        answers = []
+        for ahead in (False, True, True):  # the first run fills the cache, so the others scan ahead
+            if not ahead:
+                real_start, scan.start_scan_ahead = scan.start_scan_ahead, lambda *a: False
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                code = main(argv)
+            answers.append((code, buffer.getvalue()))
+            if not ahead:
+                scan.start_scan_ahead = real_start
+        try:
+            os.waitpid(-1, os.WNOHANG)
+            left = True
+        except ChildProcessError:
+            left = False
+        print(json.dumps({"used": used, "same": answers[0] == answers[1] == answers[2],
+                          "listed": len(json.loads(answers[0][1])) > 0, "left": left}))
+    """, str(vault), str(data))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"used": [False, True, True], "same": True, "listed": True, "left": False}
