@@ -7,6 +7,7 @@ lazily so `studyapp --help` and the TUI start fast.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -116,9 +117,29 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+COLLECTING_COMMANDS = frozenset({"watch", "dev-check"})
+"""Commands that run for long (a watch loop, every drill's dev check): the cyclic garbage
+collector stays on for them, as for the terminal app. The others are short and build their
+objects in bulk (10,000 notes): the collector would traverse them again and again, about 5 %
+of a warm `due` (benchmarks/vault_scale.py), to find almost no cycles; reference counting still
+frees everything that is not in one."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(command_named(argv))
+    command = command_named(argv)
+    collecting = gc.isenabled()
+    if command is not None and command not in COLLECTING_COMMANDS:
+        gc.disable()
+    try:
+        return _run(argv, command)
+    finally:
+        if collecting:
+            gc.enable()  # as it was: tests and other callers run main() in a longer process
+
+
+def _run(argv: list[str], command: str | None) -> int:
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     ctx = None

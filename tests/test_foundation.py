@@ -90,6 +90,37 @@ def test_the_help_is_as_wide_as_shutil_says_the_terminal_is(monkeypatch, columns
     assert _columns() == shutil.get_terminal_size().columns
 
 
+@pytest.mark.parametrize("argv, collecting", [
+    (["due"], False),
+    (["drills", "--json"], False),
+    (["watch", "sdpa"], True),
+    ([], True),  # the terminal app
+])
+def test_the_collector_is_off_only_while_a_short_command_runs(tmp_path, monkeypatch, argv, collecting):
+    import gc
+
+    import studyapp.commands
+    import studyapp.commands.drills
+    import studyapp.commands.notes
+
+    seen = []
+
+    def handler(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return 0
+
+    monkeypatch.setattr(studyapp.commands.notes, "print_due", handler)
+    monkeypatch.setattr(studyapp.commands.drills, "list_drills", handler)
+    monkeypatch.setattr(studyapp.commands.drills, "watch_drill", handler)
+    monkeypatch.setattr(studyapp.commands, "open_app", handler)
+    monkeypatch.setattr(studyapp.commands, "warn_about_history", lambda ctx: None)
+    monkeypatch.setattr(studyapp.commands, "remember_history", lambda ctx: None)
+    assert gc.isenabled()
+    assert main([*argv, "--vault", str(tmp_path), "--data-dir", str(tmp_path / "data")]) == 0
+    assert seen == [collecting]
+    assert gc.isenabled()  # as it was before: a test process, a caller's process
+
+
 def test_data_dir_precedence(tmp_path, monkeypatch):
     monkeypatch.setenv("STUDYAPP_DATA_DIR", str(tmp_path / "env"))
     assert resolve_paths().data_dir == (tmp_path / "env").resolve()
