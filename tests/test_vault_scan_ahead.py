@@ -189,3 +189,26 @@ def test_due_scans_ahead_and_answers_as_without_it(tmp_path):
     """, str(vault), str(data))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {"used": [False, True, True], "same": True, "listed": True, "left": False}
+
+
+def test_a_parent_that_ignores_sigchld_still_gets_the_scan(tmp_path):
+    """With SIGCHLD ignored (inherited from some shells and daemons) the kernel reaps the child
+    itself, and waiting for it fails: the result it sent still decides, and nothing raises."""
+    vault = awkward_vault(tmp_path)
+    out = run_python("""
+        import json, signal, sys
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        from studyapp.vault import scan
+        scan.SCAN_AHEAD_MIN_CACHE_BYTES = 0
+        open(sys.argv[2], "wb").close()
+        started = scan.start_scan_ahead(sys.argv[1], sys.argv[2])
+        import time
+        time.sleep(0.5)  # the child is done and gone
+        ahead = scan.take_scan_ahead(sys.argv[1])
+        unused = scan.start_scan_ahead(sys.argv[1], sys.argv[2])
+        time.sleep(0.5)
+        scan.forget_scan_ahead()
+        print(json.dumps({"started": [started, unused], "same": ahead == scan.scan_folder(sys.argv[1])}))
+    """, str(vault), str(tmp_path / "cache.sqlite3"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"started": [True, True], "same": True}

@@ -229,8 +229,8 @@ def take_scan_ahead(root: str | os.PathLike) -> tuple[list[FoundFile], list[Prob
         data = _receive(pending.fd)
     finally:
         os.close(pending.fd)
-        _, status = os.waitpid(pending.pid, 0)
-    if status != 0:
+        status = _reap(pending.pid)
+    if status not in (0, None):
         return None
     try:
         paths, sizes, mtimes, problems = marshal.loads(data)
@@ -250,11 +250,21 @@ def forget_scan_ahead() -> None:
 
 def _discard(pending: _ScanAhead) -> None:
     os.close(pending.fd)
-    try:
-        os.kill(pending.pid, signal.SIGKILL)  # it only reads the folder: nothing to finish
+    try:  # it only lists the folder (and may unlink a dead writer's temp file): nothing to finish
+        os.kill(pending.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    os.waitpid(pending.pid, 0)
+    _reap(pending.pid)
+
+
+def _reap(pid: int) -> int | None:
+    """Wait for the child; its wait status, or None when the system reaped it already (the
+    process ignores SIGCHLD, as some shells and daemons leave it): then the data it sent decides
+    (a child that died mid-way sent a truncated result, which does not unmarshal)."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return None
 
 
 def _send(fd: int, scanned: tuple[list[FoundFile], list[Problem]]) -> None:
