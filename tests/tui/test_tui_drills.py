@@ -268,3 +268,33 @@ async def test_opening_a_drill_warms_the_grader_on_its_reference_without_recordi
         app.action_open_drill("sdpa")
         await settle(pilot)
         assert len(grader.warmed) == 1, "a drill is warmed once per run"
+
+
+def assert_status_columns_in_view(app, width: int) -> None:
+    table = app.screen.query_one("#drill-table", DataTable)
+    shown = table.scrollable_content_region.width
+    widths = [column.get_render_width(table) for column in table.ordered_columns]
+    assert sum(widths[:4]) <= shown, (widths, shown)  # Drill, Status, Next due, Passes
+    titles = [str(table.get_row_at(row)[0]) for row in range(table.row_count)]
+    full = [drill.title for drill in app.study.drills()]
+    assert all(title == whole or (title.endswith("…") and whole.startswith(title[:-1]))
+               for title, whole in zip(titles, full))
+    assert width < 120 or titles == full  # shortened only when the screen is narrow
+
+
+@pytest.mark.parametrize("width", [80, 120])
+async def test_the_drill_list_shows_status_next_due_and_passes_at_any_width(ctx, width):
+    """At 80 columns a long title used to push "Next due" and "Passes" off the screen: titles
+    are shortened to what is left, so every row's status, due date and passes are in view,
+    also after the terminal is resized."""
+    write_vault(ctx.paths.vault_dir)
+    app = app_with_grader(ctx, StubGrader())
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        assert_status_columns_in_view(app, width)
+        other = 200 - width
+        await pilot.resize_terminal(other, 24)
+        await settle(pilot)
+        assert_status_columns_in_view(app, other)

@@ -9,17 +9,23 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Header, ProgressBar, Static
-from textual.widgets.data_table import RowKey
+from textual.widgets.data_table import ColumnKey, RowKey
 
+from studyapp.textwidth import display_width, fit
 from studyapp.tui.messages import DrillsListed
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.footer import KeysFooter
 
 STATUS_STYLE = {"passed": "[green]✔ passed[/]", "failing": "[red]✘ failing[/]"}
+STATUS_COLUMNS = (("Status", len("not started")), ("Next due", len("2026-11-24")), ("Passes", len("100/100")))
+"""The columns always in view, each as wide as its widest value."""
+MIN_TITLE = 16
 
 
 class DrillsScreen(StudyScreen):
     BINDINGS = [Binding("enter", "open", "Open drill"), Binding("r", "app.start_review", "Review")]
+    _listed: DrillsListed | None = None
+    """The last listing, drawn again when the terminal's width changes."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -28,7 +34,10 @@ class DrillsScreen(StudyScreen):
             yield ProgressBar(total=1, show_eta=False, show_percentage=False, id="drills-progress")
             yield Static("", id="drills-progress-label")
         table: DataTable[str | Text] = DataTable(id="drill-table", cursor_type="row", zebra_stripes=True)
-        table.add_columns("Drill", "Status", "Next due", "Passes", "Last result", "Tags")
+        table.add_column("Drill", key="title")
+        for label, width in STATUS_COLUMNS:
+            table.add_column(label, width=width)
+        table.add_columns("Last result", "Tags")
         yield table
         yield KeysFooter()
 
@@ -40,9 +49,28 @@ class DrillsScreen(StudyScreen):
         self.post_message(DrillsListed(self.study.drills(), self.study.drill_progress()))
 
     def on_drills_listed(self, message: DrillsListed) -> None:
+        self._listed = message
+        self._fill(message)
+
+    def on_resize(self) -> None:
+        if self._listed is not None:
+            self._fill(self._listed)
+
+    def _title_width(self, table: DataTable, titles: list[str]) -> int:
+        """The widest title, or what the screen leaves beside the status columns (which must
+        stay in view: at 80 columns a full title pushed them off the screen)."""
+        shown = table.scrollable_content_region.width or self.app.size.width
+        beside = sum(width + 2 * table.cell_padding for _, width in STATUS_COLUMNS) + 2 * table.cell_padding
+        widest = max((display_width(title) for title in titles), default=MIN_TITLE)
+        return max(MIN_TITLE, min(widest, shown - beside))
+
+    def _fill(self, message: DrillsListed) -> None:
         table = self.query_one(DataTable)
         selected = table.cursor_row
         table.clear()
+        title_width = self._title_width(table, [drill.title for drill in message.drills])
+        column = table.columns[ColumnKey("title")]
+        column.auto_width, column.width = False, title_width
         progress = {p.id: p for p in message.progress}
         passed = sum(1 for drill in message.drills if drill.status == "passed")
         bar = self.query_one("#drills-progress", ProgressBar)
@@ -52,7 +80,7 @@ class DrillsScreen(StudyScreen):
         for drill in message.drills:
             review = progress.get(drill.id)
             table.add_row(
-                Text(drill.title),
+                Text(fit(drill.title, title_width).rstrip()),
                 STATUS_STYLE.get(drill.status, "[dim]not started[/]"),
                 _next_due(review),
                 Text(f"{review.passes}/{review.attempts}" if review else "0/0"),
