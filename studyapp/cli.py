@@ -117,12 +117,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-COLLECTING_COMMANDS = frozenset({"watch", "dev-check"})
-"""Commands that run for long (a watch loop, every drill's dev check): the cyclic garbage
-collector stays on for them, as for the terminal app. The others are short and build their
-objects in bulk (10,000 notes): the collector would traverse them again and again, about 5 %
-of a warm `due` (benchmarks/vault_scale.py), to find almost no cycles; reference counting still
-frees everything that is not in one."""
+COLLECTING_COMMANDS = frozenset({"watch", "dev-check", "import", "import-history", "sync", "rebuild"})
+"""Commands that can run for long (a watch loop, every drill's dev check, an import or replay
+of a large history): the cyclic garbage collector stays on for them, as for the terminal app.
+The others are short and build their objects in bulk (10,000 notes): the collector would
+traverse them again and again, about 5 % of a warm `due` (benchmarks/vault_scale.py), to find
+almost no cycles; reference counting still frees everything that is not in one."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,7 +21,7 @@ from vault_fixtures import USERS_NOTE
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2,
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2,
                                 reason="the scan ahead needs fork and a second core")
 
 
@@ -55,6 +55,7 @@ def awkward_vault(root: Path) -> Path:
     return vault
 
 
+@needs_fork
 def test_the_child_finds_what_the_command_would_find(tmp_path):
     vault = awkward_vault(tmp_path)
     out = run_python("""
@@ -81,6 +82,7 @@ def test_the_child_finds_what_the_command_would_find(tmp_path):
     assert result["swept"]  # the child swept the temp file a dead writer left, as a scan does
 
 
+@needs_fork
 def test_a_child_that_fails_leaves_the_command_to_scan_itself(tmp_path):
     vault = awkward_vault(tmp_path)
     out = run_python("""
@@ -102,6 +104,7 @@ def test_a_child_that_fails_leaves_the_command_to_scan_itself(tmp_path):
     assert json.loads(out.stdout) == {"started": True, "ahead": None, "files": 33}
 
 
+@needs_fork
 def test_a_scan_for_another_folder_or_left_unused_is_reaped(tmp_path):
     vault = awkward_vault(tmp_path)
     other = tmp_path / "other"
@@ -128,6 +131,7 @@ def test_a_scan_for_another_folder_or_left_unused_is_reaped(tmp_path):
     assert json.loads(out.stdout) == {"started": [True, True], "wrong": None, "left": [False, False]}
 
 
+@needs_fork
 def test_no_scan_ahead_without_a_big_cache_or_with_threads_running(tmp_path):
     vault = awkward_vault(tmp_path)
     out = run_python("""
@@ -151,6 +155,7 @@ def test_no_scan_ahead_without_a_big_cache_or_with_threads_running(tmp_path):
     assert json.loads(out.stdout) == [False, False, False]
 
 
+@needs_fork
 def test_due_scans_ahead_and_answers_as_without_it(tmp_path):
     """The real command: the child's scan is the one used, the answer is the same as with the
     scan ahead switched off, and no child is left behind."""
@@ -191,6 +196,7 @@ def test_due_scans_ahead_and_answers_as_without_it(tmp_path):
     assert json.loads(out.stdout) == {"used": [False, True, True], "same": True, "listed": True, "left": False}
 
 
+@needs_fork
 def test_a_parent_that_ignores_sigchld_still_gets_the_scan(tmp_path):
     """With SIGCHLD ignored (inherited from some shells and daemons) the kernel reaps the child
     itself, and waiting for it fails: the result it sent still decides, and nothing raises."""
@@ -212,3 +218,39 @@ def test_a_parent_that_ignores_sigchld_still_gets_the_scan(tmp_path):
     """, str(vault), str(tmp_path / "cache.sqlite3"))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {"started": [True, True], "same": True}
+
+
+def test_scanning_leaves_no_descriptor_open(tmp_path):
+    """Folders are listed through a descriptor each: a folder seen twice (a symlink loop, a
+    folder linked twice) used to keep its descriptor open, one more at every reload of the
+    running app, until "too many open files"."""
+    from studyapp.vault.scan import scan_folder
+
+    vault = awkward_vault(tmp_path)
+    (vault / "twice").symlink_to(vault / "a")
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        scan_folder(str(vault))
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+@needs_fork
+def test_an_unused_scan_is_not_killed_by_pid_when_sigchld_is_ignored(tmp_path):
+    """With SIGCHLD ignored a finished child is reaped at once and its pid may be reused: the
+    scan left unused is then stopped by closing its pipe, never by a signal to that pid."""
+    vault = awkward_vault(tmp_path)
+    out = run_python("""
+        import json, os, signal, sys, time
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        from studyapp.vault import scan
+        scan.SCAN_AHEAD_MIN_CACHE_BYTES = 0
+        open(sys.argv[2], "wb").close()
+        started = scan.start_scan_ahead(sys.argv[1], sys.argv[2])
+        time.sleep(0.5)
+        killed = []
+        scan.os.kill = lambda pid, sig: killed.append(pid)
+        scan.forget_scan_ahead()
+        print(json.dumps({"started": started, "killed": killed}))
+    """, str(vault), str(tmp_path / "cache.sqlite3"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"started": True, "killed": []}

@@ -55,23 +55,21 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
         except OSError as exc:
             problems.append((prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}"))
             continue
-        try:
-            st = os.stat(folder) if fd is None else os.fstat(fd)
-            key = (st.st_dev, st.st_ino)
-            if key in seen_dirs:
-                continue  # a directory symlink loop, or the same folder linked twice
-            seen_dirs.add(key)
-            entries = list(os.scandir(folder if fd is None else fd))
-        except OSError as exc:
-            problems.append((prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}"))
-            if fd is not None:
-                os.close(fd)
-            continue
-        try:
+        try:  # closed on every way out, and only then: the entries' `stat` calls use it
+            try:
+                st = os.stat(folder) if fd is None else os.fstat(fd)
+                key = (st.st_dev, st.st_ino)
+                if key in seen_dirs:
+                    continue  # a directory symlink loop, or the same folder linked twice
+                seen_dirs.add(key)
+                entries = list(os.scandir(folder if fd is None else fd))
+            except OSError as exc:
+                problems.append((prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}"))
+                continue
             _scan_entries(folder, prefix, entries, files, problems, stack)
         finally:
             if fd is not None:
-                os.close(fd)  # only now: the entries' `stat` calls use it
+                os.close(fd)
     files.sort()  # by path: paths are unique, so the tuples' other fields never decide
     return files, problems
 
@@ -195,24 +193,36 @@ def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike) -> 
             return False
     except OSError:
         return False  # no cache yet: a cold load, which parses in a pool of its own
-    read_fd, write_fd = os.pipe()
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError:  # out of descriptors: the command scans itself
+        return False
+    # Ctrl-C waits until the child is inside its `try` (which always ends in `_exit`): a child
+    # interrupted before it would go on as a second copy of the command.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
     try:
         pid = os.fork()
     except OSError:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
         os.close(read_fd)
         os.close(write_fd)
         return False
     if pid == 0:  # the child: scan, hand the result over, and leave without any clean-up
         status = 1
         try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
             os.close(read_fd)
             _send(write_fd, scan_folder(root))
             status = 0
         finally:
             os._exit(status)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
     os.close(write_fd)
     _pending = _ScanAhead(root, pid, read_fd)
     return True
+
+
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}
 
 
 def take_scan_ahead(root: str | os.PathLike) -> tuple[list[FoundFile], list[Problem]] | None:
@@ -249,7 +259,9 @@ def forget_scan_ahead() -> None:
 
 
 def _discard(pending: _ScanAhead) -> None:
-    os.close(pending.fd)
+    os.close(pending.fd)  # a child still scanning fails to write its result, and leaves
+    if signal.getsignal(signal.SIGCHLD) is signal.SIG_IGN:
+        return  # the system reaps it, and its pid may already be another process's: no signal
     try:  # it only lists the folder (and may unlink a dead writer's temp file): nothing to finish
         os.kill(pending.pid, signal.SIGKILL)
     except ProcessLookupError:
@@ -271,12 +283,13 @@ def _send(fd: int, scanned: tuple[list[FoundFile], list[Problem]]) -> None:
     """The scan as columns (paths, sizes, mtimes, problems): the absolute paths are the
     root's plus the relative ones, so the parent rebuilds them instead of reading them."""
     files, problems = scanned
-    try:  # room for the whole result, so the child can finish before the parent reads
-        import fcntl
+    import fcntl
 
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-    except (OSError, ImportError):
-        pass
+    if hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux: room for the whole result, so the child can
+        try:  # finish before the parent reads
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+        except OSError:
+            pass
     view = memoryview(marshal.dumps(([f[0] for f in files], [f[2] for f in files],
                                      [f[3] for f in files], problems)))
     while view:

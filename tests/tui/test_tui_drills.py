@@ -282,19 +282,20 @@ def assert_status_columns_in_view(app, width: int) -> None:
     assert width < 120 or titles == full  # shortened only when the screen is narrow
 
 
-@pytest.mark.parametrize("width", [80, 120])
-async def test_the_drill_list_shows_status_next_due_and_passes_at_any_width(ctx, width):
+@pytest.mark.parametrize("width, height", [(80, 24), (120, 24), (80, 10)])
+async def test_the_drill_list_shows_status_next_due_and_passes_at_any_width(ctx, width, height):
     """At 80 columns a long title used to push "Next due" and "Passes" off the screen: titles
     are shortened to what is left, so every row's status, due date and passes are in view,
-    also after the terminal is resized."""
+    also after the terminal is resized, and on a terminal too short for every row (where the
+    list's scroll bar takes its share of the width)."""
     write_vault(ctx.paths.vault_dir)
     app = app_with_grader(ctx, StubGrader())
-    async with app.run_test(size=(width, 24)) as pilot:
+    async with app.run_test(size=(width, height)) as pilot:
         await settle(pilot)
         await pilot.press("d")
         await settle(pilot)
         assert_status_columns_in_view(app, width)
         other = 200 - width
-        await pilot.resize_terminal(other, 24)
+        await pilot.resize_terminal(other, height)
         await settle(pilot)
         assert_status_columns_in_view(app, other)

@@ -17,7 +17,7 @@ from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.footer import KeysFooter
 
 STATUS_STYLE = {"passed": "[green]✔ passed[/]", "failing": "[red]✘ failing[/]"}
-STATUS_COLUMNS = (("Status", len("not started")), ("Next due", len("2026-11-24")), ("Passes", len("100/100")))
+STATUS_COLUMNS = (("Status", len("not started")), ("Next due", len("2026-11-24")), ("Passes", len("1000/9999")))
 """The columns always in view, each as wide as its widest value."""
 MIN_TITLE = 16
 
