@@ -177,8 +177,9 @@ def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike) -> 
     """Start scanning `root` in a forked child, for `Vault.scan` to pick up (`take_scan_ahead`).
 
     For a read-only command that loads the whole vault next (nothing may change the vault
-    between the two). Only where it pays and is safe: a warm cache of a large vault, a second
-    core, and no other thread in this process (forking one can deadlock). False: not started.
+    between the two). Only where it pays and is safe: the cache of a large vault, or none yet,
+    a second core, and no other thread in this process (forking one can deadlock). False: not
+    started.
     """
     global _pending
     root = os.fspath(root)
@@ -188,11 +189,15 @@ def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike) -> 
     if threading is not None and threading.active_count() > 1:
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if cores < 2:
+        return False
     try:
-        if cores < 2 or os.stat(cache_file).st_size < SCAN_AHEAD_MIN_CACHE_BYTES:
-            return False
+        if os.stat(cache_file).st_size < SCAN_AHEAD_MIN_CACHE_BYTES:
+            return False  # a small vault: its scan takes less than the fork
+    except FileNotFoundError:
+        pass  # no cache yet (a first run): a vault of any size, read whole; the scan overlaps the start
     except OSError:
-        return False  # no cache yet: a cold load, which parses in a pool of its own
+        return False
     try:
         read_fd, write_fd = os.pipe()
     except OSError:  # out of descriptors: the command scans itself
