@@ -5,6 +5,10 @@ and exports plain data, and `judge` (parent again) turns the results into a verd
 plain data crosses from child to parent (`torch.save` there, `torch.load(weights_only=True)`
 here), so the learner's code can never reach the oracle or the verdict; the process model
 itself lives in `studyapp/grader/` (worker, sandbox, child).
+
+Past 400 lines (~580 lines) on purpose: cases, the export of results, the comparisons, the
+check book, the diagnosis of known mistakes and the verdict are one pipeline every drill runs,
+and a drill's `grade.py` reads it in one module instead of following it across six.
 """
 
 from __future__ import annotations

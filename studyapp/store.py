@@ -6,7 +6,7 @@ on it; callers get typed rows (`store_rows`), never `sqlite3.Row`s. The schema a
 migrations live in `store_schema`, the translation of failures into one line in `store_errors`
 (both re-exported here). One `Store` keeps one connection open: the TUI records reviews in a loop.
 
-`Store` stays one class in one file (~500 lines) because it is the one place that runs SQL on
+`Store` stays one class in one file (~670 lines) because it is the one place that runs SQL on
 this database: the review log, the journal and the replayed history share transactions, and
 keeping every query together is what lets a test check that no other module runs one.
 """

@@ -3,6 +3,9 @@
 The learner's entry is `masked_softmax`; `masked_logsumexp` is looked up by name in the same
 file. Every case calls both functions twice (determinism, mutation) and once more on an `x`
 that requires grad, so the gradient through a fully masked row is graded like the values.
+
+Longer than the other drills (~530 lines) because it is two drills' worth in one folder: two
+functions, each graded on values and on gradients, each with its own known mistakes.
 """
 
 from __future__ import annotations

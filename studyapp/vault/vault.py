@@ -1,8 +1,9 @@
 """The vault: a folder tree of markdown notes, loaded with a metadata cache and written safely.
 
-Longer than most modules (~550 lines) on purpose: `Vault` is the one object that both reads a
-note and writes it back, and the checks they share (a file too big or oddly named, a folder
-that is read-only, a stale temp file) must agree, so they live side by side. The note format
+Longer than most modules (~460 lines) on purpose: `Vault` is the one object that both reads a
+note and writes it back, and what they must agree on (which files are notes and which are
+refused, the bounds a note is read within, a read-only note or folder) is decided here or in
+`scan`, which finds the files and whose checks a read and a write both use. The note format
 itself is in `parse`, `model` and `writeback`; the metadata cache in `cache`.
 """
 
