@@ -84,13 +84,10 @@ class NoHintsLeft(Exception):
 
 
 def catalog() -> dict[str, Any]:
-    """Drill id -> `DrillInfo` (torch-free), in list order."""
-    from studyapp.kernels_loader import load_kernels
+    """Drill id -> `DrillInfo` (torch-free), in list order (the same reading as `drills.catalog`)."""
+    from studyapp.kernels_loader import drill_catalog
 
-    load_kernels()
-    from studyapp_kernels.catalog import CATALOG
-
-    return dict(CATALOG)
+    return drill_catalog()
 
 
 def workspace_file(ctx, drill: str) -> Path:

@@ -32,14 +32,9 @@ NOT_STARTED = "not started"
 def catalog() -> dict[str, Any]:
     """Drill id -> the drill's torch-free description (`kernels/catalog.py`), in list order;
     empty when the kernels folder has no catalog."""
-    from studyapp.kernels_loader import load_kernels
+    from studyapp.kernels_loader import drill_catalog
 
-    load_kernels()
-    try:
-        from studyapp_kernels.catalog import CATALOG
-    except ImportError:
-        return {}
-    return dict(CATALOG)
+    return drill_catalog()
 
 
 def drill(drill_id: str) -> Any:

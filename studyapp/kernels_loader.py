@@ -14,6 +14,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from studyapp.paths import kernels_dir
 
@@ -41,3 +42,15 @@ def load_kernels(root: Path | None = None) -> ModuleType:
         del sys.modules[PACKAGE_NAME]
         raise
     return module
+
+
+def drill_catalog() -> dict[str, Any]:
+    """Drill id -> the drill's torch-free description (`kernels/catalog.py`'s `DrillInfo`), in
+    list order; empty when the kernels folder has no catalog. The one reading of it that every
+    front end and service uses (`drills.catalog`, `drill_reviews`)."""
+    load_kernels()
+    try:
+        from studyapp_kernels.catalog import CATALOG
+    except ImportError:
+        return {}
+    return dict(CATALOG)
