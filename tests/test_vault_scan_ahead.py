@@ -198,27 +198,31 @@ def test_due_scans_ahead_and_answers_as_without_it(tmp_path):
 
 
 @needs_fork
-def test_a_parent_that_ignores_sigchld_still_gets_the_scan(tmp_path):
+def test_a_parent_that_ignores_sigchld_still_gets_the_scan_and_signals_no_pid(tmp_path):
     """With SIGCHLD ignored (inherited from some shells and daemons) the kernel reaps the child
-    itself, and waiting for it fails: the result it sent still decides, and nothing raises."""
+    itself, and waiting for it fails: the result it sent still decides, and nothing raises. A
+    finished child's pid may then be reused, so a scan left unused is stopped by closing its
+    pipe, never by a signal to that pid."""
     vault = awkward_vault(tmp_path)
     out = run_python("""
-        import json, signal, sys
+        import json, signal, sys, time
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)
         from studyapp.vault import scan
         scan.SCAN_AHEAD_MIN_CACHE_BYTES = 0
         open(sys.argv[2], "wb").close()
         started = scan.start_scan_ahead(sys.argv[1], sys.argv[2])
-        import time
         time.sleep(0.5)  # the child is done and gone
         ahead = scan.take_scan_ahead(sys.argv[1])
         unused = scan.start_scan_ahead(sys.argv[1], sys.argv[2])
         time.sleep(0.5)
+        killed = []
+        scan.os.kill = lambda pid, sig: killed.append(pid)
         scan.forget_scan_ahead()
-        print(json.dumps({"started": [started, unused], "same": ahead == scan.scan_folder(sys.argv[1])}))
+        print(json.dumps({"started": [started, unused], "same": ahead == scan.scan_folder(sys.argv[1]),
+                          "killed": killed}))
     """, str(vault), str(tmp_path / "cache.sqlite3"))
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == {"started": [True, True], "same": True}
+    assert json.loads(out.stdout) == {"started": [True, True], "same": True, "killed": []}
 
 
 def test_scanning_leaves_no_descriptor_open(tmp_path):
@@ -233,25 +237,3 @@ def test_scanning_leaves_no_descriptor_open(tmp_path):
     for _ in range(20):
         scan_folder(str(vault))
     assert len(os.listdir("/proc/self/fd")) == before
-
-
-@needs_fork
-def test_an_unused_scan_is_not_killed_by_pid_when_sigchld_is_ignored(tmp_path):
-    """With SIGCHLD ignored a finished child is reaped at once and its pid may be reused: the
-    scan left unused is then stopped by closing its pipe, never by a signal to that pid."""
-    vault = awkward_vault(tmp_path)
-    out = run_python("""
-        import json, os, signal, sys, time
-        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-        from studyapp.vault import scan
-        scan.SCAN_AHEAD_MIN_CACHE_BYTES = 0
-        open(sys.argv[2], "wb").close()
-        started = scan.start_scan_ahead(sys.argv[1], sys.argv[2])
-        time.sleep(0.5)
-        killed = []
-        scan.os.kill = lambda pid, sig: killed.append(pid)
-        scan.forget_scan_ahead()
-        print(json.dumps({"started": started, "killed": killed}))
-    """, str(vault), str(tmp_path / "cache.sqlite3"))
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == {"started": True, "killed": []}
