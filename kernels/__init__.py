@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .catalog import CATALOG, DrillInfo
+from .catalog import DrillInfo
 
 _LAZY = {
+    "CATALOG": ".catalog",  # parsed on first use: a caller with a memo of the parses never needs it
     "DRILLS": ".registry",
     "Drill": ".grading",
     "Case": ".grading",

@@ -7,14 +7,12 @@ A drill is one folder under `kernels/` (see `kernels/README.md`): its `drill.tom
 
 from __future__ import annotations
 
+import marshal
+import os
 import sys
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 KERNELS_DIR = Path(__file__).resolve().parent
 METADATA = "drill.toml"
@@ -74,12 +72,27 @@ class DrillFolderError(ValueError):
     """A drill folder whose metadata is missing or malformed (a bug in the bundled drills)."""
 
 
-def load_folder(folder: Path) -> DrillInfo:
-    """Read one drill folder's `drill.toml` and `statement.md` into a `DrillInfo`."""
+def _tomllib():
+    """The TOML parser, imported only when a `drill.toml` must be parsed (see `ParsedMemo`)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
+def load_folder(folder: Path, memo: ParsedMemo | None = None) -> DrillInfo:
+    """Read one drill folder's `drill.toml` and `statement.md` into a `DrillInfo` (the TOML's
+    parse from `memo` when it has seen these very bytes)."""
     try:
-        meta = tomllib.loads((folder / METADATA).read_text(encoding="utf-8"))
+        raw = (folder / METADATA).read_bytes()
+        meta = memo.get(folder.name, raw) if memo is not None else None
+        if meta is None:
+            meta = _tomllib().loads(raw.decode("utf-8"))  # its TOMLDecodeError is a ValueError
+            if memo is not None:
+                memo.put(folder.name, raw, meta)
         statement = (folder / "statement.md").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DrillFolderError(f"drill folder {folder.name}: {exc}") from exc
     if meta.get("id") != folder.name:
         raise DrillFolderError(f"drill folder {folder.name}: id {meta.get('id')!r} differs from the folder name")
@@ -110,11 +123,72 @@ def drill_folders(root: Path = KERNELS_DIR) -> list[Path]:
     return sorted(path.parent for path in root.glob(f"*/{METADATA}"))
 
 
-def load_catalog(root: Path = KERNELS_DIR) -> dict[str, DrillInfo]:
-    """Every drill folder under `root`, by id, in list order (`order`, then id)."""
-    infos = [load_folder(folder) for folder in drill_folders(root)]
+def load_catalog(root: Path = KERNELS_DIR, memo_file: Path | None = None) -> dict[str, DrillInfo]:
+    """Every drill folder under `root`, by id, in list order (`order`, then id). With
+    `memo_file`, the TOML parses are kept there and reused for unchanged files (`ParsedMemo`)."""
+    memo = ParsedMemo(memo_file) if memo_file is not None else None
+    infos = [load_folder(folder, memo) for folder in drill_folders(root)]
+    if memo is not None:
+        memo.save()
     return {info.id: info for info in sorted(infos, key=lambda info: (info.order, info.id))}
 
 
-CATALOG: dict[str, DrillInfo] = load_catalog()
-"""Every drill by id, in list order."""
+class ParsedMemo:
+    """The parsed `drill.toml` of each folder, kept in a file between runs and keyed by the
+    file's bytes (name, CRC-32, length), so an edited file is parsed again and nothing else
+    decides. Parsing the dozen files is most of listing the drills (about 8 ms a command, and
+    the parser's import); reading them to check costs a fraction of a millisecond. A memo that
+    cannot be read is ignored, one that cannot be written is not kept: it only saves time."""
+
+    FORMAT = 1
+
+    def __init__(self, file: Path):
+        self.file = file
+        self.entries: dict[tuple[str, int, int], dict] = {}
+        self.changed = False
+        try:
+            stored = marshal.loads(file.read_bytes())
+            if type(stored) is tuple and len(stored) == 2 and stored[0] == self.FORMAT and type(stored[1]) is dict:
+                self.entries = stored[1]
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+
+    @staticmethod
+    def _key(name: str, raw: bytes) -> tuple[str, int, int]:
+        return (name, zlib.crc32(raw), len(raw))
+
+    def get(self, name: str, raw: bytes) -> dict | None:
+        meta = self.entries.get(self._key(name, raw))
+        return meta if type(meta) is dict else None
+
+    def put(self, name: str, raw: bytes, meta: dict) -> None:
+        self.entries = {key: value for key, value in self.entries.items() if key[0] != name}
+        self.entries[self._key(name, raw)] = meta
+        self.changed = True
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:
+            data = marshal.dumps((self.FORMAT, self.entries))
+        except ValueError:  # a value marshal cannot hold (a TOML date): parse each time
+            return
+        temp = self.file.with_name(f".{self.file.name}.{os.getpid()}.tmp")
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            temp.write_bytes(data)
+            os.replace(temp, self.file)  # whole or not at all, whoever reads it meanwhile
+        except OSError:
+            try:
+                temp.unlink()
+            except OSError:
+                pass
+
+
+def __getattr__(name: str):
+    """`CATALOG`: every drill by id, in list order, parsed on first use (PEP 562), so that a
+    caller with a memo of the parses (`load_catalog(memo_file=...)`) never parses them."""
+    if name != "CATALOG":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    catalog = globals()["CATALOG"] = load_catalog()
+    return catalog

@@ -29,12 +29,13 @@ if TYPE_CHECKING:
 NOT_STARTED = "not started"
 
 
-def catalog() -> dict[str, Any]:
+def catalog(memo_file: Path | None = None) -> dict[str, Any]:
     """Drill id -> the drill's torch-free description (`kernels/catalog.py`), in list order;
-    empty when the kernels folder has no catalog."""
+    empty when the kernels folder has no catalog. `memo_file`: `Paths.drill_memo_file`, where
+    the parsed drill folders are kept while unchanged (the first reading in a process uses it)."""
     from studyapp.kernels_loader import drill_catalog
 
-    return drill_catalog()
+    return drill_catalog(memo_file)
 
 
 def drill(drill_id: str) -> Any:

@@ -438,7 +438,7 @@ class StudyFacade:
         store = self.service.store
         status, last = drills.status(store), drills.last_results(store)
         return [DrillView(d.id, d.title, tuple(d.tags), status.get(d.id, drills.NOT_STARTED), last.get(d.id))
-                for d in drills.catalog().values()]
+                for d in drills.catalog(self.ctx.paths.drill_memo_file).values()]
 
     @_locked
     def drills(self) -> list[DrillView]:
@@ -519,7 +519,7 @@ class StudyFacade:
         from studyapp.drill_reviews import DrillReviews
         from studyapp.drills import catalog
 
-        return DrillReviews(self.service, catalog())
+        return DrillReviews(self.service, catalog(self.ctx.paths.drill_memo_file))
 
     @_locked
     def due_drills(self) -> list:

@@ -44,13 +44,16 @@ def load_kernels(root: Path | None = None) -> ModuleType:
     return module
 
 
-def drill_catalog() -> dict[str, Any]:
+def drill_catalog(memo_file: Path | None = None) -> dict[str, Any]:
     """Drill id -> the drill's torch-free description (`kernels/catalog.py`'s `DrillInfo`), in
     list order; empty when the kernels folder has no catalog. The one reading of it that every
-    front end and service uses (`drills.catalog`, `drill_reviews`)."""
+    front end and service uses (`drills.catalog`, `drill_reviews`). With `memo_file` (see
+    `Paths.drill_memo_file`) unchanged `drill.toml` files are not parsed again."""
     load_kernels()
     try:
-        from studyapp_kernels.catalog import CATALOG
+        from studyapp_kernels import catalog
     except ImportError:
         return {}
-    return dict(CATALOG)
+    if "CATALOG" not in vars(catalog) and memo_file is not None:
+        catalog.CATALOG = catalog.load_catalog(catalog.KERNELS_DIR, memo_file)  # the same, once
+    return dict(catalog.CATALOG)

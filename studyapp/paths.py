@@ -65,6 +65,11 @@ class Paths:
         return self.data_dir / "cache.sqlite3"
 
     @property
+    def drill_memo_file(self) -> Path:
+        """The drill folders' parsed `drill.toml` files, reused while unchanged; safe to delete."""
+        return self.data_dir / "drill-catalog.cache"
+
+    @property
     def today_snapshot_file(self) -> Path:
         """What the Today screen last showed, drawn at the next start before the vault loads."""
         return self.data_dir / "today.json"

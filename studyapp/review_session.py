@@ -172,7 +172,7 @@ class ReviewSession:
         else:
             from studyapp.drill_reviews import catalog, undo_newest_review
 
-            drills = catalog()
+            drills = catalog(self.service.ctx.paths.drill_memo_file)
             done = undo_newest_review(self.service, drills)
             if done is None:
                 return None

@@ -31,6 +31,42 @@ def test_catalog_lists_every_drill_folder_without_importing_torch():
     assert out.stdout.strip() == f"{FOLDER_IDS} True False"
 
 
+def test_the_memo_of_parsed_drill_files_gives_the_same_catalog_and_notices_an_edit(tmp_path, monkeypatch):
+    """`load_catalog(memo_file=...)` keeps each folder's parsed `drill.toml`, keyed by its bytes:
+    a second reading parses nothing, an edited file is parsed again, and a damaged or unwritable
+    memo changes nothing but the time."""
+    import shutil
+
+    from studyapp_kernels import catalog
+
+    root = tmp_path / "kernels"
+    for folder in catalog.drill_folders():
+        shutil.copytree(folder, root / folder.name)
+    memo = tmp_path / "data" / "drill-catalog.cache"
+    plain = catalog.load_catalog(root)
+    assert catalog.load_catalog(root, memo) == plain and memo.is_file()
+
+    def no_parsing():
+        raise AssertionError("a memo of these bytes was kept: nothing is parsed")
+
+    monkeypatch.setattr(catalog, "_tomllib", no_parsing)
+    assert catalog.load_catalog(root, memo) == plain
+
+    toml = root / "sdpa" / "drill.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace(plain["sdpa"].title, "Renamed"), encoding="utf-8")
+    with pytest.raises(AssertionError, match="nothing is parsed"):
+        catalog.load_catalog(root, memo)  # the edited file is parsed, not taken from the memo
+    monkeypatch.undo()
+    edited = catalog.load_catalog(root, memo)
+    assert edited["sdpa"].title == "Renamed" and edited["mha"] == plain["mha"]
+
+    memo.write_bytes(b"\x00not a memo")
+    assert catalog.load_catalog(root, memo) == edited
+    blocker = tmp_path / "a-file"  # a memo that cannot be written (even by root): its folder is a file
+    blocker.write_text("x")
+    assert catalog.load_catalog(root, blocker / "memo") == edited
+
+
 def test_catalog_and_registry_come_only_from_the_folders_in_list_order():
     assert set(FIRST_DRILLS) <= set(FOLDER_IDS)
     assert sorted(kernels.CATALOG) == sorted(kernels.DRILLS) == FOLDER_IDS

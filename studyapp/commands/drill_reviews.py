@@ -81,8 +81,9 @@ def _confirmed(question: str) -> bool:
 def give_up(args, ctx) -> int:
     from studyapp.drill_reviews import catalog
 
-    if args.drill not in catalog():
-        raise UsageError(f"unknown drill {args.drill!r}; choose from: {', '.join(catalog())}")
+    known = catalog(ctx.paths.drill_memo_file)
+    if args.drill not in known:
+        raise UsageError(f"unknown drill {args.drill!r}; choose from: {', '.join(known)}")
     # As the app's F3 does: one stray command must not spoil the drill (the try is rated Again).
     # A try that passed has its rating already; then the reference is simply shown.
     if not args.yes:
@@ -127,8 +128,9 @@ def rate_drill(args, ctx) -> int:
 def reset(args, ctx) -> int:
     from studyapp.drill_reviews import catalog, workspace_file
 
-    if args.drill not in catalog():
-        raise UsageError(f"unknown drill {args.drill!r}; choose from: {', '.join(catalog())}")
+    known = catalog(ctx.paths.drill_memo_file)
+    if args.drill not in known:
+        raise UsageError(f"unknown drill {args.drill!r}; choose from: {', '.join(known)}")
     target = workspace_file(ctx, args.drill)
     if not args.yes and target.exists() and not _confirmed(
             f"Replace {target} with the starter (your file is backed up)?"):

@@ -78,7 +78,7 @@ def list_drills(args, ctx) -> int:
     rows = [{"id": info.id, "title": info.title, "tags": list(info.tags), "entry": info.entry,
              "status": status.get(info.id, drills.NOT_STARTED), "statement": info.statement,
              "notes": paired.get(info.id, []), **_progress_fields(progress.get(info.id))}
-            for info in drills.catalog().values()]
+            for info in drills.catalog(ctx.paths.drill_memo_file).values()]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return ExitCode.OK
