@@ -236,7 +236,7 @@ def compare_values(actual: torch.Tensor, expected: torch.Tensor, rtol: float, at
     if ignore_rows is not None and ignore_rows.any():  # (an all-False mask may not even broadcast)
         error.masked_fill_(ignore_rows.unsqueeze(-1).expand(e.shape), 0.0)
     if not error.numel():
-        return bool((error - (atol + rtol * e.abs()) <= 0).all()), 0.0, (), 0.0, 0.0
+        return True, 0.0, (), 0.0, 0.0  # nothing to compare: no element can be off
     excess = error - (atol + rtol * e.abs())
     flat = int(torch.argmax(error))
     largest = float(error.reshape(-1)[flat])

@@ -143,6 +143,7 @@ def _run(argv: list[str], command: str | None) -> int:
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     ctx = None
+    forget_scan = None
     try:
         from studyapp.context import build_context
 
@@ -156,9 +157,10 @@ def _run(argv: list[str], command: str | None) -> int:
 
             return open_app(ctx)
         if getattr(args, "scans_vault", False):
-            from studyapp.vault.scan import start_scan_ahead
+            from studyapp.vault.scan import forget_scan_ahead, start_scan_ahead
 
             start_scan_ahead(ctx.paths.vault_dir, ctx.paths.cache_file)
+            forget_scan = forget_scan_ahead
         guarded = getattr(args, "guard_history", True)
         if guarded:
             from studyapp.commands import warn_about_history
@@ -188,8 +190,8 @@ def _run(argv: list[str], command: str | None) -> int:
         print(f"studyapp: error: {message}", file=sys.stderr)
         return UserError.exit_code
     finally:
-        if "studyapp.vault.scan" in sys.modules:  # a scan started ahead and left unused
-            sys.modules["studyapp.vault.scan"].forget_scan_ahead()
+        if forget_scan is not None:
+            forget_scan()  # a scan started ahead and left unused: its child stopped and reaped
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -83,13 +83,6 @@ class NoHintsLeft(Exception):
     """Every hint of the drill has been shown in this try."""
 
 
-def catalog(memo_file: Path | None = None) -> dict[str, Any]:
-    """Drill id -> `DrillInfo` (torch-free), in list order (the same reading as `drills.catalog`)."""
-    from studyapp.kernels_loader import drill_catalog
-
-    return drill_catalog(memo_file)
-
-
 def workspace_file(ctx, drill: str) -> Path:
     return ctx.paths.workspace_dir / f"{drill}.py"
 
@@ -139,7 +132,11 @@ class DrillReviews:
         self.service = service
         self.store = service.store
         self.ctx = service.ctx
-        self.drills = dict(drills) if drills is not None else catalog(self.ctx.paths.drill_memo_file)
+        if drills is None:
+            from studyapp.kernels_loader import drill_catalog
+
+            drills = drill_catalog(self.ctx.paths.drill_memo_file)
+        self.drills = dict(drills)
         """Drill id -> DrillInfo (tests pass their own)."""
 
     # -- reading ----------------------------------------------------------------------------

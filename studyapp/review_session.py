@@ -170,7 +170,8 @@ class ReviewSession:
             self.vault.written(path)
             show = in_session and path in self.notes
         else:
-            from studyapp.drill_reviews import catalog, undo_newest_review
+            from studyapp.drill_reviews import undo_newest_review
+            from studyapp.drills import catalog
 
             drills = catalog(self.service.ctx.paths.drill_memo_file)
             done = undo_newest_review(self.service, drills)

@@ -79,7 +79,7 @@ def _confirmed(question: str) -> bool:
 
 
 def give_up(args, ctx) -> int:
-    from studyapp.drill_reviews import catalog
+    from studyapp.drills import catalog
 
     known = catalog(ctx.paths.drill_memo_file)
     if args.drill not in known:
@@ -126,7 +126,8 @@ def rate_drill(args, ctx) -> int:
 
 
 def reset(args, ctx) -> int:
-    from studyapp.drill_reviews import catalog, workspace_file
+    from studyapp.drill_reviews import workspace_file
+    from studyapp.drills import catalog
 
     known = catalog(ctx.paths.drill_memo_file)
     if args.drill not in known:

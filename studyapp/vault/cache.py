@@ -208,11 +208,10 @@ class MetadataCache:
                 generation = found[0] if found else 0
                 current = found is not None and found[1] == generation and found[2] == SNAPSHOT_FORMAT
                 snapshot = _unmarshal(found[3]) if current else None
-                stale = snapshot is None
                 rows = snapshot if snapshot is not None else db.execute(
                     f"SELECT {COLUMNS} FROM notes WHERE vault = ?", (self.vault,)).fetchall()
                 self._rows, self._generation = {row[0]: row for row in rows}, generation
-                if stale:
+                if snapshot is None:
                     try:
                         with _writing(db):
                             self._save_snapshot(db, bump=False)

@@ -315,25 +315,12 @@ class Note:
         return extract_answer(self.body)
 
 
-class _MetaFromCache:
-    """`Note.meta` of a note built by `Note.from_cache`: decoded from its JSON on first use and
-    then kept. A note built by `__init__` holds `meta` in its instance dict, which wins over
-    this (non-data) descriptor, so it is never consulted for those."""
-
-    def __get__(self, note, owner=None):
-        if note is None:
-            return self
-        from studyapp.vault.cache import decode_meta
-
-        meta = decode_meta(note.__dict__["_meta_json"])
-        note.__dict__["meta"] = meta
-        return meta
-
-
 class _Decoded:
     """A field of a note built by `Note.from_cache`, worked out from what the cache row holds
-    on first use and then kept (`tags` and `drills` from their stored text, `id` from the
-    path): a warm load builds 10,000 notes and `due` reads none of these."""
+    on first use and then kept (`meta` from its JSON, `tags` and `drills` from their stored
+    text, `id` from the path): a warm load builds 10,000 notes and `due` reads none of these.
+    A note built by `__init__` holds the field in its instance dict, which wins over this
+    (non-data) descriptor, so it is never consulted for those."""
 
     def __init__(self, name: str, stored: str, decode: Callable[[str], object]):
         self.name, self.stored, self.decode = name, stored, decode
@@ -351,8 +338,14 @@ def _decode_list(text: str) -> list[str]:
     return decode_list(text)
 
 
+def _decode_meta(data: str | bytes) -> dict:
+    from studyapp.vault.cache import decode_meta
+
+    return decode_meta(data)
+
+
 # mypy cannot express a non-data descriptor standing in for a dataclass field on the class
-Note.meta = _MetaFromCache()  # type: ignore[assignment]
+Note.meta = _Decoded("meta", "_meta_json", _decode_meta)  # type: ignore[assignment]
 Note.tags = _Decoded("tags", "_tags", _decode_list)  # type: ignore[assignment]
 Note.drills = _Decoded("drills", "_drills", _decode_list)  # type: ignore[assignment]
 Note.id = _Decoded("id", "path", note_id)  # type: ignore[assignment]

@@ -38,6 +38,8 @@ A plain tuple, unpacked where it is used: 10,000 of them are built on every load
 Problem = tuple[str, str]
 """(path, reason): a file or folder the scan skipped, and why."""
 
+_SCAN_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
+
 
 def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
     """Every visible `*.md` file under `root` (symlinks followed, directory loops cut), sorted
@@ -48,15 +50,14 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
     stack = [(root, "")]
     while stack:
         folder, prefix = stack.pop()
-        try:
-            # Listed through a descriptor: each `stat` below is then relative to the folder
-            # (fstatat), not a walk of the whole path again (about 13 % of a warm scan).
-            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY) if _SCAN_BY_FD else None
-        except OSError as exc:
-            problems.append((prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}"))
-            continue
+        fd = None
         try:  # closed on every way out, and only then: the entries' `stat` calls use it
             try:
+                # Listed through a descriptor: each `stat` below is then relative to the folder
+                # (fstatat), not a walk of the whole path again (listing and stat-ing 10,000
+                # notes took 13 % less time so).
+                if _SCAN_BY_FD:
+                    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
                 st = os.stat(folder) if fd is None else os.fstat(fd)
                 key = (st.st_dev, st.st_ino)
                 if key in seen_dirs:
@@ -72,9 +73,6 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
                 os.close(fd)
     files.sort()  # by path: paths are unique, so the tuples' other fields never decide
     return files, problems
-
-
-_SCAN_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 
 
 def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: list[FoundFile],

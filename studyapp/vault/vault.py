@@ -70,18 +70,22 @@ class Vault:
     def scan(self) -> tuple[list[FoundFile], list[LoadProblem]]:
         """Every visible `*.md` file (symlinks followed, directory loops cut), sorted by path,
         and the files skipped; from the scan a command started ahead, when there is one."""
+        self._require_folder()
+        return self._scanned()
+
+    def _require_folder(self) -> None:
         if not self.root.is_dir():
             raise UserError(f"the vault folder does not exist: {self.root}")
-        scanned = take_scan_ahead(self.root) or scan_folder(str(self.root))
-        files, problems = scanned
+
+    def _scanned(self) -> tuple[list[FoundFile], list[LoadProblem]]:
+        files, problems = take_scan_ahead(self.root) or scan_folder(str(self.root))
         return files, [LoadProblem(path, reason) for path, reason in problems]
 
     def load(self) -> VaultSnapshot:
         """Every note and every problem; unchanged files come from the cache without being read."""
-        if not self.root.is_dir():  # before the cache is opened (and created)
-            raise UserError(f"the vault folder does not exist: {self.root}")
+        self._require_folder()  # before the cache is opened (and created)
         cached = self.cache.read() if self.cache else {}  # first: a scan ahead has time to end
-        files, problems = self.scan()
+        files, problems = self._scanned()
         notes: list[Note] = []
         fresh: list[tuple] = []
         parsed = reused = 0

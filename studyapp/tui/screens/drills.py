@@ -20,6 +20,7 @@ STATUS_STYLE = {"passed": "[green]✔ passed[/]", "failing": "[red]✘ failing[/
 STATUS_COLUMNS = (("Status", len("not started")), ("Next due", len("2026-11-24")), ("Passes", len("1000/9999")))
 """The columns always in view, each as wide as its widest value."""
 MIN_TITLE = 16
+"""A title is never shortened below this many cells, however narrow the terminal."""
 
 
 class DrillsScreen(StudyScreen):
