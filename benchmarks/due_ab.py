@@ -1,8 +1,10 @@
-"""A/B of a warm `studyapp due --json`: this tree against another checkout (a commit to compare
-with), runs interleaved so that both see the same machine. Run:
+"""A/B of a warm (or, with --cold, cold) `studyapp due --json`: this tree against another
+checkout (a commit to compare with), runs interleaved so that both see the same machine. Run:
 
     git worktree add --detach /tmp/base <commit>
-    python benchmarks/due_ab.py /tmp/base [--vault DIR] [--runs N]
+    python benchmarks/due_ab.py /tmp/base [--vault DIR] [--runs N] [--cold]
+
+Cold: every run starts with an empty data dir (no metadata cache), as a first start does.
 
 On a shared machine wall times drift by 10 % between runs minutes apart; interleaving A and B
 and comparing CPU seconds (user + sys of the whole process) is what tells a change of a few
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,6 +52,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--note-size", type=int, default=0, metavar="BYTES")
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--cold", action="store_true", help="time cold runs: a fresh data dir each")
     args = parser.parse_args()
     trees = {"base": args.base.resolve(), "this": REPO}
     with tempfile.TemporaryDirectory() as scratch:
@@ -66,16 +70,19 @@ def main() -> None:
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
         for _ in range(args.runs):
             for name, tree in trees.items():
+                if args.cold:
+                    shutil.rmtree(datas[name])
                 cpu, wall, outputs[name] = timed_due(tree, vault, datas[name])
                 samples[name].append((cpu, wall))
     load = os.getloadavg()
-    print(f"warm due --json, {args.runs} interleaved runs each, load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}")
+    print(f"{'cold' if args.cold else 'warm'} due --json, {args.runs} interleaved runs each, load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}")
     for name in trees:
         cpus, walls = [c for c, _ in samples[name]], [w for _, w in samples[name]]
         print(f"  {name:5} CPU median {statistics.median(cpus) * 1000:6.1f} ms (min {min(cpus) * 1000:6.1f})"
               f"   wall median {statistics.median(walls) * 1000:6.1f} ms")
     ratio = statistics.median(c for c, _ in samples["this"]) / statistics.median(c for c, _ in samples["base"])
-    print(f"  this / base, CPU: {ratio:.3f}")
+    walls = statistics.median(w for _, w in samples["this"]) / statistics.median(w for _, w in samples["base"])
+    print(f"  this / base, CPU: {ratio:.3f}, wall: {walls:.3f}")
     print(f"  same output: {outputs['base'] == outputs['this']}")
 
 

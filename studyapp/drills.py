@@ -159,13 +159,14 @@ def paired_notes(ctx: Context, on_problem=None, notes_out: list | None = None) -
     from studyapp.vault import Vault
 
     vault = Vault(ctx.paths.vault_dir, cache_file=ctx.paths.cache_file)
-    snapshot = vault.load()
-    for problem in snapshot.problems:
-        if on_problem is not None:
-            on_problem(problem)
-    if notes_out is not None:
-        notes_out.extend(snapshot.notes)
-    return notes_by_drill(vault.pairings(snapshot.notes))
+    with vault.cache_writes_held():  # a cold load's rows and the pairings: one write
+        snapshot = vault.load()
+        for problem in snapshot.problems:
+            if on_problem is not None:
+                on_problem(problem)
+        if notes_out is not None:
+            notes_out.extend(snapshot.notes)
+        return notes_by_drill(vault.pairings(snapshot.notes))
 
 
 class Grading:

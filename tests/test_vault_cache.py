@@ -133,3 +133,43 @@ def test_a_note_from_the_cache_equals_the_note_parsed_field_for_field(tmp_path):
         assert (kept.id, kept.tags, kept.drills, kept.meta) == (fresh.id, fresh.tags, fresh.drills, fresh.meta)
         assert kept.drills == ["sdpa", "mha"] and kept.tags
     assert {n.id for n in cached.notes} == {unicodedata.normalize("NFC", decomposed), "主题/plain.md"}
+
+
+def test_a_cold_due_writes_its_rows_and_the_pairings_it_worked_out_in_one_snapshot(tmp_path, monkeypatch, capsys):
+    """A cold `due` parses every note, then pairs the due ones: both go to the cache in one
+    write transaction with one snapshot (each snapshot of a 10,000-note vault is ~5 MB)."""
+    from studyapp.cli import main
+    from studyapp.vault.cache import MetadataCache
+
+    vault_dir = make(tmp_path, 3)
+    data = tmp_path / "data"
+    snapshots = []
+    save = MetadataCache._save_snapshot
+
+    def counting(self, db, bump=True):
+        snapshots.append(len(self._rows))
+        save(self, db, bump)
+
+    monkeypatch.setattr(MetadataCache, "_save_snapshot", counting)
+    assert main(["due", "--json", "--vault", str(vault_dir), "--data-dir", str(data), "--now", "2026-06-15"]) == 0
+    assert '"path": "主题/n0.md"' in capsys.readouterr().out
+    assert [rows for rows in snapshots if rows] == [3]
+    rows = MetadataCache(data / "cache.sqlite3", vault_dir.resolve()).read()
+    assert sorted(rows) == ["主题/n0.md", "主题/n1.md", "主题/n2.md"]
+    assert all(row[17] is not None for row in rows.values())  # every due note's pairing kept
+    assert rows == _rows_in_table(data / "cache.sqlite3")
+
+
+def test_held_writes_are_written_when_the_command_fails_after_the_load(tmp_path):
+    """The rows parsed before an error are still worth keeping; nested holds write once."""
+    import pytest
+
+    vault_dir = make(tmp_path, 2)
+    cache = tmp_path / "cache.sqlite3"
+    vault = Vault(vault_dir, cache)
+    with pytest.raises(RuntimeError), vault.cache_writes_held(), vault.cache_writes_held():
+        vault.load()
+        assert _rows_in_table(cache) == {}  # held: nothing written yet
+        raise RuntimeError("the command failed after its load")
+    assert sorted(_rows_in_table(cache)) == ["主题/n0.md", "主题/n1.md"]
+    assert Vault(vault_dir, cache).load().reused == 2

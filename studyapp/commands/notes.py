@@ -53,21 +53,22 @@ def print_due(ctx, as_json: bool) -> int:
     from studyapp.vault import Vault
 
     vault = Vault(ctx.paths.vault_dir, ctx.paths.cache_file)
-    snapshot = load_vault(ctx, vault)
-    from studyapp.commands.drill_reviews import due_drill_rows
+    with vault.cache_writes_held():  # the parsed rows and the pairings worked out: one write
+        snapshot = load_vault(ctx, vault)
+        from studyapp.commands.drill_reviews import due_drill_rows
 
-    due, counts = due_queue(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
-    drills = due_drill_rows(ctx, snapshot.notes)  # due drills follow the notes
+        due, counts = due_queue(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
+        drills = due_drill_rows(ctx, snapshot.notes)  # due drills follow the notes
+        if as_json:
+            import json
+
+            # One object per line: readable, and json's C encoder (an indent would use the slow one).
+            rows = ",\n".join([json.dumps({**d.as_json(), "kind": "note"}, ensure_ascii=False) for d in due]
+                              + [json.dumps(d, ensure_ascii=False) for d in drills])
+        vault.remember_pairings(snapshot.notes)  # the drills worked out: cached from now on
     if as_json:
-        import json
-
-        # One object per line: readable, and json's C encoder (an indent would use the slow one).
-        rows = ",\n".join([json.dumps({**d.as_json(), "kind": "note"}, ensure_ascii=False) for d in due]
-                          + [json.dumps(d, ensure_ascii=False) for d in drills])
-        vault.remember_pairings(snapshot.notes)  # the drills worked out: cached from now on, at once
         sys.stdout.write(f"[\n{rows}\n]\n" if rows else "[]\n")
         return ExitCode.OK
-    vault.remember_pairings(snapshot.notes)
     _print_due_table(due, counts, total=len(snapshot.notes))
     if drills:
         print("Drills due after the notes: " + ", ".join(

@@ -112,7 +112,7 @@ def suspend(args, ctx, flag: bool) -> int:
 def stats(args, ctx) -> int:
     from studyapp.stats import compute_stats, format_stats
 
-    with _service(ctx) as service:
+    with _service(ctx) as service, service.vault.cache_writes_held():  # rows and pairings: one write
         snap = service.load()
         result = compute_stats(service.store, service.scheduler,
                                service.note_cards(snap.notes), ctx.now())

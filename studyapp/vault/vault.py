@@ -143,6 +143,13 @@ class Vault:
                  for note in notes if note.__dict__.pop("_pairing_fresh", False)]
         self.cache.remember_pairings(fresh)
 
+    def cache_writes_held(self):
+        """`MetadataCache.held` for this vault's cache: a command that loads, then pairs, writes
+        the cache once (a context manager that holds nothing when there is no cache)."""
+        from contextlib import nullcontext
+
+        return self.cache.held() if self.cache else nullcontext()
+
     def _abs(self, path: str) -> Path:
         rel = PurePosixPath(path)
         if rel.is_absolute() or ".." in rel.parts or not rel.parts:
