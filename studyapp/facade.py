@@ -604,6 +604,8 @@ class StudyFacade:
 
     def close(self) -> None:
         self._grading.close()
+        if self._vault is not None:
+            self._vault.close()
         if self._service is not None:
             self._service.close()
             self._service = None

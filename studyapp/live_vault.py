@@ -50,7 +50,13 @@ class LiveVault:
         """Casefolded note text by path, with the content hash it was read at (`search`)."""
 
     def load(self) -> None:
-        """Load the vault (warm loads only stat files) and carry identities across renames."""
+        """Load the vault (warm loads only stat files) and carry identities across renames.
+
+        The first load's cache writes wait for `remember_pairings` (or `close`): on a cold
+        start, the rows it parsed are written with the pairings Today works out, once, after
+        Today has what it draws."""
+        if not self.loaded:
+            self.service.vault.hold_cache_writes()
         snap = self.service.load()
         self.notes.clear()
         self.notes.update((note.path, note) for note in snap.notes)
@@ -68,6 +74,11 @@ class LiveVault:
         """Keep in the metadata cache the drills worked out for notes since they were read
         (mastery needs them for every reviewed note: the next start reads them back)."""
         self.service.vault.remember_pairings(list(self.notes.values()))
+        self.service.vault.release_cache_writes()
+
+    def close(self) -> None:
+        """Write whatever the cache still holds (an app closed before Today was computed)."""
+        self.service.vault.release_cache_writes()
 
     @property
     def cached_items(self) -> list[NoteCard] | None:

@@ -10,11 +10,13 @@ go while it is current.
 
 from __future__ import annotations
 
+import functools
 import json
 import marshal
 import math
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -151,6 +153,17 @@ COLUMNS = ("path, size, mtime_ns, content_hash, has_block, title, meta, problem,
 read); `pairing` is NULL until the note's drills were worked out for this version of it."""
 
 
+def _serialised(method):
+    """One thread at a time in the cache's rows (see `MetadataCache._lock`)."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 @dataclass
 class _Writes:
     """Changes to a vault's rows, written together (`MetadataCache._write`)."""
@@ -175,6 +188,8 @@ class MetadataCache:
         """The vault's change count when `_rows` matched the database; None: unknown."""
         self._pending: _Writes | None = None
         """While `held`: the changes not written yet."""
+        self._lock = threading.RLock()
+        """The TUI's load thread may be writing while the app closes (`release`)."""
 
     def _connect(self) -> sqlite3.Connection:
         self.file.parent.mkdir(parents=True, exist_ok=True)
@@ -209,6 +224,7 @@ class MetadataCache:
             )
         return db
 
+    @_serialised
     def read(self) -> dict[str, tuple]:
         """path -> the whole row, in the order of COLUMNS (path first).
 
@@ -238,6 +254,7 @@ class MetadataCache:
             return {}
         return dict(self._rows)
 
+    @_serialised
     def update(self, fresh: list[tuple], gone: list[str]) -> None:
         """Store fresh rows (in the order of COLUMNS; see `note_row` and `problem_row`) and
         forget paths that no longer exist."""
@@ -261,6 +278,7 @@ class MetadataCache:
         writes.rows.pop(path, None)
         writes.forget.add(path)
 
+    @_serialised
     def remember_pairings(self, pairings: list[tuple[str, int, int, str]]) -> None:
         """Store `(path, size, mtime_ns, pairing JSON)` on the rows of those very versions of
         the notes (a row that changed meanwhile is left as it is)."""
@@ -284,19 +302,38 @@ class MetadataCache:
         everything they changed is written in one transaction with one snapshot. A cold `due`
         stores 10,000 parsed rows, then the pairings it worked out: one ~5 MB snapshot, not two.
         (An interrupted command writes nothing: the next load parses those files again.)"""
-        if self._pending is not None:  # already held further out: that one writes
-            yield
-            return
-        self._pending = _Writes()
+        held_here = self.hold()
         try:
             yield
         except Exception:
-            self._write(self._pending)
+            if held_here:
+                self.release()
             raise
-        else:
-            self._write(self._pending)
-        finally:
-            self._pending = None
+        except BaseException:
+            if held_here:
+                self._drop()
+            raise
+        if held_here:
+            self.release()
+
+    @_serialised
+    def hold(self) -> bool:
+        """Start holding writes (see `held`); False when they are held already."""
+        if self._pending is not None:
+            return False
+        self._pending = _Writes()
+        return True
+
+    @_serialised
+    def _drop(self) -> None:
+        self._pending = None
+
+    @_serialised
+    def release(self) -> None:
+        """Write what was held, and write at once from now on."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._write(pending)
 
     def _write(self, writes: _Writes) -> None:
         """Apply the changes in one write transaction, then save the snapshot; errors ignored."""

@@ -150,6 +150,16 @@ class Vault:
 
         return self.cache.held() if self.cache else nullcontext()
 
+    def hold_cache_writes(self) -> None:
+        """The same for a front end whose load and pairing are separate calls: writes wait
+        for `release_cache_writes`."""
+        if self.cache:
+            self.cache.hold()
+
+    def release_cache_writes(self) -> None:
+        if self.cache:
+            self.cache.release()
+
     def _abs(self, path: str) -> Path:
         rel = PurePosixPath(path)
         if rel.is_absolute() or ".." in rel.parts or not rel.parts:

@@ -189,3 +189,57 @@ def test_checking_the_snapshot_imports_no_history_nor_database(ctx):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def _snapshots_saved(monkeypatch) -> list[int]:
+    """The row count of each metadata-cache snapshot written from now on (empty ones left out)."""
+    from studyapp.vault.cache import MetadataCache
+
+    saved: list[int] = []
+    save = MetadataCache._save_snapshot
+
+    def counting(self, db, bump=True):
+        if self._rows:
+            saved.append(len(self._rows))
+        save(self, db, bump)
+
+    monkeypatch.setattr(MetadataCache, "_save_snapshot", counting)
+    return saved
+
+
+def _old_vault(ctx) -> int:
+    write_vault(ctx.paths.vault_dir, broken=False)
+    notes = list(ctx.paths.vault_dir.rglob("*.md"))
+    for path in notes:  # old enough for the metadata cache
+        os.utime(path, ns=(1, 1))
+    return len(notes)
+
+
+def test_a_first_load_writes_the_cache_once_today_has_what_it_draws(ctx, monkeypatch):
+    """A cold start: the rows the load parsed wait for the pairings Today works out, and both
+    are written in one snapshot by `keep_today`, after the screen has its summary (the write
+    of a 10,000-note vault's rows took 0.14 s off the time to a drawn Today)."""
+    count = _old_vault(ctx)
+    saved = _snapshots_saved(monkeypatch)
+    facade = StudyFacade(ctx)
+    try:
+        facade.load()
+        facade.today(keep_later=True)
+        assert saved == []
+        facade.keep_today()
+        assert saved == [count]
+    finally:
+        facade.close()
+    assert saved == [count]  # nothing left to write on closing
+
+
+def test_rows_a_first_load_held_are_written_when_the_app_closes_without_today(ctx, monkeypatch):
+    count = _old_vault(ctx)
+    saved = _snapshots_saved(monkeypatch)
+    facade = StudyFacade(ctx)
+    try:
+        facade.load()
+        assert saved == []
+    finally:
+        facade.close()
+    assert saved == [count]
