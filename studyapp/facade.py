@@ -253,7 +253,8 @@ class StudyFacade:
         queue = todays_queue(self.service, items)
         counts = self._counts(items, queue)
         heatmap = heatmap_of(reviews_per_day(recent_reviews(store, now)), local_day(now))
-        topics = top_topics_mastery(items, now, self.service.scheduler, store.drill_status(), TOPIC_ROWS)
+        topics = top_topics_mastery(items, now, self.service.scheduler, store.drill_status(), TOPIC_ROWS,
+                                    pair_ahead=self.service.vault.pair_ahead)
         wanted: list[str] = []
         for item in queue[:TODAYS_DRILL_NOTES]:
             wanted += [drill for drill in trained_drills(item.note) if drill not in wanted]
@@ -588,7 +589,8 @@ class StudyFacade:
 
         now = self.ctx.now()
         store = self.service.store
-        stats = compute_stats(store, self.service.scheduler, self.vault.items(), now)
+        stats = compute_stats(store, self.service.scheduler, self.vault.items(), now,
+                              pair_ahead=self.service.vault.pair_ahead)
         self.vault.remember_pairings()
         return StatsData(
             heatmap={date.fromisoformat(d): n for d, n in stats.reviews_per_day.items()},

@@ -5,7 +5,7 @@ history. `studyapp stats` prints them, the TUI's Today and Stats screens draw th
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -13,6 +13,9 @@ from fsrs import Rating, Scheduler, State
 
 from studyapp.mastery import note_mastery
 from studyapp.store import ReviewRow, Store
+
+PairAhead = Callable[[list], None]
+"""Given the notes whose drills mastery will ask for, before it asks (`Vault.pair_ahead`)."""
 
 RETENTION_WINDOWS = (7, 30, 365)
 FORECAST_DAYS = 30
@@ -78,7 +81,8 @@ def streak_ending(per_day: Counter, today: date) -> int:
     return streak
 
 
-def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now: datetime) -> Stats:
+def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now: datetime,
+                  pair_ahead: PairAhead | None = None) -> Stats:
     """Statistics as of `now`. `note_cards` are `cards.NoteCard`s: every live note with its
     stored or derived card (the vault says which notes exist, the database what happened)."""
     today = local_day(now)
@@ -121,7 +125,7 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
                   for i in range(FORECAST_DAYS)],
         retention=retention,
         streak=streak,
-        mastery_by_tag=mastery_by_tag(note_cards, now, scheduler, store.drill_status()),
+        mastery_by_tag=mastery_by_tag(note_cards, now, scheduler, store.drill_status(), pair_ahead=pair_ahead),
         counts_by_state=dict(counts),
     )
 
@@ -132,15 +136,18 @@ def heatmap_of(per_day: Counter, today: date) -> dict[str, int]:
 
 
 def mastery_by_tag(note_cards: Sequence, now: datetime, scheduler: Scheduler, drill_status,
-                   only: set[str] | None = None) -> dict[str, dict[str, float]]:
+                   only: set[str] | None = None, pair_ahead: PairAhead | None = None) -> dict[str, dict[str, float]]:
     """tag -> {"notes": count, "mastery": mean mastery now}, for every tag or those in `only`
     (a note's mastery may need its drills, worked out from its text: notes in no wanted tag
-    are never asked)."""
+    are never asked). `pair_ahead` is first given the notes whose drills will be asked
+    (`Vault.pair_ahead` pairs many at once on every core)."""
+    wanted = [(item, tags) for item in note_cards
+              if (tags := item.note.tags if only is None else [tag for tag in item.note.tags if tag in only])]
+    if pair_ahead is not None:
+        pair_ahead([item.note for item, _tags in wanted
+                    if not item.is_new and item.card is not None and item.card.last_review is not None])
     by_tag: dict[str, list[float]] = defaultdict(list)
-    for item in note_cards:
-        tags = item.note.tags if only is None else [tag for tag in item.note.tags if tag in only]
-        if not tags:
-            continue
+    for item, tags in wanted:
         value = 0.0 if item.is_new else note_mastery(item.note, item.card, now, scheduler, drill_status)
         for tag in tags:
             by_tag[tag].append(value)
@@ -148,11 +155,11 @@ def mastery_by_tag(note_cards: Sequence, now: datetime, scheduler: Scheduler, dr
 
 
 def top_topics_mastery(note_cards: Sequence, now: datetime, scheduler: Scheduler, drill_status,
-                       rows: int) -> list[tuple[str, float]]:
+                       rows: int, pair_ahead: PairAhead | None = None) -> list[tuple[str, float]]:
     """`top_topics(mastery_by_tag(...), rows)`, computing mastery only for the notes of those
     topics: which topics have the most notes is known without any note's mastery."""
     top = ranked_topics(Counter(tag for item in note_cards for tag in item.note.tags), rows)
-    by_tag = mastery_by_tag(note_cards, now, scheduler, drill_status, only=set(top))
+    by_tag = mastery_by_tag(note_cards, now, scheduler, drill_status, only=set(top), pair_ahead=pair_ahead)
     return [(tag, float(by_tag[tag]["mastery"])) for tag in top]
 
 

@@ -93,3 +93,78 @@ def test_record_drill_result_logs_every_attempt_and_rewrites_notes_only_on_a_sta
         assert service.record_drill_result(dict(verdict, status="pass")) == ["attn/pad.md"]
         assert service.record_drill_result(dict(verdict, status="pass")) == []  # already passed
         assert service.store.drill_status() == {"padding_mask": "passed"}
+
+
+def write_note(path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _pairing_vault(tmp_path):
+    vault = tmp_path / "vault"
+    for i in range(4):
+        write_note(vault / f"s{i}.md", SUGGESTED.replace("多头", f"多头 {i} "))
+    write_note(vault / "declared.md", DECLARED)
+    write_note(vault / "unknown.md", DECLARED.replace("[padding_mask]", "[padding_mask, no_such_drill]"))
+    write_note(vault / "plain.md", PLAIN)
+    write_note(vault / "broken.md", BLOCK + "# x\n")
+    return vault
+
+
+def test_pairing_many_notes_ahead_on_every_core_equals_pairing_each_when_asked(tmp_path, monkeypatch):
+    """`Vault.pair_ahead` (Today's topics after a cold start): forked workers, or a helper
+    process where threads run, pair exactly as `Note.pairing` does; a note that changed into
+    something unreadable meanwhile is left to `Note.pairing`, which reports it when asked."""
+    import threading
+
+    from studyapp.vault import Vault, parallel
+
+    vault_dir = _pairing_vault(tmp_path)
+    expected = {note.path: note.pairing() for note in Vault(vault_dir).load().notes}
+    assert {p.source for p in expected.values()} == {"declared", "suggested"}
+    monkeypatch.setattr(parallel, "MIN_PAIRINGS", 1)
+    monkeypatch.setattr(parallel, "free_cores", lambda: 2)
+    jobs = []
+    real = parallel.in_workers
+    monkeypatch.setattr(parallel, "in_workers", lambda job, files: jobs.append(job) or real(job, files))
+    for threaded in (False, True):
+        vault = Vault(vault_dir)
+        notes = vault.load().notes
+        (vault_dir / "broken.md").write_text("---\n[\n---\n", encoding="utf-8")  # after the load
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait)
+        if threaded:
+            other.start()
+        try:
+            vault.pair_ahead(notes)
+        finally:
+            stop.set()
+            if threaded:
+                other.join()
+        (vault_dir / "broken.md").write_text(BLOCK + "# x\n", encoding="utf-8")
+        ahead = {note.path: note.__dict__.get("_pairing") for note in notes}
+        assert ahead == {**expected, "broken.md": None}
+        fresh = sorted(n.path for n in notes if n.__dict__.get("_pairing_fresh"))  # to keep in the cache
+        assert fresh == ["plain.md", "s0.md", "s1.md", "s2.md", "s3.md"]  # the declared ones were kept
+    assert jobs == ["pairings", "pairings"]
+
+
+def test_mastery_pairs_ahead_exactly_the_notes_whose_drills_it_will_ask_for(tmp_path):
+    from studyapp.stats import mastery_by_tag
+
+    vault = _pairing_vault(tmp_path)
+    ctx = build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=NOW, seed=False)
+    service = ReviewService(ctx)
+    try:
+        notes = service.load().notes
+        service.record_review("s1.md", "good")
+        service.record_review("plain.md", "good")  # no tag: no mastery by tag asks for its drills
+        items = service.note_cards(service.load().notes)
+        asked: list[list[str]] = []
+        mastery_by_tag(items, ctx.now(), service.scheduler, {}, only={"Attention"},
+                       pair_ahead=lambda notes: asked.append(sorted(n.path for n in notes)))
+        mastery_by_tag(items, ctx.now(), service.scheduler, {},
+                       pair_ahead=lambda notes: asked.append(sorted(n.path for n in notes)))
+    finally:
+        service.close()
+    assert len(notes) == 8 and asked == [["s1.md"], ["s1.md"]]  # reviewed and tagged ones only

@@ -164,13 +164,13 @@ def test_a_big_cold_load_parsed_by_workers_equals_one_parsed_in_process(tmp_path
     write_old(vault_dir / "broken.md", b"---\nreview_count: many\n---\n# x\n")
     write_old(vault_dir / "set.md", b"---\nx: !!set {a: null}\n---\n# not JSON\n")
     one = Vault(vault_dir).load()
-    monkeypatch.setattr("studyapp.vault.vault.PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr("studyapp.vault.vault.PARALLEL_BATCH", 4)
-    monkeypatch.setattr("studyapp.vault.vault._free_cores", lambda: 2)
-    import studyapp.vault.vault as vault_module
+    monkeypatch.setattr("studyapp.vault.parallel.MIN_FILES", 1)
+    monkeypatch.setattr("studyapp.vault.parallel.BATCH", 4)
+    monkeypatch.setattr("studyapp.vault.parallel.free_cores", lambda: 2)
+    from studyapp.vault import parallel
 
-    real, rows = vault_module._parse_in_workers, []
-    monkeypatch.setattr(vault_module, "_parse_in_workers", lambda files: rows.append(real(files)) or rows[-1])
+    real, rows = parallel.parse_in_workers, []
+    monkeypatch.setattr(parallel, "parse_in_workers", lambda files: rows.append(real(files)) or rows[-1])
     workers = Vault(vault_dir, cache_file=tmp_path / "cache.db").load()
     assert len(rows[0]) == 20  # every file but the set came from the workers
     assert workers.parsed == one.parsed == 21
@@ -186,8 +186,8 @@ def test_a_big_cold_load_parsed_by_workers_equals_one_parsed_in_process(tmp_path
 
 def test_no_workers_start_without_cores_to_spare(tmp_path, monkeypatch):
     vault_dir = long_notes(tmp_path)
-    monkeypatch.setattr("studyapp.vault.vault.PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr("studyapp.vault.vault._free_cores", lambda: 1)
+    monkeypatch.setattr("studyapp.vault.parallel.MIN_FILES", 1)
+    monkeypatch.setattr("studyapp.vault.parallel.free_cores", lambda: 1)
     monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", None)  # would raise if used
     assert len(Vault(vault_dir).load().notes) == 7
 
@@ -195,23 +195,62 @@ def test_no_workers_start_without_cores_to_spare(tmp_path, monkeypatch):
 def test_free_cores_count_what_runs_now_not_the_minute_average(monkeypatch):
     """A one-minute load average still counts the processes of the last minute (a benchmark's
     own earlier runs, a test that just finished); the run queue says what competes now."""
-    import studyapp.vault.vault as vault_module
+    from studyapp.vault import parallel
 
-    monkeypatch.setattr(vault_module.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    monkeypatch.setattr(vault_module.os, "getloadavg", lambda: (1.9, 1.9, 1.9))
-    monkeypatch.setattr(vault_module, "_runnable_now", lambda: 1)  # this process alone
-    assert vault_module._free_cores() == 2
-    monkeypatch.setattr(vault_module, "_runnable_now", lambda: 3)  # two others running
-    assert vault_module._free_cores() == 0
-    monkeypatch.setattr(vault_module, "_runnable_now", lambda: None)  # no /proc: the average
-    assert vault_module._free_cores() == 0
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.9, 1.9, 1.9))
+    monkeypatch.setattr(parallel, "runnable_now", lambda: 1)  # this process alone
+    assert parallel.free_cores() == 2
+    monkeypatch.setattr(parallel, "runnable_now", lambda: 3)  # two others running
+    assert parallel.free_cores() == 0
+    monkeypatch.setattr(parallel, "our_runnable_threads", lambda: 2)  # one of the two is ours:
+    assert parallel.free_cores() == 1  # the TUI drawing while its load thread asks, say
+    monkeypatch.setattr(parallel, "runnable_now", lambda: None)  # no /proc: the average
+    assert parallel.free_cores() == 0
 
 
 def test_the_run_queue_is_read_from_proc_loadavg():
-    import studyapp.vault.vault as vault_module
+    from studyapp.vault import parallel
 
-    runnable = vault_module._runnable_now()
+    assert parallel.our_runnable_threads() >= 1  # this one, at least
+    runnable = parallel.runnable_now()
     if not os.path.exists("/proc/loadavg"):
         assert runnable is None
     else:
         assert isinstance(runnable, int) and runnable >= 1  # at least this very process
+
+
+def test_a_process_running_threads_parses_a_big_cold_load_in_a_helper_not_a_fork(tmp_path, monkeypatch):
+    """The TUI loads in a worker thread, where forking could deadlock the child: the files go
+    to a fresh helper process (which forks the pool itself), and the load equals one parsed in
+    process. A helper that fails changes nothing but the speed."""
+    import subprocess
+    import threading
+
+    from studyapp.vault import parallel
+
+    vault_dir = long_notes(tmp_path)
+    for i in range(6):
+        write_old(vault_dir / f"n{i:02d}.md", (USERS_NOTE + FILLER * (i % 2)).encode("utf-8"))
+    write_old(vault_dir / "broken.md", b"---\nreview_count: many\n---\n# x\n")
+    one = Vault(vault_dir).load()
+    monkeypatch.setattr(parallel, "MIN_FILES", 1)
+    monkeypatch.setattr(parallel, "free_cores", lambda: 2)
+    monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", None)  # no fork in this process
+    helped, real = [], parallel.in_helper
+    monkeypatch.setattr(parallel, "in_helper", lambda job, files: helped.append(real(job, files)) or helped[-1])
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        helper = Vault(vault_dir).load()
+        monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, b"", b"no"))
+        failed = Vault(vault_dir).load()
+    finally:
+        stop.set()
+        other.join()
+    assert len(helped) == 2 and len(helped[0]) == len(one.notes) + 1 and helped[1] == []
+    for loaded in (helper, failed):
+        assert loaded.parsed == one.parsed and loaded.problems == one.problems
+        assert [(n.path, n.title, n.meta, n.next_review, n.tags, n.body) for n in loaded.notes] == \
+               [(n.path, n.title, n.meta, n.next_review, n.tags, n.body) for n in one.notes]

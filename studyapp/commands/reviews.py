@@ -115,7 +115,7 @@ def stats(args, ctx) -> int:
     with _service(ctx) as service, service.vault.cache_writes_held():  # rows and pairings: one write
         snap = service.load()
         result = compute_stats(service.store, service.scheduler,
-                               service.note_cards(snap.notes), ctx.now())
+                               service.note_cards(snap.notes), ctx.now(), pair_ahead=service.vault.pair_ahead)
         service.vault.remember_pairings(snap.notes)  # mastery read their drills: cached from now on
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))

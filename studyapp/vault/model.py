@@ -265,25 +265,33 @@ class Note:
         return note
 
     def pairing(self):
-        """The drills that train this note: its `drills:` key, else suggested from its text.
+        """The drills that train this note: its `drills:` key, else suggested from its text
+        (read lazily, from disk after a head or cached load; to pair a whole vault on a hot
+        path, see `Vault.pairings` and `Vault.pair_ahead`)."""
+        known = self.known_pairing()
+        if known is None:
+            from studyapp.pairing import drills_for
 
-        Known from the metadata cache when it was computed before for this version of the file;
-        else it reads the body (lazily, from disk after a head or cached load), so on a hot path
-        pair a whole vault through `Vault.pairings`, which keeps what it computes.
-        """
+            known = self.__dict__["_pairing"] = drills_for(self.meta, self.body)
+            self.__dict__["_pairing_fresh"] = True
+        return known
+
+    def known_pairing(self):
+        """The pairing when it is known without reading the body (worked out already, in the
+        metadata cache for this version of the file, or declared by `drills:`), else None."""
         known = self.__dict__.get("_pairing")
         if known is not None:
             return known
         from studyapp.pairing import decode_pairing, drills_for
 
         cached = self.__dict__.get("_pairing_json")
-        pairing = decode_pairing(cached) if cached else None
-        if pairing is None:
-            meta = self.meta
-            pairing = drills_for(meta, "" if "drills" in meta else self.body)  # declared: no body
+        if (known := decode_pairing(cached) if cached else None) is None:
+            if "drills" not in self.meta:
+                return None
+            known = drills_for(self.meta, "")  # declared: no body
             self.__dict__["_pairing_fresh"] = True
-        self.__dict__["_pairing"] = pairing
-        return pairing
+        self.__dict__["_pairing"] = known
+        return known
 
     @property
     def abs_path(self) -> Path:

@@ -1,10 +1,11 @@
 """The vault: a folder tree of markdown notes, loaded with a metadata cache and written safely.
 
-Longer than most modules (~460 lines) on purpose: `Vault` is the one object that both reads a
+Longer than most modules (~430 lines) on purpose: `Vault` is the one object that both reads a
 note and writes it back, and what they must agree on (which files are notes and which are
 refused, the bounds a note is read within, a read-only note or folder) is decided here or in
 `scan`, which finds the files and whose checks a read and a write both use. The note format
-itself is in `parse`, `model` and `writeback`; the metadata cache in `cache`.
+itself is in `parse`, `model` and `writeback`; the metadata cache in `cache`; parsing a big
+cold load on every core in `parallel`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from studyapp.errors import UserError
+from studyapp.vault import parallel
 from studyapp.vault.blocks import add_default_block
 from studyapp.vault.cache import MetadataCache, note_row, problem_row
 from studyapp.vault.model import (
@@ -93,7 +95,7 @@ class Vault:
         day = _Days()
         stale = [f for f in files
                  if (row := cached.get(f[0])) is None or row[1] != f[2] or row[2] != f[3]]
-        in_workers = _parse_in_workers(stale) if len(stale) >= PARALLEL_MIN_FILES else {}
+        in_workers = parallel.parse_in_workers(stale) if len(stale) >= parallel.MIN_FILES else {}
         known = in_workers or cached  # one lookup per file in the common cases
         for path, abs_path, size, mtime_ns in files:
             row = known.get(path)
@@ -132,6 +134,22 @@ class Vault:
         result = {note.path: note.pairing() for note in notes}
         self.remember_pairings(notes)
         return result
+
+    def pair_ahead(self, notes) -> None:
+        """Work out now, on every core, the pairings of those notes that are not known yet,
+        when there are many (after a cold start, Today's topics pair ~1,800 notes: 0.75 s in one
+        process); each is kept on its note as `Note.pairing` keeps one. A note the workers
+        could not pair is paired, or its problem reported, when someone asks."""
+        unknown = [note for note in notes if note.known_pairing() is None]
+        if len(unknown) < parallel.MIN_PAIRINGS:
+            return
+        from studyapp.pairing import decode_pairing
+
+        found = parallel.pair_in_workers([(n.path, n.source, n.size, n.mtime_ns) for n in unknown])
+        for note in unknown:
+            text = found.get(note.path)
+            if text is not None and (pairing := decode_pairing(text)) is not None:
+                note.__dict__.update(_pairing=pairing, _pairing_fresh=True)  # as Note.pairing keeps one
 
     def remember_pairings(self, notes: list[Note]) -> None:
         """Keep in the cache the pairings worked out for these notes since they were loaded."""
@@ -304,77 +322,6 @@ class _Days(dict):
     def __missing__(self, text: str | None) -> date | None:
         value = self[text] = None if text is None else date.fromisoformat(text)
         return value
-
-
-PARALLEL_MIN_FILES = 3000
-"""A load with at least this many files to parse may parse them in worker processes: below it,
-starting the workers costs more than it saves."""
-PARALLEL_MIN_FREE_CORES = 2
-"""Workers only pay with cores to spare: on a 2-core machine under load (measured with
-benchmarks/vault_scale.py, issue 15) a pool of two was slower than one process. Counted from
-the run queue at the moment of the load, not the minute's average, which still holds whatever
-ran before (a benchmark's own earlier runs, a build that just ended)."""
-PARALLEL_BATCH = 250
-
-
-def _free_cores() -> int:
-    """Cores this process may use, less those other processes use right now (the run queue;
-    where the system does not tell it, the one-minute load average)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    runnable = _runnable_now()
-    if runnable is not None:
-        return max(0, cores - (runnable - 1))  # the queue counts this process too
-    try:
-        busy = os.getloadavg()[0]
-    except OSError:
-        busy = cores
-    return max(0, int(cores - busy))
-
-
-def _runnable_now() -> int | None:
-    """Threads running or ready to run on the whole machine at this instant, this one
-    included (Linux's /proc/loadavg, fourth field "running/total"); None elsewhere."""
-    try:
-        with open("/proc/loadavg", "rb") as handle:
-            return int(handle.read().split()[3].split(b"/")[0])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _parse_in_workers(files: list[FoundFile]) -> dict[str, tuple]:
-    """Cache rows (path first) of the files, parsed by a pool of forked workers; {} when the
-    machine has no cores to spare, the process cannot fork safely (threads running) or the pool
-    fails. A file whose
-    note the cache cannot hold has no row: the caller parses it itself."""
-    import threading
-
-    cores = _free_cores()
-    if cores < PARALLEL_MIN_FREE_CORES or threading.active_count() > 1:  # forking threads can deadlock
-        return {}
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    batches = [files[i:i + PARALLEL_BATCH] for i in range(0, len(files), PARALLEL_BATCH)]
-    try:
-        with ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context("fork")) as pool:
-            return {row[0]: row for rows in pool.map(_rows_of, batches) for row in rows}
-    except (OSError, RuntimeError, ImportError) as exc:  # no fork, no /dev/shm, a broken pool
-        import logging
-
-        logging.getLogger(__name__).info("parsing in one process: %s", exc)
-        return {}
-
-
-def _rows_of(batch: list[FoundFile]) -> list[tuple]:
-    """In a worker: the cache row of each file (a problem row for a file that is no note)."""
-    rows = []
-    for path, abs_path, size, mtime_ns in batch:
-        result = _note_from_file(path, abs_path, size, mtime_ns)
-        if isinstance(result, LoadProblem):
-            rows.append((path, size, mtime_ns) + problem_row(result.reason))
-        elif (values := note_row(result)) is not None:
-            rows.append((path, size, mtime_ns) + values)
-    return rows
 
 
 HEAD_BYTES = 4096

@@ -1,0 +1,192 @@
+"""Parsing a big cold load on every core: a pool of forked workers, each turning a batch of
+files into metadata-cache rows, which the load then reads as it reads cached ones; and the
+same for pairing many notes with drills at once (Today's topics after a cold start).
+
+The bodies the workers read are not sent back: on 10,000 notes of 2.7 KB, sending them to
+the TUI cost as much time (0.18 s) as Today's pairing saved by not reading some of them again.
+
+A process that runs other threads (the TUI loads in a worker thread) must not fork: a lock
+another thread held at the fork stays held in the child. Such a process hands the files to a
+fresh helper process instead (`python -c ... serve()`), which is single-threaded and forks
+the pool itself.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from studyapp.vault.scan import FoundFile
+
+MIN_FILES = 3000
+"""A load with at least this many files to parse may parse them in worker processes: below it,
+starting the workers costs more than it saves."""
+MIN_FREE_CORES = 2
+"""Workers only pay with cores to spare: on a 2-core machine under load (measured with
+benchmarks/vault_scale.py, issue 15) a pool of two was slower than one process. Counted from
+the run queue at the moment of the load, not the minute's average, which still holds whatever
+ran before (a benchmark's own earlier runs, a build that just ended)."""
+BATCH = 250
+MIN_PAIRINGS = 1000
+"""Pairing this many notes at once (Today's topics, Stats on a cold start) may use workers."""
+HELPER_SECONDS_PER_FILE = 0.02
+"""The helper is given 30 s plus this per file (twenty times what pairing one takes) before
+the caller gives up on it and does the work itself."""
+
+
+def free_cores() -> int:
+    """Cores this process may use, less those other processes use right now (the run queue,
+    less this process's own running threads; where the system does not tell, the one-minute
+    load average)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    runnable = runnable_now()
+    if runnable is not None:
+        return max(0, cores - (runnable - our_runnable_threads()))
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        busy = cores
+    return max(0, int(cores - busy))
+
+
+def runnable_now() -> int | None:
+    """Threads running or ready to run on the whole machine at this instant, this one
+    included (Linux's /proc/loadavg, fourth field "running/total"); None elsewhere."""
+    try:
+        with open("/proc/loadavg", "rb") as handle:
+            return int(handle.read().split()[3].split(b"/")[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def our_runnable_threads() -> int:
+    """This process's threads running or ready to run (at least this one): the TUI's drawing
+    thread, busy for a moment while its load thread asks, is no other process's work."""
+    count = 0
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/stat", "rb") as handle:
+                count += handle.read().rpartition(b")")[2].split()[0] == b"R"
+    except (OSError, IndexError):
+        return 1
+    return max(1, count)
+
+
+def parse_in_workers(files: list[FoundFile]) -> dict[str, tuple]:
+    """Cache rows (path first) of the files, parsed by a pool of forked workers; {} when the
+    machine has no cores to spare or the pool fails. A file whose note the cache cannot hold
+    has no row: the caller parses it itself."""
+    return {row[0]: row for row in in_workers("rows", files)}
+
+
+def pair_in_workers(files: list[FoundFile]) -> dict[str, str]:
+    """Path -> the note's pairing (`encode_pairing` JSON), worked out by a pool of forked
+    workers from each file as it is now; {} as `parse_in_workers`. A file that cannot be read
+    has none: the caller pairs it itself, and reports what is wrong with it."""
+    return dict(in_workers("pairings", files))
+
+
+def rows_of(batch: list[FoundFile]) -> list[tuple]:
+    """In a worker: the cache row of each file (a problem row for a file that is no note)."""
+    from studyapp.vault.cache import note_row, problem_row
+    from studyapp.vault.model import LoadProblem
+    from studyapp.vault.vault import _note_from_file
+
+    rows = []
+    for path, abs_path, size, mtime_ns in batch:
+        result = _note_from_file(path, abs_path, size, mtime_ns)
+        if isinstance(result, LoadProblem):
+            rows.append((path, size, mtime_ns) + problem_row(result.reason))
+        elif (values := note_row(result)) is not None:
+            rows.append((path, size, mtime_ns) + values)
+    return rows
+
+
+def pairings_of(batch: list[FoundFile]) -> list[tuple[str, str]]:
+    """In a worker: (path, pairing JSON) of each file that reads as a note."""
+    from studyapp.pairing import drills_for, encode_pairing
+    from studyapp.vault.parse import NoteFormatError, decode, split_note
+
+    pairs = []
+    for path, abs_path, _size, _mtime_ns in batch:
+        try:
+            with open(abs_path, "rb") as handle:
+                _layout, meta, body = split_note(decode(handle.read())[0])
+            pairs.append((path, encode_pairing(drills_for(meta, "" if "drills" in meta else body))))
+        except (OSError, NoteFormatError, ValueError, TypeError, RecursionError, MemoryError):
+            continue
+    return pairs
+
+
+JOBS = {"rows": rows_of, "pairings": pairings_of}
+
+
+def in_workers(job: str, files: list[FoundFile]) -> list:
+    """`JOBS[job]` over the files in batches, by a pool of forked workers (from a helper
+    process where this one runs threads); [] when there are no cores to spare or it fails."""
+    cores = free_cores()
+    if cores < MIN_FREE_CORES:
+        return []
+    if threading.active_count() > 1:  # forking now could deadlock the child: a fresh process forks
+        return in_helper(job, files)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if job == "pairings":  # built once, here, rather than in each worker
+        from studyapp.pairing import bundled_scorer
+
+        bundled_scorer()
+    batches = [files[i:i + BATCH] for i in range(0, len(files), BATCH)]
+    try:
+        with ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context("fork")) as pool:
+            return [result for results in pool.map(JOBS[job], batches) for result in results]
+    except (OSError, RuntimeError, ImportError) as exc:  # no fork, no /dev/shm, a broken pool
+        _log("working in one process: %s", exc)
+        return []
+
+
+_SERVE = "from studyapp.vault.parallel import serve; serve()"
+
+
+def in_helper(job: str, files: list[FoundFile]) -> list:
+    """`in_workers` run by a fresh process (`serve`): the files go in and the results come
+    back as marshal data on its standard streams. [] when it cannot start, fails or takes too
+    long (then the caller does the work itself)."""
+    import marshal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ)  # the helper imports this very studyapp, even from a source checkout
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    try:
+        done = subprocess.run([sys.executable, "-c", _SERVE], input=marshal.dumps((job, files)),
+                              capture_output=True, env=env,
+                              timeout=30 + HELPER_SECONDS_PER_FILE * len(files))
+        if done.returncode != 0:
+            raise RuntimeError(f"exit status {done.returncode}: {done.stderr[-500:]!r}")
+        results = marshal.loads(done.stdout)
+        if type(results) is not list:
+            raise TypeError(f"the helper sent a {type(results).__name__}")
+        return results
+    except (OSError, subprocess.SubprocessError, RuntimeError, ValueError, EOFError, TypeError) as exc:
+        _log("working in one process, the helper failed: %s", exc)
+        return []
+
+
+def serve() -> None:
+    """In the helper: read (job, files) (marshal) from stdin and write the job's results to
+    stdout, worked out by a pool when cores are free, else here."""
+    import marshal
+    import sys
+
+    job, files = marshal.loads(sys.stdin.buffer.read())
+    results = in_workers(job, files) or JOBS[job](files)
+    sys.stdout.buffer.write(marshal.dumps(results))
+
+
+def _log(message: str, *args) -> None:
+    import logging
+
+    logging.getLogger(__name__).info(message, *args)
