@@ -147,6 +147,8 @@ def test_pairing_many_notes_ahead_on_every_core_equals_pairing_each_when_asked(t
         fresh = sorted(n.path for n in notes if n.__dict__.get("_pairing_fresh"))  # to keep in the cache
         assert fresh == ["plain.md", "s0.md", "s1.md", "s2.md", "s3.md"]  # the declared ones were kept
     assert jobs == ["pairings", "pairings"]
+    vault = Vault(vault_dir)  # `drills --json` pairs the whole vault through `Vault.pairings`
+    assert vault.pairings(vault.load().notes) == expected and jobs == ["pairings"] * 3
 
 
 def test_mastery_pairs_ahead_exactly_the_notes_whose_drills_it_will_ask_for(tmp_path):

@@ -130,7 +130,9 @@ class Vault:
 
     def pairings(self, notes: list[Note]) -> dict[str, Pairing]:
         """Path -> the drills that train each note, from the cache where it knows them; the
-        rest are worked out (reading those bodies) and kept in the cache for the next time."""
+        rest are worked out (reading those bodies, on every core when there are many) and kept
+        in the cache for the next time."""
+        self.pair_ahead(notes)
         result = {note.path: note.pairing() for note in notes}
         self.remember_pairings(notes)
         return result
