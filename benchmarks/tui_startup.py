@@ -181,6 +181,12 @@ def child_today(vault: str, data: str) -> dict:
     if original_summary is not None:
         TodayScreen._show_summary = show_summary
     ctx = build_context(vault=vault, data_dir=data, now=NOW, seed=False)
+    try:
+        from studyapp.commands import parse_first_start_ahead
+    except ImportError:  # a version without it (an A/B against an older checkout)
+        pass
+    else:
+        parse_first_start_ahead(ctx)  # as `studyapp` does before it starts the app
     app = StudyApp(ctx)
     app.run(headless=True, size=(100, 30))
     return marks

@@ -237,3 +237,67 @@ def test_scanning_leaves_no_descriptor_open(tmp_path):
     for _ in range(20):
         scan_folder(str(vault))
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+@needs_fork
+def test_the_apps_first_start_parses_ahead_what_its_load_would_parse(tmp_path):
+    """No metadata cache yet: the child scans and parses a big vault (its pool forked from the
+    child) while Textual starts; the load takes those rows instead of parsing, and loads
+    exactly the notes a load parsing them itself loads. A small vault is only scanned."""
+    vault = awkward_vault(tmp_path)
+    (vault / "bad.md").write_text("---\nreview_count: many\n---\n# x\n")
+    (vault / "long.md").write_text(USERS_NOTE + "长文。" * 3000)
+    out = run_python("""
+        import json, sys
+        from pathlib import Path
+        from studyapp.vault import Vault, parallel, scan
+        parallel.MIN_FILES = int(sys.argv[3])
+        data = Path(sys.argv[2])
+        def load(ahead):
+            import shutil
+            shutil.rmtree(data, ignore_errors=True)
+            started = ahead and scan.start_scan_ahead(sys.argv[1], data / "cache.sqlite3", parse=True)
+            real, parallel.parse_in_workers = parallel.parse_in_workers, None  # the load must not parse
+            try:
+                snap = Vault(sys.argv[1], data / "cache.sqlite3").load() if ahead else None
+            finally:
+                parallel.parse_in_workers = real
+            if not ahead:
+                snap = Vault(sys.argv[1], data / "cache.sqlite3").load()
+            rows = Vault(sys.argv[1], data / "cache.sqlite3").cache.read()
+            return started, [(n.path, n.title, n.meta, n.review_count, n.tags, n.body) for n in snap.notes], \\
+                [(p.path, p.reason) for p in snap.problems], snap.parsed, sorted(rows.items())
+        first, here = load(True), load(False)
+        print(json.dumps({"started": first[0], "same": first[1:] == here[1:], "parsed": first[3],
+                          "notes": len(here[1]), "left": scan.take_parsed_ahead(sys.argv[1])}))
+    """, str(vault), str(tmp_path / "data"), "1")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"started": True, "same": True, "parsed": 35, "notes": 34, "left": {}}
+    small = run_python("""
+        import json, sys
+        from studyapp.vault import scan
+        started = scan.start_scan_ahead(sys.argv[1], sys.argv[2], parse=True)
+        ahead = scan.take_scan_ahead(sys.argv[1])
+        print(json.dumps({"started": started, "files": len(ahead[0]), "rows": scan.take_parsed_ahead(sys.argv[1])}))
+    """, str(vault), str(tmp_path / "none.sqlite3"))
+    assert small.returncode == 0, small.stderr
+    assert json.loads(small.stdout) == {"started": True, "files": 35, "rows": {}}  # MIN_FILES: 3000
+
+
+@needs_fork
+def test_the_app_parses_ahead_only_on_a_first_start(tmp_path):
+    vault = awkward_vault(tmp_path)
+    out = run_python("""
+        import json, sys
+        from studyapp.commands import parse_first_start_ahead
+        from studyapp.context import build_context
+        from studyapp.vault import scan
+        ctx = build_context(vault=sys.argv[1], data_dir=sys.argv[2], now="2026-03-01T09:00+00:00", seed=False)
+        first = parse_first_start_ahead(ctx)
+        scan.forget_scan_ahead()
+        ctx.paths.cache_file.parent.mkdir(parents=True, exist_ok=True)
+        ctx.paths.cache_file.write_bytes(b"")  # the app ran before
+        print(json.dumps([first, parse_first_start_ahead(ctx)]))
+    """, str(vault), str(tmp_path / "data"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [True, False]

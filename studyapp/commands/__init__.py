@@ -11,12 +11,29 @@ if TYPE_CHECKING:
 
 def open_app(ctx) -> int:
     """`studyapp` with no subcommand: the terminal app (Textual is imported only here)."""
-    from studyapp.tui.app import run_app
+    from studyapp.vault.scan import forget_scan_ahead
 
-    notices = history_notices(ctx)
-    code = run_app(ctx, notices=notices)
+    parse_first_start_ahead(ctx)
+    try:
+        from studyapp.tui.app import run_app
+
+        notices = history_notices(ctx)
+        code = run_app(ctx, notices=notices)
+    finally:
+        forget_scan_ahead()  # one the app never took (it quit before loading): stopped and reaped
     remember_history(ctx)
     return code
+
+
+def parse_first_start_ahead(ctx) -> bool:
+    """The app's first start (no metadata cache yet): its notes are scanned, and a big vault's
+    parsed, in a forked child while Textual is imported and draws its first frame; the app's
+    load takes the result (`start_scan_ahead`). Called before any thread starts."""
+    from studyapp.vault.scan import start_scan_ahead
+
+    if ctx.paths.cache_file.exists():
+        return False
+    return start_scan_ahead(ctx.paths.vault_dir, ctx.paths.cache_file, parse=True)
 
 
 def history_notices(ctx) -> list[Notice]:

@@ -73,11 +73,11 @@ def our_runnable_threads() -> int:
     return max(1, count)
 
 
-def parse_in_workers(files: list[FoundFile]) -> dict[str, tuple]:
-    """Cache rows (path first) of the files, parsed by a pool of forked workers; {} when the
-    machine has no cores to spare or the pool fails. A file whose note the cache cannot hold
-    has no row: the caller parses it itself."""
-    return {row[0]: row for row in in_workers("rows", files)}
+def parse_in_workers(files: list[FoundFile], cores: int | None = None) -> dict[str, tuple]:
+    """Cache rows (path first) of the files, parsed by a pool of forked workers (`cores` of
+    them, else as many as are free); {} when the machine has no cores to spare or the pool
+    fails. A file whose note the cache cannot hold has no row: the caller parses it itself."""
+    return {row[0]: row for row in in_workers("rows", files, cores)}
 
 
 def pair_in_workers(files: list[FoundFile]) -> dict[str, str]:
@@ -122,10 +122,10 @@ def pairings_of(batch: list[FoundFile]) -> list[tuple[str, str]]:
 JOBS = {"rows": rows_of, "pairings": pairings_of}
 
 
-def in_workers(job: str, files: list[FoundFile]) -> list:
+def in_workers(job: str, files: list[FoundFile], cores: int | None = None) -> list:
     """`JOBS[job]` over the files in batches, by a pool of forked workers (from a helper
     process where this one runs threads); [] when there are no cores to spare or it fails."""
-    cores = free_cores()
+    cores = free_cores() if cores is None else cores
     if cores < MIN_FREE_CORES:
         return []
     if threading.active_count() > 1:  # forking now could deadlock the child: a fresh process forks

@@ -4,7 +4,9 @@ be notes (odd names, read-only, too large, unreadable).
 Apart from `vault` so that a read-only command can start the scan in a forked child
 (`start_scan_ahead`) before it imports the rest of the vault code: on 10,000 notes the scan is
 about 50 ms of `stat` calls, which then run on the other core while the command imports its
-modules and reads the metadata cache (benchmarks/vault_scale.py, issue 15).
+modules and reads the metadata cache (benchmarks/vault_scale.py, issue 15). The terminal app's
+first start (no metadata cache yet) has the child parse the notes too (`parse=True`), on every
+core, while Textual starts.
 """
 
 from __future__ import annotations
@@ -166,18 +168,21 @@ class _ScanAhead(NamedTuple):
     root: str
     pid: int
     fd: int
+    parses: bool
 
 
 _pending: _ScanAhead | None = None
 
 
-def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike) -> bool:
+def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike, parse: bool = False) -> bool:
     """Start scanning `root` in a forked child, for `Vault.scan` to pick up (`take_scan_ahead`).
 
     For a read-only command that loads the whole vault next (nothing may change the vault
     between the two). Only where it pays and is safe: the cache of a large vault, or none yet,
     a second core, and no other thread in this process (forking one can deadlock). False: not
-    started.
+    started. With `parse`, a big vault's files are parsed too, as the load's workers parse them
+    (`take_parsed_ahead`): for the app's start without a cache, whose load would otherwise run
+    in a thread, after Textual started.
     """
     global _pending
     root = os.fspath(root)
@@ -215,13 +220,14 @@ def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike) -> 
         try:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
             os.close(read_fd)
-            _send(write_fd, scan_folder(root))
+            scanned = scan_folder(root)
+            _send(write_fd, scanned, _parsed_rows(scanned[0]) if parse else None)
             status = 0
         finally:
             os._exit(status)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
     os.close(write_fd)
-    _pending = _ScanAhead(root, pid, read_fd)
+    _pending = _ScanAhead(root, pid, read_fd, parse)
     return True
 
 
@@ -246,25 +252,53 @@ def take_scan_ahead(root: str | os.PathLike) -> tuple[list[FoundFile], list[Prob
     if status not in (0, None):
         return None
     try:
-        paths, sizes, mtimes, problems = marshal.loads(data)
+        paths, sizes, mtimes, problems, rows = marshal.loads(data)
     except (ValueError, EOFError, TypeError):
         return None
+    if rows:
+        _parsed[pending.root] = {row[0]: row for row in rows}
     prefix = pending.root if pending.root.endswith("/") else pending.root + "/"
     return list(zip(paths, [prefix + path for path in paths], sizes, mtimes)), problems
+
+
+_parsed: dict[str, dict[str, tuple]] = {}
+"""Metadata-cache rows the scan ahead parsed, by vault root, until the load takes them."""
+
+
+def take_parsed_ahead(root: str | os.PathLike) -> dict[str, tuple]:
+    """The rows (by path) of the files the scan ahead of `root` parsed (once), else {}: each
+    for the size and mtime the scan saw, which the load checks as it checks the cache's."""
+    return _parsed.pop(os.fspath(root), {})
+
+
+def _parsed_rows(files: list[FoundFile]) -> list[tuple] | None:
+    """In the child: the files' cache rows when they are many, parsed as a cold load's
+    workers parse them (this child has no other thread, so it may fork them), or by itself."""
+    from studyapp.vault import parallel
+
+    if len(files) < parallel.MIN_FILES:
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    rows = parallel.parse_in_workers(files, cores)  # all of them: the app's start is short
+    return list(rows.values()) if rows else parallel.rows_of(files)
 
 
 def forget_scan_ahead() -> None:
     """A command that started a scan ahead and did not use it: stop and reap the child."""
     global _pending
     pending, _pending = _pending, None
+    _parsed.clear()
     if pending is not None:
         _discard(pending)
 
 
 def _discard(pending: _ScanAhead) -> None:
     os.close(pending.fd)  # a child still scanning fails to write its result, and leaves
-    if signal.getsignal(signal.SIGCHLD) is signal.SIG_IGN:
-        return  # the system reaps it, and its pid may already be another process's: no signal
+    if pending.parses or signal.getsignal(signal.SIGCHLD) is signal.SIG_IGN:
+        # One that parses has its own workers, which a kill would orphan: it ends them, then
+        # fails to write, within a second. Otherwise the system reaps it, and its pid may
+        # already be another process's: no signal.
+        return
     try:  # it only lists the folder (and may unlink a dead writer's temp file): nothing to finish
         os.kill(pending.pid, signal.SIGKILL)
     except ProcessLookupError:
@@ -282,9 +316,9 @@ def _reap(pid: int) -> int | None:
         return None
 
 
-def _send(fd: int, scanned: tuple[list[FoundFile], list[Problem]]) -> None:
-    """The scan as columns (paths, sizes, mtimes, problems): the absolute paths are the
-    root's plus the relative ones, so the parent rebuilds them instead of reading them."""
+def _send(fd: int, scanned: tuple[list[FoundFile], list[Problem]], rows: list[tuple] | None) -> None:
+    """The scan as columns (paths, sizes, mtimes, problems), and the parsed rows if any: the
+    absolute paths are the root's plus the relative ones, so the parent rebuilds them."""
     files, problems = scanned
     import fcntl
 
@@ -294,7 +328,7 @@ def _send(fd: int, scanned: tuple[list[FoundFile], list[Problem]]) -> None:
         except OSError:
             pass
     view = memoryview(marshal.dumps(([f[0] for f in files], [f[2] for f in files],
-                                     [f[3] for f in files], problems)))
+                                     [f[3] for f in files], problems, rows)))
     while view:
         view = view[os.write(fd, view):]
 

@@ -45,6 +45,7 @@ from studyapp.vault.scan import (
     FoundFile,
     file_problem,
     scan_folder,
+    take_parsed_ahead,
     take_scan_ahead,
 )
 from studyapp.vault.writeback import comparable, edit_review_keys, validate_updates
@@ -95,7 +96,8 @@ class Vault:
         day = _Days()
         stale = [f for f in files
                  if (row := cached.get(f[0])) is None or row[1] != f[2] or row[2] != f[3]]
-        in_workers = parallel.parse_in_workers(stale) if len(stale) >= parallel.MIN_FILES else {}
+        in_workers = take_parsed_ahead(self.root) or (
+            parallel.parse_in_workers(stale) if len(stale) >= parallel.MIN_FILES else {})
         known = in_workers or cached  # one lookup per file in the common cases
         for path, abs_path, size, mtime_ns in files:
             row = known.get(path)
