@@ -274,6 +274,13 @@ class StudyFacade:
         return summary
 
     @_locked
+    def keep_loaded_notes(self) -> None:
+        """Write the cache rows the first load held (`LiveVault.load`) without waiting for
+        Today's pairings: the app opened on another screen first."""
+        if self._vault is not None:
+            self._vault.release_cache_writes()
+
+    @_locked
     def keep_today(self) -> None:
         """Save what the last `today()` worked out, for the next start (see `today`)."""
         from studyapp import today_snapshot

@@ -76,9 +76,14 @@ class LiveVault:
         self.service.vault.remember_pairings(list(self.notes.values()))
         self.service.vault.release_cache_writes()
 
-    def close(self) -> None:
-        """Write whatever the cache still holds (an app closed before Today was computed)."""
+    def release_cache_writes(self) -> None:
+        """Write what the first load held now (the app went elsewhere than Today first)."""
         self.service.vault.release_cache_writes()
+
+    def close(self) -> None:
+        """Write whatever the cache still holds (an app closed before Today was computed),
+        and hold nothing from now on (a load still on its way writes as it goes)."""
+        self.service.vault.release_cache_writes(final=True)
 
     @property
     def cached_items(self) -> list[NoteCard] | None:

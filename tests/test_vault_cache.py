@@ -173,3 +173,29 @@ def test_held_writes_are_written_when_the_command_fails_after_the_load(tmp_path)
         raise RuntimeError("the command failed after its load")
     assert sorted(_rows_in_table(cache)) == ["主题/n0.md", "主题/n1.md"]
     assert Vault(vault_dir, cache).load().reused == 2
+
+
+def test_a_reload_while_writes_are_held_reads_the_rows_it_parsed(tmp_path):
+    """The app holds its first load's rows until Today's pairings: a reload meanwhile (a note
+    added outside the app) must not parse the whole vault again."""
+    vault_dir = make(tmp_path, 3)
+    cache = tmp_path / "cache.sqlite3"
+    vault = Vault(vault_dir, cache)
+    vault.hold_cache_writes()
+    assert vault.load().parsed == 3
+    again = vault.load()
+    assert (again.parsed, again.reused) == (0, 3)
+    vault.release_cache_writes()
+    assert Vault(vault_dir, cache).load().reused == 3
+
+
+def test_after_a_final_release_a_load_still_on_its_way_writes_at_once(tmp_path):
+    """An app closing (final release) before its load thread asked to hold: nothing is held
+    from then on, so nothing is left unwritten."""
+    vault_dir = make(tmp_path, 2)
+    cache = tmp_path / "cache.sqlite3"
+    vault = Vault(vault_dir, cache)
+    vault.release_cache_writes(final=True)
+    vault.hold_cache_writes()
+    vault.load()
+    assert sorted(_rows_in_table(cache)) == ["主题/n0.md", "主题/n1.md"]

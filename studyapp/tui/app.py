@@ -214,7 +214,19 @@ class StudyApp(App):
                 title="Vault",
                 severity="warning",
             )
+        from studyapp.tui.screens.today import TodayScreen
+
+        if not isinstance(self.screen, TodayScreen):  # Today writes them with its pairings
+            self.keep_loaded_notes()
         self._refresh_current_screen()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="cache", name="Keeping the notes read")
+    def keep_loaded_notes(self) -> None:
+        """Write the metadata cache's rows that the first load held for Today's pairings now:
+        the learner is elsewhere, and a crash would lose them."""
+        keep = getattr(self.study, "keep_loaded_notes", None)
+        if keep is not None:
+            keep()
 
     def on_vault_load_failed(self, message: VaultLoadFailed) -> None:
         self._today_drawn.set()

@@ -190,6 +190,8 @@ class MetadataCache:
         """While `held`: the changes not written yet."""
         self._lock = threading.RLock()
         """The TUI's load thread may be writing while the app closes (`release`)."""
+        self._final = False
+        """Released for good: nothing is held any more."""
 
     def _connect(self) -> sqlite3.Connection:
         self.file.parent.mkdir(parents=True, exist_ok=True)
@@ -229,7 +231,11 @@ class MetadataCache:
         """path -> the whole row, in the order of COLUMNS (path first).
 
         From the vault's snapshot when it is current (one BLOB: a few times faster than
-        10,000 rows of 18 columns), else from the rows, then kept as the snapshot."""
+        10,000 rows of 18 columns), else from the rows, then kept as the snapshot. Writes held
+        until now are written first (they go on being held): a reload must find its rows."""
+        if self._pending is not None and (self._pending.rows or self._pending.forget or self._pending.pairings):
+            self._write(self._pending)
+            self._pending = _Writes()
         self._rows, self._generation = {}, None
         try:
             db = self._connect()
@@ -318,8 +324,9 @@ class MetadataCache:
 
     @_serialised
     def hold(self) -> bool:
-        """Start holding writes (see `held`); False when they are held already."""
-        if self._pending is not None:
+        """Start holding writes (see `held`); False when they are held already, or after
+        `release(final=True)` (an app closing while its load thread is still on its way)."""
+        if self._pending is not None or self._final:
             return False
         self._pending = _Writes()
         return True
@@ -329,8 +336,9 @@ class MetadataCache:
         self._pending = None
 
     @_serialised
-    def release(self) -> None:
-        """Write what was held, and write at once from now on."""
+    def release(self, final: bool = False) -> None:
+        """Write what was held, and write at once from now on (`final`: for good)."""
+        self._final = self._final or final
         pending, self._pending = self._pending, None
         if pending is not None:
             self._write(pending)

@@ -178,9 +178,9 @@ class Vault:
         if self.cache:
             self.cache.hold()
 
-    def release_cache_writes(self) -> None:
+    def release_cache_writes(self, final: bool = False) -> None:
         if self.cache:
-            self.cache.release()
+            self.cache.release(final)
 
     def _abs(self, path: str) -> Path:
         rel = PurePosixPath(path)

@@ -243,3 +243,41 @@ def test_rows_a_first_load_held_are_written_when_the_app_closes_without_today(ct
     finally:
         facade.close()
     assert saved == [count]
+
+
+async def test_rows_held_for_today_are_written_when_the_load_ends_on_another_screen(ctx, monkeypatch):
+    """The learner went to Notes before the first load ended: Today computes nothing, so the
+    rows it would have written with its pairings are written at once."""
+    from studyapp.vault.cache import MetadataCache
+
+    count = _old_vault(ctx)
+    saved = _snapshots_saved(monkeypatch)
+    study = SlowLoad(ctx)
+    app = StudyApp(ctx, study=study)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        assert not app.study_ready and saved == []
+        study.go.set()
+        await settle(pilot)
+        assert app.study_ready and type(app.screen).__name__ == "NotesScreen"
+        await app.workers.wait_for_complete()
+        assert saved == [count]  # written before quitting
+        assert len(MetadataCache(ctx.paths.cache_file, ctx.paths.vault_dir.resolve()).read()) == count
+
+
+def test_the_snapshot_written_once_holds_the_rows_and_the_pairings_today_worked_out(ctx):
+    from studyapp.vault.cache import MetadataCache
+
+    count = _old_vault(ctx)
+    facade = StudyFacade(ctx)
+    try:
+        facade.load()
+        facade.today()
+        paired = {note.path for note in facade.vault.notes.values() if "_pairing_fresh" in note.__dict__
+                  or "_pairing" in note.__dict__}
+    finally:
+        facade.close()
+    rows = MetadataCache(ctx.paths.cache_file, ctx.paths.vault_dir.resolve()).read()
+    assert len(rows) == count and paired
+    assert {path for path, row in rows.items() if row[17] is not None} >= paired
