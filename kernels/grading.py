@@ -32,7 +32,7 @@ DEFAULT_TOLERANCE = {
     torch.bfloat16: (1.6e-2, 1e-5),
 }
 FRESH_SEEDS_KEPT = 32
-"""Per drill and device, the seeds whose fresh cases a process keeps (`Drill.make_cases`)."""
+"""Per drill and device, the seeds whose fresh cases the dev check keeps (`Drill.make_cases`)."""
 MISTAKE_MATCH = 1e-3
 """Largest scaled distance at which a learner's output counts as 'the same' as a known mistake."""
 
@@ -475,16 +475,19 @@ class Drill:
         """Random cases drawn from `seed`, added on top of the public ones (never instead)."""
         raise NotImplementedError
 
-    def make_cases(self, seed: int, device: str) -> list[Case]:
+    def make_cases(self, seed: int, device: str, keep_fresh: bool = False) -> list[Case]:
         """Public cases (built once per device and kept: their oracle and known-mistake outputs
-        are computed once per worker), then the seed's fresh ones, kept alike for the last
-        `FRESH_SEEDS_KEPT` seeds (a bank file after another on the same twenty seeds, or a
-        learner grading again, reuses them). Kept cases are safe to share: what a case keeps
-        in `extra` depends on the case alone (or, `public_checks`, on one result object), and
-        `run_case` hands the learner's code copies of its inputs."""
+        are computed once per worker), then the seed's fresh ones. With `keep_fresh` those are
+        kept alike for the last `FRESH_SEEDS_KEPT` seeds: the dev check grades three hundred
+        bank files on the same twenty seeds (the grader's worker draws a new seed per grade,
+        so it keeps none, and no GPU memory is held for them). Kept cases are safe to share:
+        what a case keeps in `extra` depends on the case alone (or, `public_checks`, on one
+        result object), and `run_case` hands the learner's code copies of its inputs."""
         cache = self.__dict__.setdefault("_public", {})
         if device not in cache:
             cache[device] = self.public_cases(device)
+        if not keep_fresh:
+            return cache[device] + self.fresh_cases(seed, device)
         kept = self.__dict__.setdefault("_fresh", {})  # insertion order: least recent first
         fresh = kept.pop((device, seed), None)
         if fresh is None:

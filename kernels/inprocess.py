@@ -69,11 +69,11 @@ def grade_in_process_seeds(drill_id: str, source_path, seeds=(0,), device: str =
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # like the grader's worker: small ops on a busy machine run 10x faster
     try:
-        public = [case for case in drill.make_cases(seeds[0], device) if case.public]
+        public = [case for case in drill.make_cases(seeds[0], device, keep_fresh=True) if case.public]
         public_results = _run(drill, entry, public)
         verdicts = []
         for seed in seeds:
-            fresh = [case for case in drill.make_cases(seed, device) if not case.public]
+            fresh = [case for case in drill.make_cases(seed, device, keep_fresh=True) if not case.public]
             verdict = drill.judge(public + fresh, public_results + _run(drill, entry, fresh), device)
             verdicts.append(dict(verdict, seed=seed))
     finally:

@@ -372,14 +372,19 @@ def test_a_module_without_the_graders_projections_is_told_which_one(tmp_path, dr
 
 
 def test_fresh_cases_are_kept_per_seed_and_a_file_that_writes_its_inputs_cannot_spoil_them(tmp_path):
-    """A process keeps each recent seed's fresh cases (the dev check grades three hundred bank
-    files on the same twenty seeds): the next file gets the same case objects, with the
-    oracle and known-mistake outputs already worked out, and since the learner's code gets
-    copies of the inputs, a file that overwrites them changes nothing for the next one."""
+    """Grading in process (the dev check grades three hundred bank files on the same twenty
+    seeds) keeps each recent seed's fresh cases: the next file gets the same case objects, with
+    the oracle and known-mistake outputs already worked out, and since the learner's code gets
+    copies of the inputs, a file that overwrites them changes nothing for the next one. The
+    grader's worker, which draws a new seed per grade, keeps none."""
     drill = kernels.DRILLS["sdpa"]
-    first = [c for c in drill.make_cases(11, "cpu") if not c.public]
-    assert [c for c in drill.make_cases(11, "cpu") if not c.public] == first
-    assert all(a is b for a, b in zip(first, [c for c in drill.make_cases(11, "cpu") if not c.public]))
+    drill.__dict__.pop("_fresh", None)
+    fresh = [c for c in drill.make_cases(11, "cpu") if not c.public]
+    assert not any(a is b for a, b in zip(fresh, [c for c in drill.make_cases(11, "cpu") if not c.public]))
+    assert "_fresh" not in drill.__dict__
+    first = [c for c in drill.make_cases(11, "cpu", keep_fresh=True) if not c.public]
+    assert all(a is b for a, b in zip(first, [c for c in drill.make_cases(11, "cpu", keep_fresh=True)
+                                              if not c.public]))
     vandal = tmp_path / "vandal.py"
     vandal.write_text((KERNELS / "sdpa" / "reference.py").read_text(encoding="utf-8")
                       + "\n_real = scaled_dot_product_attention\n\n"
@@ -394,6 +399,6 @@ def test_fresh_cases_are_kept_per_seed_and_a_file_that_writes_its_inputs_cannot_
     after = kernels.grade_in_process_seeds("sdpa", reference, (11, 12))
     assert [v["status"] for v in after] == ["pass", "pass"] and after == before
     for seed in range(40):  # only the last FRESH_SEEDS_KEPT seeds are kept
-        drill.make_cases(100 + seed, "cpu")
+        drill.make_cases(100 + seed, "cpu", keep_fresh=True)
     assert len(drill.__dict__["_fresh"]) == kernels.grading.FRESH_SEEDS_KEPT
-    assert not any(c is first[0] for c in drill.make_cases(11, "cpu"))
+    assert not any(c is first[0] for c in drill.make_cases(11, "cpu", keep_fresh=True))

@@ -212,7 +212,6 @@ def test_free_cores_count_what_runs_now_not_the_minute_average(monkeypatch):
 def test_the_run_queue_is_read_from_proc_loadavg():
     from studyapp.vault import parallel
 
-    assert parallel.our_runnable_threads() >= 1  # this one, at least
     runnable = parallel.runnable_now()
     if not os.path.exists("/proc/loadavg"):
         assert runnable is None
@@ -224,7 +223,6 @@ def test_a_process_running_threads_parses_a_big_cold_load_in_a_helper_not_a_fork
     """The TUI loads in a worker thread, where forking could deadlock the child: the files go
     to a fresh helper process (which forks the pool itself), and the load equals one parsed in
     process. A helper that fails changes nothing but the speed."""
-    import subprocess
     import threading
 
     from studyapp.vault import parallel
@@ -244,7 +242,7 @@ def test_a_process_running_threads_parses_a_big_cold_load_in_a_helper_not_a_fork
     other.start()
     try:
         helper = Vault(vault_dir).load()
-        monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, b"", b"no"))
+        monkeypatch.setattr(parallel, "_SERVE", "raise SystemExit(3)")  # a helper that fails
         failed = Vault(vault_dir).load()
     finally:
         stop.set()
@@ -254,3 +252,60 @@ def test_a_process_running_threads_parses_a_big_cold_load_in_a_helper_not_a_fork
         assert loaded.parsed == one.parsed and loaded.problems == one.problems
         assert [(n.path, n.title, n.meta, n.next_review, n.tags, n.body) for n in loaded.notes] == \
                [(n.path, n.title, n.meta, n.next_review, n.tags, n.body) for n in one.notes]
+
+
+def test_a_helper_that_hangs_is_stopped_with_every_process_it_started(tmp_path, monkeypatch):
+    """Past its time the helper's whole session is killed: no worker it forked is left behind
+    (asleep forever on a queue whose other end is gone), and the caller does the work itself."""
+    import time
+
+    from studyapp.vault import parallel
+
+    pidfile = tmp_path / "worker.pid"
+    monkeypatch.setattr(parallel, "_SERVE", (
+        "import os, sys, time\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    time.sleep(120)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(pid))\n"
+        "time.sleep(120)\n"))
+    monkeypatch.setattr(parallel, "HELPER_BASE_SECONDS", 1.0)
+    start = time.monotonic()
+    assert parallel.in_helper("rows", []) == []
+    assert time.monotonic() - start < 30
+    worker = int(pidfile.read_text())
+    for _ in range(100):
+        if not _alive(worker):
+            break
+        time.sleep(0.05)
+    assert not _alive(worker)
+
+
+def _alive(pid: int) -> bool:
+    """Running or asleep (a zombie that no one has reaped yet counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rpartition(b")")[2].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_this_processs_running_threads_are_counted_from_proc():
+    """A thread spinning beside this one is running or ready to run: both are counted (so the
+    TUI's drawing thread is not taken for another process's work)."""
+    import threading
+
+    from studyapp.vault import parallel
+
+    if not os.path.isdir("/proc/self/task"):
+        assert parallel.our_runnable_threads() == 1
+        return
+    stop = threading.Event()
+    spinner = threading.Thread(target=lambda: [None for _ in iter(stop.is_set, True)])
+    spinner.start()
+    try:
+        counted = max(parallel.our_runnable_threads() for _ in range(20))
+    finally:
+        stop.set()
+        spinner.join()
+    assert counted >= 2

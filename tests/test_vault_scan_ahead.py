@@ -301,3 +301,45 @@ def test_the_app_parses_ahead_only_on_a_first_start(tmp_path):
     """, str(vault), str(tmp_path / "data"))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [True, False]
+
+
+@needs_fork
+def test_a_parse_ahead_left_unused_is_stopped_with_its_workers(tmp_path):
+    """The app quit before its load took the parsed notes: the child and the workers it
+    forked are all stopped, not left parsing (or asleep) after the app is gone."""
+    vault = awkward_vault(tmp_path)
+    out = run_python("""
+        import json, os, sys, time
+        from studyapp.vault import parallel, scan
+        parallel.MIN_FILES = 1
+        def slow(batch):
+            time.sleep(120)
+        parallel.JOBS["rows"] = slow  # what the child's workers run
+        scan.start_scan_ahead(sys.argv[1], sys.argv[2], parse=True)
+        child = scan._pending.pid
+        def group():
+            members = []
+            for entry in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as handle:
+                        fields = handle.read().rpartition(b")")[2].split()
+                except (OSError, ValueError):
+                    continue
+                if entry.isdigit() and int(fields[2]) == child and fields[0] != b"Z":
+                    members.append(int(entry))
+            return members
+        for _ in range(200):  # the child and its two workers, once started
+            if len(group()) >= 3:
+                break
+            time.sleep(0.05)
+        before = len(group())
+        scan.forget_scan_ahead()
+        for _ in range(100):
+            if not group():
+                break
+            time.sleep(0.05)
+        print(json.dumps([before, group()]))
+    """, str(vault), str(tmp_path / "none.sqlite3"))
+    assert out.returncode == 0, out.stderr
+    before, after = json.loads(out.stdout)
+    assert before >= 2 and after == []

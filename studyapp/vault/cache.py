@@ -233,8 +233,8 @@ class MetadataCache:
         From the vault's snapshot when it is current (one BLOB: a few times faster than
         10,000 rows of 18 columns), else from the rows, then kept as the snapshot. Writes held
         until now are written first (they go on being held): a reload must find its rows."""
-        if self._pending is not None and (self._pending.rows or self._pending.forget or self._pending.pairings):
-            self._write(self._pending)
+        if self._pending is not None:
+            self._write(self._pending)  # nothing when nothing is held
             self._pending = _Writes()
         self._rows, self._generation = {}, None
         try:
@@ -307,20 +307,13 @@ class MetadataCache:
         """Within: `update` and `remember_pairings` change the rows in memory only; on leaving,
         everything they changed is written in one transaction with one snapshot. A cold `due`
         stores 10,000 parsed rows, then the pairings it worked out: one ~5 MB snapshot, not two.
-        (An interrupted command writes nothing: the next load parses those files again.)"""
+        A command that fails or is interrupted after its load still keeps what it parsed."""
         held_here = self.hold()
         try:
             yield
-        except Exception:
+        finally:
             if held_here:
                 self.release()
-            raise
-        except BaseException:
-            if held_here:
-                self._drop()
-            raise
-        if held_here:
-            self.release()
 
     @_serialised
     def hold(self) -> bool:
@@ -330,10 +323,6 @@ class MetadataCache:
             return False
         self._pending = _Writes()
         return True
-
-    @_serialised
-    def _drop(self) -> None:
-        self._pending = None
 
     @_serialised
     def release(self, final: bool = False) -> None:

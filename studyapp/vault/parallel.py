@@ -30,9 +30,11 @@ BATCH = 250
 MIN_PAIRINGS = 1000
 """Pairing this many notes at once (Today's topics, Stats on a cold start) may use workers.
 Not a cold `due`'s ~200 due notes: measured, two workers gained nothing there."""
-HELPER_SECONDS_PER_FILE = 0.02
-"""The helper is given 30 s plus this per file (twenty times what pairing one takes) before
-the caller gives up on it and does the work itself."""
+HELPER_BASE_SECONDS = 10.0
+HELPER_SECONDS_PER_FILE = 0.005
+"""The helper is given `HELPER_BASE_SECONDS` plus this per file (ten times what pairing one
+takes here) before the caller stops it, with every process it started, and does the work
+itself."""
 
 
 def free_cores() -> int:
@@ -147,33 +149,52 @@ def in_workers(job: str, files: list[FoundFile], cores: int | None = None) -> li
         return []
 
 
-_SERVE = "from studyapp.vault.parallel import serve; serve()"
+_SERVE = """\
+import sys
+if sys.path[:1] == [""]:
+    del sys.path[0]  # not the working directory: a `studyapp/` or `marshal.py` there is not ours
+if sys.argv[1] not in sys.path:
+    sys.path.insert(0, sys.argv[1])  # this very studyapp, even from a source checkout
+from studyapp.vault.parallel import serve
+serve()
+"""
 
 
 def in_helper(job: str, files: list[FoundFile]) -> list:
     """`in_workers` run by a fresh process (`serve`): the files go in and the results come
     back as marshal data on its standard streams. [] when it cannot start, fails or takes too
-    long (then the caller does the work itself)."""
+    long (then the caller does the work itself). It runs in a session of its own, so that one
+    that fails or hangs is stopped together with the workers it forked."""
     import marshal
+    import signal
     import subprocess
     import sys
     from pathlib import Path
 
-    env = dict(os.environ)  # the helper imports this very studyapp, even from a source checkout
     root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     try:
-        done = subprocess.run([sys.executable, "-c", _SERVE], input=marshal.dumps((job, files)),
-                              capture_output=True, env=env,
-                              timeout=30 + HELPER_SECONDS_PER_FILE * len(files))
-        if done.returncode != 0:
-            raise RuntimeError(f"exit status {done.returncode}: {done.stderr[-500:]!r}")
-        results = marshal.loads(done.stdout)
+        helper = subprocess.Popen([sys.executable, "-c", _SERVE, root], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        _log("working in one process, no helper: %s", exc)
+        return []
+    try:
+        out, err = helper.communicate(marshal.dumps((job, files)),
+                                      timeout=HELPER_BASE_SECONDS + HELPER_SECONDS_PER_FILE * len(files))
+        if helper.returncode != 0:
+            raise RuntimeError(f"exit status {helper.returncode}: {err[-500:]!r}")
+        results = marshal.loads(out)
         if type(results) is not list:
             raise TypeError(f"the helper sent a {type(results).__name__}")
         return results
     except (OSError, subprocess.SubprocessError, RuntimeError, ValueError, EOFError, TypeError) as exc:
         _log("working in one process, the helper failed: %s", exc)
+        try:  # its group outlives it while a worker does: the id is not anyone else's yet
+            os.killpg(helper.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        helper.kill()
+        helper.communicate()  # reaped, and its pipes closed
         return []
 
 

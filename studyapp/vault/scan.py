@@ -218,6 +218,8 @@ def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike, par
     if pid == 0:  # the child: scan, hand the result over, and leave without any clean-up
         status = 1
         try:
+            if parse:  # a group of its own: one kill stops it and the workers it forks
+                os.setpgid(0, 0)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
             os.close(read_fd)
             scanned = scan_folder(root)
@@ -226,6 +228,11 @@ def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike, par
         finally:
             os._exit(status)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
+    if parse:
+        try:
+            os.setpgid(pid, pid)  # as the child does: whichever runs first
+        except OSError:
+            pass
     os.close(write_fd)
     _pending = _ScanAhead(root, pid, read_fd, parse)
     return True
@@ -294,12 +301,15 @@ def forget_scan_ahead() -> None:
 
 def _discard(pending: _ScanAhead) -> None:
     os.close(pending.fd)  # a child still scanning fails to write its result, and leaves
-    if pending.parses or signal.getsignal(signal.SIGCHLD) is signal.SIG_IGN:
-        # One that parses has its own workers, which a kill would orphan: it ends them, then
-        # fails to write, within a second. Otherwise the system reaps it, and its pid may
-        # already be another process's: no signal.
-        return
-    try:  # it only lists the folder (and may unlink a dead writer's temp file): nothing to finish
+    if signal.getsignal(signal.SIGCHLD) is signal.SIG_IGN:
+        return  # the system reaps it, and its pid may already be another process's: no signal
+    # It only lists and reads (and may unlink a dead writer's temp file): nothing to finish.
+    if pending.parses:  # with the workers it forked: its group (unreaped, so still its id)
+        try:
+            os.killpg(pending.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
         os.kill(pending.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
