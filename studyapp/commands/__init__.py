@@ -29,9 +29,11 @@ def parse_first_start_ahead(ctx) -> bool:
     """The app's first start (no metadata cache yet): its notes are scanned, and a big vault's
     parsed, in a forked child while Textual is imported and draws its first frame; the app's
     load takes the result (`start_scan_ahead`). Called before any thread starts."""
+    import os
+
     from studyapp.vault.scan import start_scan_ahead
 
-    if ctx.paths.cache_file.exists():
+    if os.path.exists(ctx.paths.cache_file):  # an unreadable data dir: no parse ahead, no error here
         return False
     return start_scan_ahead(ctx.paths.vault_dir, ctx.paths.cache_file, parse=True)
 
