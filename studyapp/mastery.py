@@ -66,10 +66,15 @@ def mastery(row: CardRow | None, now: datetime, scheduler: Scheduler,
     return round(min(1.0, max(0.0, value)), 3) if math.isfinite(value) else 0.0
 
 
+def asks_for_drills(card: CardRow | None) -> bool:
+    """Whether `note_mastery` needs the note's drills: only once its card was reviewed."""
+    return card is not None and card.last_review is not None
+
+
 def note_mastery(note: Note, card: CardRow | None, now: datetime, scheduler: Scheduler,
                  drill_status: Mapping[str, str]) -> float:
     """`mastery` of one note with its card: what is written to the note and what stats show.
     A never-reviewed note is 0 without reading its body for suggestions."""
-    if card is None or card.last_review is None:
+    if not asks_for_drills(card):
         return 0.0
     return mastery(card, now, scheduler, trained_drills(note), drill_status)

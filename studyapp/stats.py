@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 
 from fsrs import Rating, Scheduler, State
 
-from studyapp.mastery import note_mastery
+from studyapp.mastery import asks_for_drills, note_mastery
 from studyapp.store import ReviewRow, Store
 
 PairAhead = Callable[[list], None]
@@ -144,8 +144,7 @@ def mastery_by_tag(note_cards: Sequence, now: datetime, scheduler: Scheduler, dr
     wanted = [(item, tags) for item in note_cards
               if (tags := item.note.tags if only is None else [tag for tag in item.note.tags if tag in only])]
     if pair_ahead is not None:
-        pair_ahead([item.note for item, _tags in wanted
-                    if not item.is_new and item.card is not None and item.card.last_review is not None])
+        pair_ahead([item.note for item, _tags in wanted if not item.is_new and asks_for_drills(item.card)])
     by_tag: dict[str, list[float]] = defaultdict(list)
     for item, tags in wanted:
         value = 0.0 if item.is_new else note_mastery(item.note, item.card, now, scheduler, drill_status)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 
-from studyapp.vault.scan import FoundFile
+from studyapp.vault.scan import FoundFile, usable_cores
 
 MIN_FILES = 3000
 """A load with at least this many files to parse may parse them in worker processes: below it,
@@ -41,7 +41,7 @@ def free_cores() -> int:
     """Cores this process may use, less those other processes use right now (the run queue,
     less this process's own running threads; where the system does not tell, the one-minute
     load average)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = usable_cores()
     runnable = runnable_now()
     if runnable is not None:
         return max(0, cores - (runnable - our_runnable_threads()))
@@ -75,11 +75,11 @@ def our_runnable_threads() -> int:
     return max(1, count)
 
 
-def parse_in_workers(files: list[FoundFile], cores: int | None = None) -> dict[str, tuple]:
-    """Cache rows (path first) of the files, parsed by a pool of forked workers (`cores` of
-    them, else as many as are free); {} when the machine has no cores to spare or the pool
-    fails. A file whose note the cache cannot hold has no row: the caller parses it itself."""
-    return {row[0]: row for row in in_workers("rows", files, cores)}
+def parse_in_workers(files: list[FoundFile]) -> dict[str, tuple]:
+    """Cache rows (path first) of the files, parsed by a pool of forked workers; {} when the
+    machine has no cores to spare or the pool fails. A file whose note the cache cannot hold
+    has no row: the caller parses it itself."""
+    return {row[0]: row for row in in_workers("rows", files)}
 
 
 def pair_in_workers(files: list[FoundFile]) -> dict[str, str]:
@@ -106,7 +106,9 @@ def rows_of(batch: list[FoundFile]) -> list[tuple]:
 
 
 def pairings_of(batch: list[FoundFile]) -> list[tuple[str, str]]:
-    """In a worker: (path, pairing JSON) of each file that reads as a note."""
+    """In a worker: (path, pairing JSON) of each file that reads as a note: `drills_for` of its
+    block and body, as `Note.pairing` works it out (not the whole `Note`: its hash and title
+    cost 15 % more here)."""
     from studyapp.pairing import drills_for, encode_pairing
     from studyapp.vault.parse import NoteFormatError, decode, split_note
 
@@ -115,7 +117,7 @@ def pairings_of(batch: list[FoundFile]) -> list[tuple[str, str]]:
         try:
             with open(abs_path, "rb") as handle:
                 _layout, meta, body = split_note(decode(handle.read())[0])
-            pairs.append((path, encode_pairing(drills_for(meta, "" if "drills" in meta else body))))
+            pairs.append((path, encode_pairing(drills_for(meta, body))))
         except (OSError, NoteFormatError, ValueError, TypeError, RecursionError, MemoryError):
             continue
     return pairs

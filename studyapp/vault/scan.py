@@ -43,6 +43,11 @@ Problem = tuple[str, str]
 _SCAN_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, where the system tells)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
     """Every visible `*.md` file under `root` (symlinks followed, directory loops cut), sorted
     by path, and the problems met on the way. `root` is a folder (the caller checked)."""
@@ -191,8 +196,7 @@ def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike, par
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return False
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if cores < 2:
+    if usable_cores() < 2:
         return False
     try:
         if os.stat(cache_file).st_size < SCAN_AHEAD_MIN_CACHE_BYTES:
@@ -285,9 +289,8 @@ def _parsed_rows(files: list[FoundFile]) -> list[tuple] | None:
 
     if len(files) < parallel.MIN_FILES:
         return None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    rows = parallel.parse_in_workers(files, cores)  # all of them: the app's start is short
-    return list(rows.values()) if rows else parallel.rows_of(files)
+    # every core, free or not: the app's start is short
+    return parallel.in_workers("rows", files, usable_cores()) or parallel.rows_of(files)
 
 
 def forget_scan_ahead() -> None:
