@@ -45,6 +45,22 @@ class Settings:
     notes) or "data-dir" (`<data dir>/log`, kept on this machine)."""
 
 
+RANGES: dict[str, tuple[float, float, str]] = {
+    "desired_retention": (0.7, 0.99, "from 0.7 to 0.99 (Anki's range)"),
+    "maximum_interval": (1, 36500, "from 1 to 36500 days"),
+    "learning_steps_minutes": (1e-3, 525_600, "a list of minutes, each more than 0 and at most a year"),
+    "relearning_steps_minutes": (1e-3, 525_600, "a list of minutes, each more than 0 and at most a year"),
+    "new_per_day": (0, 10**6, "a whole number from 0 to 1000000"),
+    "reviews_per_day": (0, 10**6, "a whole number from 0 to 1000000"),
+    "new_drills_per_day": (0, 10**6, "a whole number from 0 to 1000000"),
+    "grader_timeout": (0.1, 3600, "from 0.1 to 3600 seconds"),
+    "grader_memory_mb": (64, 1 << 20, "from 64 to 1048576 MiB"),
+}
+"""Each number's allowed values (a list's items each): outside them FSRS divides by zero, a day
+shows a negative number of cards, or a review is due in the year 9999; the message says so
+before anything runs."""
+
+
 def load_settings(config_file: Path) -> Settings:
     """Read settings; a missing file means defaults, a broken one raises ConfigError."""
     try:
@@ -74,6 +90,11 @@ def load_settings(config_file: Path) -> Settings:
                 f"{config_file}: {key} must be {expected.__name__}, got {value!r}"
             )
         setattr(settings, key, value)
+    for key, (low, high, words) in RANGES.items():
+        value = getattr(settings, key)
+        values = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and low <= v <= high for v in values):
+            raise ConfigError(f"{config_file}: {key} must be {words}, got {value!r}")
     if settings.history_log not in HISTORY_LOG_PLACES:
         raise ConfigError(f"{config_file}: history_log must be one of "
                           f"{', '.join(HISTORY_LOG_PLACES)}, got {settings.history_log!r}")

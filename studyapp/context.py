@@ -8,6 +8,11 @@ from datetime import date, datetime, timezone
 from studyapp.config import Settings, load_settings, write_default_config
 from studyapp.paths import Paths, resolve_paths, seed_default_vault
 
+EARLIEST_NOW = date(1970, 1, 1)
+LATEST_NOW = date(8900, 12, 31)
+"""The days `--now` may name: every date a review then writes (at most `maximum_interval`,
+36,500 days, later) is one a note may hold (1970 to 9000, `studyapp.vault.model`)."""
+
 
 def parse_now(text: str) -> datetime:
     """Parse `--now`: an ISO date or datetime; without an offset it means local time."""
@@ -17,6 +22,8 @@ def parse_now(text: str) -> datetime:
         raise ValueError(
             f"--now: {text!r} is not an ISO date or datetime (e.g. 2026-11-22 or 2026-11-22T09:30)"
         ) from None
+    if not EARLIEST_NOW <= value.date() <= LATEST_NOW:
+        raise ValueError(f"--now: {text!r} is out of range: give a day from {EARLIEST_NOW} to {LATEST_NOW}")
     if value.tzinfo is None:
         value = value.astimezone()  # interpret as local time
     return value

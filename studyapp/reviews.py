@@ -165,7 +165,7 @@ class ReviewService:
             before.suspended = stored.suspended
         is_new = scheduled is None and before.stability is None
         refuse_earlier_than(now, path, before.last_review, note.last_reviewed)
-        duration_ms = None if duration_seconds is None else int(round(duration_seconds * 1000))
+        duration_ms = None if duration_seconds is None else schedule.recorded_duration_ms(duration_seconds * 1000)
         from studyapp.history.events import EventKind, new_event
         from studyapp.history.replay import (
             card_fields,
@@ -293,7 +293,7 @@ class ReviewService:
         status = verdict.get("status")
         seconds = verdict.get("seconds")
         outcome = status if status in ("pass", "fail") else "error"
-        duration_ms = int(seconds * 1000) if isinstance(seconds, (int, float)) else None
+        duration_ms = schedule.recorded_duration_ms(seconds * 1000) if isinstance(seconds, (int, float)) else None
         with self.store.transaction():
             event = self._log(EventKind.DRILL, None, self.ctx.now(), drill=drill_id,
                               verdict=outcome, summary=verdict.get("summary", ""),

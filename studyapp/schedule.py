@@ -28,6 +28,23 @@ LEGACY_LADDERS = {
 _LABEL_RATING = {"easy": Rating.Easy, "medium": Rating.Good, "hard": Rating.Hard}
 
 
+MAX_REVIEW_SECONDS = 86_400
+"""The longest a review (or a drill's try) is recorded as taking: a day. Longer is no review
+time (a card left open overnight); `--duration` refuses it, and a log line holding it (another
+program, a hand edit) records the time as unknown."""
+
+
+def recorded_duration_ms(value: object) -> int | None:
+    """A review's duration as the history keeps it: whole milliseconds from 0 to a day, else
+    None (unknown). Log lines and journal rows pass through here, so a value SQLite cannot hold
+    (10**20, a string, NaN) never reaches the database."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not 0 <= value <= MAX_REVIEW_SECONDS * 1000:  # NaN fails too
+        return None
+    return int(round(value))
+
+
 def parse_rating(text: str) -> Rating:
     """`again|hard|good|easy` (or 1-4, Anki's keys) to a Rating; ValueError otherwise."""
     key = text.strip().lower()

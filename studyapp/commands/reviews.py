@@ -49,10 +49,14 @@ def _service(ctx):
 
 def note_path(ctx, text: str) -> str:
     """NOTE as a vault-relative posix path (an absolute path or ./ path inside the vault works)."""
+    import posixpath
     from pathlib import Path
 
     from studyapp.errors import UsageError
 
+    if not text.strip() or text.strip() in (".", "./"):
+        raise UsageError(f"{text!r} names no note: give NOTE as the note's path, relative to the vault "
+                         "(e.g. attention/sdpa.md)")
     candidate = Path(text).expanduser()
     vault = ctx.paths.vault_dir
     if candidate.is_absolute() or (not (vault / candidate).exists() and candidate.exists()):
@@ -61,20 +65,23 @@ def note_path(ctx, text: str) -> str:
         except ValueError:
             raise UsageError(f"{text} is not inside the vault ({vault})") from None
     else:
-        path = candidate.as_posix()
+        path = posixpath.normpath(candidate.as_posix())
+        if path == ".." or path.startswith("../"):
+            raise UsageError(f"{text} is not inside the vault ({vault})")
     if not (vault / path).is_file():
         raise UsageError(f"no such note in the vault: {path}")
     return path
 
 
 def rate(args, ctx) -> int:
-    from studyapp.schedule import format_interval
+    from studyapp.schedule import MAX_REVIEW_SECONDS, format_interval
 
     path = note_path(ctx, args.note)
-    if args.duration is not None and args.duration < 0:
+    if args.duration is not None and not 0 <= args.duration <= MAX_REVIEW_SECONDS:  # NaN too
         from studyapp.errors import UsageError
 
-        raise UsageError("--duration must be zero or more seconds")
+        raise UsageError(f"--duration must be a number of seconds from 0 to {MAX_REVIEW_SECONDS} (a day), "
+                         f"not {args.duration:g}")
     with _service(ctx) as service:
         service.load()
         result = service.record_review(path, args.rating, args.duration)

@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from studyapp.errors import UserError
+from studyapp.errors import UsageError, UserError
 from studyapp.vault import parallel
 from studyapp.vault.blocks import add_default_block
 from studyapp.vault.cache import MetadataCache, note_row, problem_row
@@ -77,8 +77,10 @@ class Vault:
         return self._scanned()
 
     def _require_folder(self) -> None:
+        """A vault that is no folder is a wrong `--vault` (or `vault =` in config.toml): exit 2."""
         if not self.root.is_dir():
-            raise UserError(f"the vault folder does not exist: {self.root}")
+            what = "is not a folder" if self.root.exists() else "does not exist"
+            raise UsageError(f"the vault folder {what}: {self.root}")
 
     def _scanned(self) -> tuple[list[FoundFile], list[LoadProblem]]:
         files, problems = take_scan_ahead(self.root) or scan_folder(str(self.root))
