@@ -133,17 +133,21 @@ def run_doctor(ctx, out=None, probe: bool = False) -> int:
 
     history = check_history(paths, record=False)
     lines.extend(doctor_lines(history))
-    snapshot = Vault(paths.vault_dir, paths.cache_file).load()
+    vault = Vault(paths.vault_dir, paths.cache_file)
+    snapshot = vault.load()
+    problems = snapshot.problems + vault.whole_file_problems(snapshot.notes)  # every byte, not heads
+    bad = {problem.path for problem in problems}
+    notes = [note for note in snapshot.notes if note.path not in bad]
     # "never reviewed" is the scheduler's notion of new (schedule.has_legacy_history)
-    never = sum(note.review_count == 0 and note.last_reviewed is None for note in snapshot.notes)
-    without_block = sum(not note.has_block for note in snapshot.notes)
-    lines.append(f"notes      {len(snapshot.notes)} readable ({never} never reviewed, "
+    never = sum(note.review_count == 0 and note.last_reviewed is None for note in notes)
+    without_block = sum(not note.has_block for note in notes)
+    lines.append(f"notes      {len(notes)} readable ({never} never reviewed, "
                  f"{without_block} without a metadata block), "
-                 f"{len(snapshot.problems)} with problems")
-    for problem in snapshot.problems:
+                 f"{len(problems)} with problems")
+    for problem in sorted(problems, key=lambda p: p.path):
         lines.append(f"  problem  {problem.path}: {problem.reason}")
-    ahead = notes_ahead_line(paths, snapshot.notes)
+    ahead = notes_ahead_line(paths, notes)
     if ahead:
         lines.append(ahead)
     print("\n".join(lines), file=out or sys.stdout)
-    return ExitCode.FAILED if snapshot.problems or ahead or needs_attention(history) else ExitCode.OK
+    return ExitCode.FAILED if problems or ahead or needs_attention(history) else ExitCode.OK

@@ -72,6 +72,15 @@ ODD_NOTES: dict[str, tuple[bytes, bytes, str]] = {
                                "next_review"),
     "mastery-nan": (b"nan.md", _note_with("mastery_level: 0.0", "mastery_level: .nan"),
                     "mastery_level"),
+    # valid YAML whose owned values no review could write back: reported, not scheduled
+    "owned-key-twice": (b"twice.md", _note_with("review_count: 0", "review_count: 0\nreview_count: 5"),
+                        "more than once"),
+    "flow-style-block": (b"flow.md", b"---\n{created: '2025-10-19', last_reviewed: null, next_review: "
+                         b"'2026-01-05', review_count: 0, mastery_level: 0.0}\n---\n# Flow\n\nbody\n",
+                         "cannot locate"),
+    "owned-value-on-the-next-line": (b"nextline.md", _note_with("next_review: '2026-03-02'",
+                                                                "next_review:\n  '2026-03-02'"),
+                                     "several lines"),
 }
 
 

@@ -5,7 +5,7 @@ Blocks in the users' format are much simpler than YAML. `parse_simple_block` rea
 shape and returns what `yaml.load(block, CSafeLoader)` returns; on anything else (nesting, flow
 collections other than `[]`, escapes, anchors, tags, block scalars, multi-line values, comments
 after a value, tabs, unusual characters, scalars whose type is not a plain str/int/float/bool/
-null/date) it returns None and the caller uses PyYAML. Plain scalars are typed with PyYAML's own
+null/date, a key given twice) it returns None and the caller uses PyYAML. Plain scalars are typed with PyYAML's own
 implicit resolver table, so `yes`, `on`, `~`, `0x10`, `1e3`, `2026-01-05` mean what they mean to
 PyYAML. `tests/test_vault_fastyaml.py` compares it with PyYAML on generated blocks.
 """
@@ -177,6 +177,8 @@ def parse_simple_block(block: str) -> dict | None:
             open_list.append([] if item is _EMPTY_LIST else item)
             continue
         _kind, key, value, has_value = parsed
+        if key in meta:
+            return None  # PyYAML keeps the last; `parse_block` refuses a repeated owned key
         meta[key] = [] if value is _EMPTY_LIST else value
         pending_key = None if has_value else key
         open_list = None

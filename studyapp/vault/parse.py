@@ -94,7 +94,9 @@ def find_layout(text: str) -> Layout:
 
 
 def parse_block(block: str) -> dict:
-    """The block's mapping (empty block: {}); raises NoteFormatError for anything else."""
+    """The block's mapping (empty block: {}); raises NoteFormatError for anything else, and for
+    a mapping whose owned keys a review could not write back line by line (a key on two lines,
+    in a flow-style `{...}` block, with its value on the next line)."""
     from studyapp.vault.bounds import check_block_size, check_yaml_bounds
     from studyapp.vault.fastyaml import parse_simple_block
 
@@ -122,6 +124,15 @@ def parse_block(block: str) -> dict:
         raise NoteFormatError(
             f"metadata block must be a mapping of keys to values, not a {type(meta).__name__}"
         )
+    from studyapp.vault.writeback import owned_lines
+
+    try:  # valid YAML a review could not write back is no note (the fast shape always can be)
+        owned_lines(block, meta)
+    except NoteFormatError:
+        from studyapp.vault.model import owned_value_problem
+
+        if owned_value_problem(meta) is None:  # else that, the more telling problem, is reported
+            raise
     return meta
 
 

@@ -132,6 +132,21 @@ class Vault:
         problems.sort(key=lambda p: p.path)
         return VaultSnapshot(notes, problems, parsed=parsed, reused=reused)
 
+    def whole_file_problems(self, notes: list[Note]) -> list[LoadProblem]:
+        """What reading these notes whole finds that a load does not: it reads each note's head
+        (block and title) only, so bytes past it that are not UTF-8 show when the note is shown
+        or written. `doctor`, the thorough check, reads every file."""
+        problems = []
+        for note in notes:
+            try:
+                with open(note.source, "rb") as handle:
+                    decode(handle.read())
+            except OSError as exc:
+                problems.append(LoadProblem(note.path, f"cannot read: {exc.strerror}"))
+            except NoteFormatError as exc:
+                problems.append(LoadProblem(note.path, one_line(str(exc))))
+        return problems
+
     def pairings(self, notes: list[Note]) -> dict[str, Pairing]:
         """Path -> the drills that train each note, from the cache where it knows them; the
         rest are worked out (reading those bodies, on every core when there are many) and kept

@@ -151,41 +151,59 @@ def _note_date_style(lines: list[str]) -> str:
     return "'"
 
 
+_OWNED_LINE = re.compile(rf"^({'|'.join(map(re.escape, OWNED_KEYS))})[ \t]*:(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
+def owned_lines(block: str, meta: dict) -> dict[str, int]:
+    """The line (index) of each owned key the block has, as a write needs it: one line per key,
+    holding a one-line scalar. NoteFormatError otherwise: the load reports such a note
+    (`owned_lines_problem`) rather than schedule a note no review could write."""
+    found: dict[str, int] = {}
+    for match in _OWNED_LINE.finditer(block):
+        key = match[1]
+        if key in found:
+            raise NoteFormatError(f"the key '{key}' appears more than once in the metadata block")
+        line_end = block.find("\n", match.end()) + 1 or len(block)
+        try:
+            start, end, _style = _value_span(block[match.start():line_end], match.end() - match.start())
+        except NoteFormatError as exc:
+            raise NoteFormatError(f"{key}: {exc}") from None
+        if start == end and block[line_end:line_end + 1] in (" ", "\t", "-") and line_end < len(block):
+            raise NoteFormatError(f"the value of '{key}' spans several lines")
+        found[key] = block.count("\n", 0, match.start())
+    for key in OWNED_KEYS:
+        if key in meta and key not in found:  # a flow mapping, a quoted or complex key
+            raise NoteFormatError(f"cannot locate the line of '{key}' in the metadata block")
+    return found
+
+
 def edit_block(block: str, updates: dict, newline: str) -> str:
     """The block text with the updated values; raises NoteFormatError when it cannot be done safely."""
     updates = validate_updates(updates)
     old_meta = parse_block(block)
     lines = _split_lines(block)
+    where = owned_lines(block, old_meta)
     date_style = _note_date_style(lines)
     appended = []
     for key in OWNED_KEYS:
         if key not in updates:
             continue
         value = updates[key]
-        pattern = re.compile(rf"{re.escape(key)}[ \t]*:(?=[ \t\r\n]|$)")
-        found = [i for i, line in enumerate(lines) if pattern.match(line)]
-        if len(found) > 1:
-            raise NoteFormatError(f"the key '{key}' appears more than once in the metadata block")
-        if not found:
-            if key in old_meta:
-                raise NoteFormatError(f"cannot locate the line of '{key}' in the metadata block")
+        if key not in where:
             appended.append(key)
             continue
         if key in old_meta and _means(key, old_meta[key]) == value:
             continue  # already holds this value: leave the line byte for byte
-        index = found[0]
-        line = lines[index]
-        match = pattern.match(line)
-        assert match is not None  # `found` holds only the lines the pattern matches
+        line = lines[where[key]]
+        match = _OWNED_LINE.match(line)
+        assert match is not None  # `owned_lines` found this line by this pattern
         start, end, style = _value_span(line, match.end())
-        if start == end and index + 1 < len(lines) and lines[index + 1][:1] in (" ", "\t", "-"):
-            raise NoteFormatError(f"the value of '{key}' spans several lines")
         if line[start:end] in _NULL_TOKENS:
             style = date_style  # a first value takes the quoting of the note's other dates
         token = _render(key, value, style, old_meta.get(key))
         if start == end and (start == 0 or line[start - 1] == ":"):
             token = " " + token
-        lines[index] = line[:start] + token + line[end:]
+        lines[where[key]] = line[:start] + token + line[end:]
     new_block = "".join(lines)
     if appended:
         if new_block and not new_block.endswith("\n"):
