@@ -88,6 +88,8 @@ class ReviewSession:
         self.started = clock()
         self.undo_stack: list[tuple[UndoKind, str, bool]] = []
         """What `undo` reverts, newest last: (kind, note path, was in the session)."""
+        self.front_mark: tuple | None = None
+        """The note in front and its review state when it got there (`_mark`)."""
 
     def begin(self, items: list[NoteCard]) -> None:
         """Take today's queue (daily limits applied) as this session's notes."""
@@ -97,6 +99,7 @@ class ReviewSession:
         self.left = queue_counts(queue, self.service.ctx.now())
         self.ratings = []
         self.started = self.clock()
+        self.front_mark = self._mark()
 
     def end(self) -> None:
         self.order, self.members, self.left = [], set(), None
@@ -112,8 +115,14 @@ class ReviewSession:
     def requeue(self, first: str | None = None, keep_first: bool = False) -> None:
         """Order the session's notes again: rated notes leave until due, an "again" comes
         back after the rest. `first` goes in front (an undone rating); `keep_first` keeps the
-        note on screen in front while it is still due."""
+        note on screen in front while it is still due and no review of it was recorded
+        elsewhere (`studyapp rate`, another device) since it got there: such a note leaves the
+        session, even when its next learning step is minutes away, so it is not rated twice."""
         shown = self.order[0] if keep_first and self.order else None
+        mark = self.front_mark
+        if shown is not None and mark is not None and mark[0] == shown and shown in self.notes and mark != self._mark():
+            self.members.discard(shown)
+            shown = None
         now = self.service.ctx.now()
         notes = sorted((self.notes[p] for p in self.members if p in self.notes), key=lambda n: n.path)
         items = note_cards(self.service.store, self.service.scheduler, notes, now)
@@ -123,6 +132,15 @@ class ReviewSession:
         front = first if first is not None else shown if shown in self.order else None
         if front is not None:
             self.order = [front] + [p for p in self.order if p != front]
+        self.front_mark = self._mark()
+
+    def _mark(self) -> tuple | None:
+        """The front note and its review state (last review, count): a review recorded by
+        anyone changes it, an edit of the note's text does not."""
+        if not self.order or self.order[0] not in self.notes:
+            return None
+        card, _new = self.card_state(self.order[0])
+        return self.order[0], card.last_review, card.reps
 
     def card_state(self, path: str) -> tuple[CardRow, bool]:
         """(the note's card now, whether it is new): stored, else derived from its metadata."""

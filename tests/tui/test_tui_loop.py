@@ -321,6 +321,31 @@ async def test_a_note_rated_elsewhere_is_not_rated_twice(app, ctx):
         assert app.screen.card is None or app.screen.card.path != SCALING
 
 
+async def test_a_new_note_rated_elsewhere_leaves_though_its_learning_step_is_due_soon(app, ctx):
+    """Rated "good" by `studyapp rate`, a new note is due again in 10 minutes, inside the
+    session's learn-ahead: it still leaves the screen (with a word), and is not rated twice."""
+    for rel in (SCALING, "基础/cls.md", "基础/坏掉的.md"):
+        (ctx.paths.vault_dir / rel).unlink()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        screen = app.screen
+        shown = screen.card.path
+        await pilot.press("space")
+        with ReviewService(ctx) as cli:  # what `studyapp rate` does, in another process
+            cli.record_review(shown, "good")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not notified(app, "changed outside"):
+            await pilot.pause(0.1)  # the vault watcher sees the note's new review keys
+        await settle(pilot)
+        assert notified(app, "changed outside")
+        assert screen.card is None or screen.card.path != shown
+        await pilot.press("space", "3")
+        await settle(pilot)
+        assert "review_count: 1" in (ctx.paths.vault_dir / shown).read_text(encoding="utf-8")  # not 2
+
+
 async def test_an_outside_edit_is_shown_without_a_key(app, ctx):
     path = ctx.paths.vault_dir / SCALING
     async with app.run_test(size=(100, 30)) as pilot:

@@ -102,7 +102,7 @@ class ReviewScreen(StudyScreen):
         if card == self.card:
             return
         was_revealed = self.revealed and card is not None and self.card is not None and card.path == self.card.path
-        if card is not None and self.card is not None and card.path != self.card.path:
+        if self.card is not None and (card is None or card.path != self.card.path):
             self.notify(f"“{self.card.title}” changed outside the app and left this session.",
                         severity="warning", timeout=6)
         self._show(card)
