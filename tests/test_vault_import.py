@@ -79,3 +79,35 @@ def test_paths_inside_the_vault_are_refused(tmp_path, capsys):
     write(vault / "x.md", PLAIN_NOTE)
     assert run_import(vault, vault / "x.md") == 2  # a usage error (README, "Exit codes")
     assert "inside the vault" in capsys.readouterr().err
+
+
+def test_files_that_are_no_notes_are_reported_not_read_forever(tmp_path):
+    """A FIFO never ends a read, /dev/zero neither, and a 70 MB file is past what a note may be
+    (the vault would skip it): each is one problem line, nothing is copied, and the import ends
+    (a real process: a hang here would otherwise hang the suite)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = tmp_path / "src"
+    src.mkdir()
+    os.mkfifo(src / "pipe.md")
+    (src / "zeros.md").symlink_to("/dev/zero")
+    with open(src / "huge.md", "wb") as handle:
+        handle.truncate(70 * 1024 * 1024)  # sparse: no disk used
+    write(src / "fine.md", PLAIN_NOTE)
+    os.mkfifo(tmp_path / "lone.md")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    for given, dry in ((src, "--dry-run"), (src, None), (tmp_path / "lone.md", None)):
+        args = [sys.executable, "-m", "studyapp", "import", str(given), "--vault", str(vault),
+                "--data-dir", str(tmp_path / "data"), "--now", "2026-03-10T08:00", *([dry] if dry else [])]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 1, done.stderr
+        assert "Traceback" not in done.stderr
+        for name in (["pipe.md", "zeros.md", "huge.md"] if given == src else ["lone.md"]):
+            (line,) = [line for line in done.stderr.splitlines() if name in line]
+            assert "not a regular file" in line or "too large" in line, line
+    assert sorted(p.name for p in (vault / "src").iterdir()) == ["fine.md"]

@@ -7,13 +7,16 @@ overwritten: a free name is chosen). Bodies stay byte for byte and importing twi
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from studyapp.errors import UsageError
 from studyapp.vault.blocks import add_default_block
+from studyapp.vault.bounds import MAX_NOTE_BYTES
 from studyapp.vault.model import NoteWriteError
 from studyapp.vault.parse import BOM, NoteFormatError, decode, find_layout
 from studyapp.vault.scan import NOTE_SUFFIX, odd_name_reason, shown_path
@@ -76,7 +79,7 @@ def add_missing_blocks(vault: Vault, today: date, dry_run: bool) -> list[ImportA
 
 def _sources(path: Path) -> list[tuple[Path, Path]]:
     """(file, path relative to the import root's parent) for every importable file under `path`."""
-    if path.is_file():
+    if not path.is_dir():  # a file, or a pipe or device named on the command line: `_copy_one` says
         return [(path, Path(path.name))]
     found = []
     for folder, dirs, files in os.walk(path, followlinks=False):
@@ -113,9 +116,28 @@ def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool)
     return actions
 
 
+def _read_source(file: Path) -> bytes:
+    """The file's bytes, if it is a regular file a note may be: a FIFO or a device (a link to
+    /dev/zero) would never end a read, a huge file would fill the memory. OSError otherwise."""
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO without a writer: no wait
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe, device or socket)")
+        if st.st_size > MAX_NOTE_BYTES:
+            raise OSError(errno.EFBIG, f"{st.st_size:,} bytes is too large for a note (at most {MAX_NOTE_BYTES:,})")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            raw = handle.read(MAX_NOTE_BYTES + 1)
+        if len(raw) > MAX_NOTE_BYTES:
+            raise OSError(errno.EFBIG, f"too large for a note (at most {MAX_NOTE_BYTES:,} bytes)")
+        return raw
+    finally:
+        os.close(fd)
+
+
 def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool) -> ImportAction:
     try:
-        raw = file.read_bytes()
+        raw = _read_source(file)
         source_body = _body_bytes(raw)
     except (OSError, NoteFormatError) as exc:
         return ImportAction("problem", str(file), reason=str(getattr(exc, "strerror", None) or exc))
@@ -124,7 +146,7 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool) -
         note_path = candidate.as_posix()
         if target.exists():
             try:
-                if _body_bytes(target.read_bytes()) == source_body:
+                if _body_bytes(_read_source(target)) == source_body:
                     return ImportAction("already-imported", note_path, source=str(file))
             except (OSError, NoteFormatError):
                 pass

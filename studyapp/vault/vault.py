@@ -11,6 +11,7 @@ cold load on every core in `parallel`.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePosixPath
@@ -210,7 +211,8 @@ class Vault:
         abs_path = self._abs(path)
         try:
             st = os.stat(abs_path)
-            problem = file_problem(st.st_mode, st.st_size)
+            problem = file_problem(st.st_mode, st.st_size) or (
+                None if stat.S_ISREG(st.st_mode) else "not a regular file (a pipe, device or socket)")
             if problem:
                 raise UserError(f"{path}: {problem}")
             raw = abs_path.read_bytes()
