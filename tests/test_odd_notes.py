@@ -403,3 +403,21 @@ def test_a_full_disk_while_writing_a_note_is_one_line_and_changes_nothing(tmp_pa
     assert (vault / GOOD).read_bytes() == USERS_NOTE.encode()
     monkeypatch.setattr("studyapp.atomic._write_all", real_write)
     assert main(_args(vault, tmp_path / "data", "undo")) == 1  # nothing was recorded
+
+
+@pytest.mark.parametrize("first_line, shown", [
+    ("# Title with \x1b[31mANSI\x1b[0m and \x07 bell\tand tab", "Title with ␛[31mANSI␛[0m and ␇ bell and tab"),
+    ("Plain \x1b]0;pwned\x07 title", "Plain ␛]0;pwned␇ title"),
+    ("# C1 \x9b31m here \x7f", "C1 \ufffd31m here \u2421"),
+])
+def test_a_title_with_terminal_control_characters_is_shown_not_obeyed(tmp_path, capsys, first_line, shown):
+    """A web-clipped title holding escape sequences must not recolour, retitle or ring the
+    user's terminal when `due` prints it: control characters are shown as symbols."""
+    vault = tmp_path / "vault"
+    block = USERS_NOTE.split("\n---\n", 1)[0] + "\n---\n"
+    write(vault / "clip.md", block + first_line + "\n\nbody\n")
+    for command in (["due"], ["due", "--json"]):
+        assert main(_args(vault, tmp_path / "data", *command)) == 0
+        out = capsys.readouterr().out
+        assert not any(ch in out for ch in "\x1b\x07\x9b\x7f\t"), repr(out)
+        assert shown in (out if command == ["due"] else json.loads(out)[0]["title"])

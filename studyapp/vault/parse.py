@@ -13,6 +13,22 @@ BOM = "\ufeff"
 _FENCE_LINE = re.compile(r"^---[ \t]*\r?$", re.M)
 _HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*?)[ \t]*\r?$)", re.M)
 _ODD_LINE_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Characters a terminal obeys rather than shows (ESC starts colours, titles, cursor moves)."""
+
+
+def shown(title: str) -> str:
+    """A title as text to show: each control character as its symbol (ESC as ␛, BEL as ␇, a
+    tab as a space), so that a web-clipped title printed by the CLI or drawn by the app never
+    recolours, retitles or rings the user's terminal."""
+    if _CONTROL.search(title) is None:  # nearly always: one scan
+        return title
+    return _CONTROL.sub(_symbol, title)
+
+
+def _symbol(match: re.Match) -> str:
+    code = ord(match[0])
+    return " " if code == 9 else chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
 """Characters YAML reads as a line break but the line editor of write-back does not."""
 _BREAK_NAMES = {"\r": "a lone CR", "\x85": "NEL (U+0085)", "\u2028": "U+2028", "\u2029": "U+2029"}
 PLAIN_TITLE_MAX_CHARS = 80
@@ -172,7 +188,7 @@ def extract_title(body: str, path: str) -> str:
         return title
     for level, text, _start, _end in _headings(body):
         if level == 1 and text:
-            return text
+            return shown(text)
     return PurePosixPath(path).stem
 
 
@@ -185,9 +201,9 @@ def title_from_first_line(body: str) -> str | None:
         if not line:
             continue
         if line.startswith("# ") and line[2:].strip():
-            return line[2:].strip()
+            return shown(line[2:].strip())
         if len(line) <= PLAIN_TITLE_MAX_CHARS and not line.startswith(("#", "```", "~~~")):
-            return line
+            return shown(line)
         return ""
     return None
 
