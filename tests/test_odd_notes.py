@@ -420,4 +420,7 @@ def test_a_title_with_terminal_control_characters_is_shown_not_obeyed(tmp_path, 
         assert main(_args(vault, tmp_path / "data", *command)) == 0
         out = capsys.readouterr().out
         assert not any(ch in out for ch in "\x1b\x07\x9b\x7f\t"), repr(out)
-        assert shown in (out if command == ["due"] else json.loads(out)[0]["title"])
+        if command == ["due"]:
+            assert shown[:18] in out  # the table may cut the title to the terminal's width
+        else:
+            assert json.loads(out)[0]["title"] == shown
