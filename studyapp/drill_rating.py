@@ -166,18 +166,25 @@ class DueDrill:
 
 
 def due_drills(order: Sequence[tuple[str, str]], cards: Mapping[str, CardRow], now: datetime,
-               eligible_new: set[str], new_left: int) -> list[DueDrill]:
+               eligible_new: set[str], new_left: int, begun: Iterable[str] = ()) -> list[DueDrill]:
     """Today's drills: the due ones (earliest due first), then new ones in catalog order, at
     most `new_left`. `order`: (id, title) of every drill; `eligible_new`: drills with no card
-    yet that some reviewed note pairs with (they are introduced then)."""
+    yet that some reviewed note pairs with (they are introduced then); `begun`: new drills
+    whose try began today, which come first and always stay (a note reviewed later must not
+    push the drill the learner is writing out of the day)."""
     titles = dict(order)
     due = sorted((card.due, drill) for drill, card in cards.items()
                  if drill in titles and not card.suspended and card.due <= now)
     result = [DueDrill(drill, titles[drill], False, at) for at, drill in due]
+    started = {drill for drill in begun if drill not in cards}
+    for drill, title in order:
+        if drill in started:
+            result.append(DueDrill(drill, title, True, now))
+            new_left -= 1
     for drill, title in order:
         if new_left <= 0:
             break
-        if drill not in cards and drill in eligible_new:
+        if drill not in cards and drill in eligible_new and drill not in started:
             result.append(DueDrill(drill, title, True, now))
             new_left -= 1
     return result

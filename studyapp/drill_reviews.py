@@ -160,8 +160,9 @@ class DrillReviews:
                 - self.store.drills_introduced_since(_local_midnight(now)))
         order = [(d, info.title) for d, info in self.drills.items()]
         cards = self.store.drill_cards()
-        unseen = set() if left <= 0 else {d for d in self.drills if d not in cards}
-        return due_drills(order, cards, now, reviewed_paired_drills(self.store, notes, unseen), left)
+        begun = [d for d in self.drills if d not in cards and self.current_try(d) is not None]
+        unseen = set() if left <= len(begun) else {d for d in self.drills if d not in cards}
+        return due_drills(order, cards, now, reviewed_paired_drills(self.store, notes, unseen), left, begun)
 
     def in_review(self, drill: str) -> bool:
         """Whether opening the drill now is a review: its card is due, or it has none yet."""

@@ -3,6 +3,7 @@ reference), recording through FSRS, and the log replaying it all."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -412,3 +413,33 @@ def test_an_undone_drill_review_stays_undone_after_a_rebuild(service, ctx, catal
     with ReviewService(ctx) as fresh:
         assert fresh.store.drill_card("sdpa") == kept
         assert without_ids(fresh.store.drill_reviews()) == rows
+
+
+def test_a_new_drill_whose_try_began_keeps_its_place_in_todays_drills(tmp_path, capsys):
+    """Two new drills a day: once a try of one has begun, a note reviewed later that pairs with
+    a drill earlier in the catalog does not push it out of today's drills."""
+    from studyapp.cli import main
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name, drill in (("a", "sdpa"), ("b", "causal_mask"), ("c", "safe_softmax")):
+        (vault / f"{name}.md").write_text(
+            f"---\nreview_count: 0\nlast_reviewed: null\nnext_review: 2026-11-01\ndrills: [{drill}]\n---\n"
+            f"# {name}\n\nbody\n", encoding="utf-8")
+    common = ["--vault", str(vault), "--data-dir", str(tmp_path / "data"), "--now", "2026-11-20T09:00"]
+
+    def due_drills() -> list[str]:
+        capsys.readouterr()
+        assert main(["due", "--json", *common]) == 0
+        return [row["id"] for row in json.loads(capsys.readouterr().out) if row.get("kind") == "drill"]
+
+    for name in ("a", "b"):
+        assert main(["rate", f"{name}.md", "--rating", "easy", *common]) == 0
+    assert sorted(due_drills()) == ["causal_mask", "sdpa"]
+    assert main(["start", "causal_mask", *common]) == 0
+    assert main(["rate", "c.md", "--rating", "easy", *common]) == 0
+    assert "causal_mask" in due_drills()
+    capsys.readouterr()
+    assert main(["drills", *common]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if "causal_mask" in line or "Causal" in line]
+    assert "due" in line or "new" in line, line
