@@ -259,6 +259,8 @@ class StudyFacade:
         for item in queue[:TODAYS_DRILL_NOTES]:
             wanted += [drill for drill in trained_drills(item.note) if drill not in wanted]
         catalog = self._drill_views()
+        due_drills = [] if queue else [d.id for d in self._drill_reviews().due(self.vault.notes.values())]
+        wanted = wanted or due_drills
         drills = [d for d in catalog if d.id in wanted] if wanted else [d for d in catalog if d.status != "passed"]
         summary = TodaySummary(
             new=counts.new, learning=counts.learning, review=counts.review,
@@ -267,6 +269,7 @@ class StudyFacade:
             drills=tuple(drills),
             mastery_by_tag=tuple(topics),
             problems=counts.problems,
+            drills_due=len(due_drills),
         )
         self._to_keep = (key, summary, today_snapshot.valid_until(items, now, LEARN_AHEAD))
         if not keep_later:

@@ -129,6 +129,7 @@ def load(file: Path, ctx: Context, now: datetime) -> TodaySummary | None:
                          for d in s["drills"]),
             mastery_by_tag=tuple((tag, value) for tag, value in s["mastery_by_tag"]),
             problems=s["problems"],
+            drills_due=s.get("drills_due", 0),
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None

@@ -189,6 +189,9 @@ class TodaySummary:
     """Drills paired with what is due today (or, failing that, those not yet passed)."""
     mastery_by_tag: tuple[tuple[str, float], ...]
     problems: int = 0
+    drills_due: int = 0
+    """Drills the review offers once no note is left (worked out only then): Today says so
+    rather than "Nothing due"."""
 
     @property
     def due_now(self) -> int:

@@ -64,3 +64,28 @@ def test_counts_follow_reviews_and_suspensions(facade):
         assert figures(fresh.today_counts()) == figures(counts)
     finally:
         fresh.close()
+
+
+async def test_today_says_a_drill_is_due_when_no_note_is(ctx):
+    """Every note reviewed, one new drill due (its note was reviewed): Today does not say
+    "Nothing due" while `r` offers the drill, and lists that drill, not the whole catalog."""
+    from textual.widgets import Static
+
+    from studyapp.reviews import ReviewService
+    from studyapp.tui.app import StudyApp
+
+    from .conftest import settle
+
+    (ctx.paths.vault_dir / "a.md").write_text(
+        "---\nreview_count: 0\nlast_reviewed: null\nnext_review: 2026-11-01\ndrills: [sdpa]\n---\n# A\n\nbody\n",
+        encoding="utf-8")
+    with ReviewService(ctx) as service:
+        service.load()
+        service.record_review("a.md", "easy")
+    app = StudyApp(ctx)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        hint = str(app.screen.query_one("#today-hint", Static).render())
+        assert "Nothing due" not in hint and "1 drill due" in hint and "r" in hint, hint
+        drills = str(app.screen.query_one("#today-drills", Static).render())
+        assert "Scaled dot-product" in drills and drills.count("\n") == 0, drills

@@ -102,11 +102,13 @@ class TodayScreen(StudyScreen):
         self.query_one("#reviewed-today", Figure).show(str(s.reviewed_today))
         self.query_one("#streak", Figure).show(f"{s.streak} day{'s' if s.streak != 1 else ''}")
         waiting = s.new + s.learning + s.review
-        hint = (
-            f"{waiting} note{'s' if waiting != 1 else ''} waiting — press [b]r[/b] to review."
-            if waiting
-            else "Nothing due. Practise a drill ([b]d[/b]) or browse your notes ([b]n[/b])."
-        )
+        drills = getattr(s, "drills_due", 0)  # a summary knows; the first figures do not yet
+        if waiting:
+            hint = f"{waiting} note{'s' if waiting != 1 else ''} waiting — press [b]r[/b] to review."
+        elif drills:
+            hint = f"{drills} drill{'s' if drills != 1 else ''} due — press [b]r[/b] to practise."
+        else:
+            hint = "Nothing due. Practise a drill ([b]d[/b]) or browse your notes ([b]n[/b])."
         if s.problems:
             hint += f"  [yellow]{s.problems} unreadable note(s): see Notes.[/]"
         if checking:
