@@ -22,3 +22,34 @@ def test_heatmap_levels_split_the_busiest_day_in_quarters():
     assert level(10, 10) == 4
     assert [level(n, 8) for n in range(1, 9)] == [1, 1, 2, 2, 3, 3, 4, 4]
     assert level(3, 0) == 0
+
+
+async def test_a_huge_note_is_shown_cut_with_a_word_not_frozen_on():
+    """A 5 MB note (a clipped page, a log) took 7 s of the UI thread to render whole, keys
+    unanswered; the viewer renders the first part and says how much is left out."""
+    import re
+
+    from textual.app import App
+
+    from studyapp.tui.widgets.answer import MAX_SHOWN_CHARS, Answer
+
+    paragraph = "Lorem ipsum dolor sit amet, **consectetur** adipiscing elit. " * 8 + "\n\n"
+    huge = paragraph * (5_000_000 // len(paragraph))
+
+    class Viewer(App):
+        def compose(self):
+            yield Answer(id="view")
+
+    app = Viewer()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.query_one(Answer)
+        view.show(huge)
+        await pilot.pause()
+        shown = "\n".join(strip.text for strip in view._strips)
+        left = re.search(r"\(([\d,]+) KB\) is not shown here", shown)
+        assert left is not None, shown[-300:]
+        assert abs(int(left[1].replace(",", "")) - (len(huge) - MAX_SHOWN_CHARS) // 1000) <= 1
+        assert shown.count("Lorem ipsum") < len(huge) // len(paragraph) * 8
+        view.show(paragraph * 3)  # an ordinary note is shown whole, without the word
+        await pilot.pause()
+        assert "not shown here" not in "\n".join(strip.text for strip in view._strips)
