@@ -259,3 +259,27 @@ async def test_a_theme_picked_in_the_palette_goes_into_the_first_run_template(ct
         assert app.theme == "nord"
     assert config.read_text(encoding="utf-8") == template.replace('# theme = "textual-dark"', 'theme = "nord"')
     assert load_settings(config).theme == "nord"
+
+
+async def test_a_note_open_in_notes_shows_an_outside_edit_without_a_key(ctx, vault):
+    """The README: a note changed by an editor is shown as it is now. The whole-note view
+    opened from Notes followed that only when opened again."""
+    import time
+
+    app = StudyApp(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        app.screen.query_one("#note-filter").value = "饱和区"
+        await settle(pilot)
+        await pilot.press("o")
+        await settle(pilot)
+        view = app.screen
+        assert "饱和区" in "\n".join(answer_lines(view))
+        path = vault / SCALING
+        path.write_text(path.read_text(encoding="utf-8").replace("饱和区", "平坦区"), encoding="utf-8")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "平坦区" not in "\n".join(answer_lines(view)):
+            await pilot.pause(0.1)  # the vault watcher sees the edit
+        assert app.screen is view and "平坦区" in "\n".join(answer_lines(view))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.markup import escape
@@ -14,10 +17,12 @@ from studyapp.tui.widgets.footer import KeysFooter
 class NoteViewScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f", "dismiss", "Close")]
 
-    def __init__(self, title: str, body: str) -> None:
+    def __init__(self, title: str, body: str, reload: Callable[[], Any] | None = None) -> None:
         super().__init__()
         self.note_title = title
         self.body = body
+        self.reload = reload
+        """The note's card as it is now (`title`, `body`), asked when the vault changes."""
 
     def compose(self) -> ComposeResult:
         view = Answer(id="note-view")
@@ -29,3 +34,22 @@ class NoteViewScreen(ModalScreen[None]):
         view = self.query_one(Answer)
         view.show(self.body)
         view.focus()
+
+    def refresh_data(self) -> None:
+        """Notes changed on disk (the app asks the screen shown): this one as it is now."""
+        if self.reload is None:
+            return
+        try:
+            card = self.reload()
+        except Exception:  # noqa: BLE001 - gone or unreadable: the Notes screen says so after
+            self.notify(f"“{self.note_title}” changed outside the app and can no longer be read.",
+                        severity="warning", timeout=6)
+            return
+        if (card.title, card.body) == (self.note_title, self.body):
+            return
+        self.note_title, self.body = card.title, card.body
+        view = self.query_one(Answer)
+        view.border_title = escape(card.title)
+        offset = view.scroll_offset
+        view.show(card.body)
+        view.scroll_to(offset.x, offset.y, animate=False)  # the reader keeps their place
