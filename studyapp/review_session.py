@@ -83,6 +83,8 @@ class ReviewSession:
         """Paths still to show, the next one first."""
         self.members: set[str] = set()
         """Every note of the session not yet done with (rated notes may come back)."""
+        self.gone: set[str] = set()
+        """Notes of the session whose file went away: back in it if the file comes back."""
         self.left: QueueCounts | None = None
         self.ratings: list[tuple[str, int]] = []
         self.started = clock()
@@ -96,13 +98,14 @@ class ReviewSession:
         queue = todays_queue(self.service, items)
         self.order = [item.note.path for item in queue]
         self.members = set(self.order)
+        self.gone = set()
         self.left = queue_counts(queue, self.service.ctx.now())
         self.ratings = []
         self.started = self.clock()
         self.front_mark = self._mark()
 
     def end(self) -> None:
-        self.order, self.members, self.left = [], set(), None
+        self.order, self.members, self.gone, self.left = [], set(), set(), None
 
     @property
     def active(self) -> bool:
@@ -228,10 +231,14 @@ class ReviewSession:
             self.requeue()
 
     def keep_only(self, paths: Iterable[str]) -> None:
-        """After the vault changed: notes that are gone leave; the one shown stays in front."""
-        if not self.members:
+        """After the vault changed: notes that are gone leave, and come back when their file
+        does (moved away and back by a sync tool); the one shown stays in front."""
+        if not self.members and not self.gone:
             return
-        self.members &= set(paths)
+        present = set(paths)
+        back = self.gone & present
+        self.gone = (self.gone | self.members) - present
+        self.members = (self.members & present) | back
         self.requeue(keep_first=True)
 
     def progress(self) -> tuple[QueueCounts, int]:

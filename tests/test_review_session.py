@@ -109,3 +109,20 @@ def test_undo_takes_back_a_drill_rated_after_the_note_first(session, ctx):
     step = session.undo()
     assert step is not None and (step.path, step.show) == (first, True)
     assert session.service.store.reviews() == []
+
+
+def test_a_note_moved_out_of_the_vault_and_back_returns_to_the_session(session):
+    """Moved away (by a sync tool, a file manager) it leaves the session; back again, it is one
+    of today's notes again, as Today and `due` count it."""
+    vault_dir = session.service.ctx.paths.vault_dir
+    path = "attn/scale.md"
+    assert path in session.order
+    aside = vault_dir.parent / "aside.md"
+    (vault_dir / path).rename(aside)
+    session.vault.reload_changes()
+    session.keep_only(session.vault.notes)
+    assert path not in session.order
+    aside.rename(vault_dir / path)
+    session.vault.reload_changes()
+    session.keep_only(session.vault.notes)
+    assert path in session.order and len(session.order) == 2
