@@ -48,8 +48,8 @@ class Settings:
 RANGES: dict[str, tuple[float, float, str]] = {
     "desired_retention": (0.7, 0.99, "from 0.7 to 0.99 (Anki's range)"),
     "maximum_interval": (1, 36500, "from 1 to 36500 days"),
-    "learning_steps_minutes": (1e-3, 525_600, "a list of minutes, each more than 0 and at most a year"),
-    "relearning_steps_minutes": (1e-3, 525_600, "a list of minutes, each more than 0 and at most a year"),
+    "learning_steps_minutes": (1e-3, 525_600, "a list of minutes, each from 0.001 to 525600 (a year)"),
+    "relearning_steps_minutes": (1e-3, 525_600, "a list of minutes, each from 0.001 to 525600 (a year)"),
     "new_per_day": (0, 10**6, "a whole number from 0 to 1000000"),
     "reviews_per_day": (0, 10**6, "a whole number from 0 to 1000000"),
     "new_drills_per_day": (0, 10**6, "a whole number from 0 to 1000000"),

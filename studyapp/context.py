@@ -22,7 +22,8 @@ def parse_now(text: str) -> datetime:
         raise ValueError(
             f"--now: {text!r} is not an ISO date or datetime (e.g. 2026-11-22 or 2026-11-22T09:30)"
         ) from None
-    if not EARLIEST_NOW <= value.date() <= LATEST_NOW:
+    # the day as written, then as the user's local day (what a review writes into the note)
+    if not EARLIEST_NOW <= value.date() <= LATEST_NOW or not EARLIEST_NOW <= value.astimezone().date() <= LATEST_NOW:
         raise ValueError(f"--now: {text!r} is out of range: give a day from {EARLIEST_NOW} to {LATEST_NOW}")
     if value.tzinfo is None:
         value = value.astimezone()  # interpret as local time

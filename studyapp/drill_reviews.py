@@ -35,7 +35,7 @@ from studyapp.drill_rating import (  # the pure part
     propose_rating,
     weekly_retention,
 )
-from studyapp.schedule import recorded_duration_ms
+from studyapp.schedule import STORED_MS, recorded_duration_ms
 from studyapp.store import CardRow, utc_text
 
 if TYPE_CHECKING:
@@ -459,7 +459,7 @@ def drill_review_row(event_id: str, drill: str, data: Mapping[str, Any], before:
     """The `drill_reviews` row of one drill review (live and replayed alike)."""
     return {
         "drill_id": drill, "rating": int(data["rating"]), "proposed": data.get("proposed"),
-        "reviewed_at": utc_text(at), "duration_ms": recorded_duration_ms(data.get("duration_ms")),
+        "reviewed_at": utc_text(at), "duration_ms": recorded_duration_ms(data.get("duration_ms"), STORED_MS),
         "hints": int(data.get("hints") or 0), "runs": int(data.get("runs") or 0),
         "failed_runs": int(data.get("failed_runs") or 0), "gave_up": int(bool(data.get("gave_up"))),
         "state_before": None if before is None else before.state, "state_after": after.state,

@@ -406,6 +406,12 @@ class StudyFacade:
         self.vault.reread(path)
         return self._card(path)
 
+    @_locked
+    def note_card(self, path: str) -> Card:
+        """One note as the app holds it now (`notes_changed` keeps it current), without reading
+        the file; KeyError when it left the vault or no longer parses."""
+        return self._card(path)
+
     # -- notes ----------------------------------------------------------------------------
 
     @_locked

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from studyapp.errors import UserError
 from studyapp.locking import ProcessIdentity, WriterLock
-from studyapp.schedule import recorded_duration_ms
+from studyapp.schedule import STORED_MS, recorded_duration_ms
 from studyapp.store import CardRow, Store
 
 
@@ -25,9 +25,9 @@ def finish_review(store: Store, entry: int, payload: dict, hash_after: str,
     path = review["path"]
     event = payload.get("event")
     # A row an older version wrote may hold a duration SQLite cannot store (10**20 ms): unknown.
-    review["duration_ms"] = recorded_duration_ms(review.get("duration_ms"))
+    review["duration_ms"] = recorded_duration_ms(review.get("duration_ms"), STORED_MS)
     if event is not None and "duration_ms" in event:
-        event = dict(event, duration_ms=recorded_duration_ms(event["duration_ms"]))
+        event = dict(event, duration_ms=recorded_duration_ms(event["duration_ms"], STORED_MS))
     with store.transaction():
         if event is not None and events_log is not None:
             _append_logged(store, events_log, event)

@@ -35,10 +35,10 @@ from studyapp.locking import WriterLock, current_process
 from studyapp.mastery import note_mastery, trained_drills
 from studyapp.review_journal import finish_review, finish_undo, json_values, repair_pending, values_from_json
 from studyapp.store import Store, utc_text
-from studyapp.vault.model import WriteConflict
+from studyapp.vault.model import REVIEW_KEYS, WriteConflict
 from studyapp.vault.vault import content_hash
 
-OWNED_REVIEW_KEYS = ("last_reviewed", "next_review", "review_count", "mastery_level")
+OWNED_REVIEW_KEYS = REVIEW_KEYS
 
 
 @dataclass

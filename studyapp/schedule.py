@@ -29,18 +29,21 @@ _LABEL_RATING = {"easy": Rating.Easy, "medium": Rating.Good, "hard": Rating.Hard
 
 
 MAX_REVIEW_SECONDS = 86_400
-"""The longest a review (or a drill's try) is recorded as taking: a day. Longer is no review
-time (a card left open overnight); `--duration` refuses it, and a log line holding it (another
-program, a hand edit) records the time as unknown."""
+"""The longest a new review (or a drill's try) is recorded as taking: a day. Longer is no review
+time (a card left open overnight): `--duration` refuses it, the app records it as unknown."""
+STORED_MS = 2**63 - 1
+"""The most a history already written may hold (SQLite's largest integer): a log line or a
+journal row past it (another program, a hand edit) is replayed with its time unknown."""
 
 
-def recorded_duration_ms(value: object) -> int | None:
-    """A review's duration as the history keeps it: whole milliseconds from 0 to a day, else
-    None (unknown). Log lines and journal rows pass through here, so a value SQLite cannot hold
-    (10**20, a string, NaN) never reaches the database."""
+def recorded_duration_ms(value: object, most: int = MAX_REVIEW_SECONDS * 1000) -> int | None:
+    """A review's duration as the history keeps it: whole milliseconds from 0 to `most` (a day
+    for a new review; `STORED_MS` when replaying one already recorded), else None (unknown).
+    Log lines and journal rows pass through here, so a value SQLite cannot hold (10**20, a
+    string, NaN) never reaches the database."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if not 0 <= value <= MAX_REVIEW_SECONDS * 1000:  # NaN fails too
+    if not 0 <= value <= most:  # NaN fails too
         return None
     return int(round(value))
 

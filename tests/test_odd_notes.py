@@ -424,3 +424,16 @@ def test_a_title_with_terminal_control_characters_is_shown_not_obeyed(tmp_path, 
             assert shown[:18] in out  # the table may cut the title to the terminal's width
         else:
             assert json.loads(out)[0]["title"] == shown
+
+
+@pytest.mark.parametrize("created", ["created: !!str 2025-10-19", "created:\n  '2025-10-19'",
+                                     "created: '2025-10-19'\ncreated: '2025-10-20'"])
+def test_an_odd_created_line_does_not_stop_reviews_which_never_write_it(tmp_path, capsys, created):
+    """Only a block studyapp adds itself gets `created`: a review writes the four review keys,
+    so an odd `created` line (a tag, the value on the next line, twice) is no reason to refuse."""
+    vault = tmp_path / "vault"
+    write(vault / GOOD, USERS_NOTE.replace("created: '2026-03-02'", created))
+    assert created in (vault / GOOD).read_text(encoding="utf-8")
+    assert main(_args(vault, tmp_path / "data", "rate", GOOD, "--rating", "good")) == 0, capsys.readouterr().err
+    text = (vault / GOOD).read_text(encoding="utf-8")
+    assert created in text and "review_count: 1" in text

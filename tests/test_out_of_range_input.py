@@ -186,3 +186,34 @@ def test_a_note_path_that_names_no_note_inside_the_vault_is_a_usage_error(common
     if not note.strip("."):
         assert "no such note in the vault: ." not in err and "NOTE" in err
     assert (vault.parent / "outside.md").read_text() == (vault / "b.md").read_text()
+
+
+def test_a_clock_whose_offset_puts_the_users_day_before_1970_is_a_usage_error(common, capsys, monkeypatch):
+    """1970-01-01T00:30+14:00 is 1969-12-31 in UTC: the day a review would write."""
+    import time
+
+    vault, args = common
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        code, err = run(capsys, "rate", "b.md", "--rating", "good", *args, "--now", "1970-01-01T00:30+14:00")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert code == ExitCode.USAGE and "--now" in err, err
+    assert "review_count: 0" in (vault / "b.md").read_text()
+
+
+def test_a_long_duration_already_in_the_history_is_kept_on_replay(common, capsys):
+    """Only new reviews are held to a day: two days recorded by an older version stay two days
+    when the database is rebuilt from the log."""
+    vault, args = common
+    assert run(capsys, "rate", "b.md", "--rating", "good", *args, "--now", "2026-11-20T10:00")[0] == 0
+    (line,) = log_lines(vault)
+    line.update(id="e" * 32, device="older", duration_ms=2 * 86_400_000)
+    (vault / ".studyapp" / "log" / "older.jsonl").write_text(json.dumps(line) + "\n")
+    for name in ("studyapp.sqlite3", "studyapp.sqlite3-wal", "studyapp.sqlite3-shm"):
+        (vault.parent / "data" / name).unlink(missing_ok=True)
+    assert run(capsys, "stats", "--json", *args, "--now", "2026-11-22")[0] == 0
+    with sqlite3.connect(vault.parent / "data" / "studyapp.sqlite3") as conn:
+        assert conn.execute("SELECT max(duration_ms) FROM reviews").fetchone() == (2 * 86_400_000,)

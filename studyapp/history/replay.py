@@ -185,7 +185,7 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
             result.attempts.append({
                 "drill_id": data.get("drill"), "verdict": data.get("verdict"),
                 "summary": data.get("summary", ""), "attempted_at": utc_text(event.at),
-                "duration_ms": schedule.recorded_duration_ms(data.get("duration_ms")), "file_path": data.get("file"),
+                "duration_ms": schedule.recorded_duration_ms(data.get("duration_ms"), schedule.STORED_MS), "file_path": data.get("file"),
                 "event_id": event.id})
         elif kind in _DRILL_MARKS and isinstance(data.get("drill"), str):
             result.drill_marks.append((data["drill"], _DRILL_MARKS[kind], utc_text(event.at), event.id))
@@ -227,7 +227,7 @@ def _replay_drill_review(event: Event, scheduler: Scheduler, result: Replayed) -
     drills = drill_scheduler(scheduler)
     drills.enable_fuzzing = bool(data.get("fuzz", True))
     after = review_for_event(drills, before or new_drill_card(event.at), rating, event.at,
-                             schedule.recorded_duration_ms(data.get("duration_ms")), event.id)
+                             schedule.recorded_duration_ms(data.get("duration_ms"), schedule.STORED_MS), event.id)
     result.drill_cards[drill] = after
     result.drill_reviews.append(drill_review_row(event.id, drill, data, before, after, event.at))
 
@@ -273,7 +273,7 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
     rating = _RATINGS.get(data.get("rating"))
     if rating is None:  # not a review this studyapp can replay: left out
         return
-    duration_ms = schedule.recorded_duration_ms(data.get("duration_ms"))
+    duration_ms = schedule.recorded_duration_ms(data.get("duration_ms"), schedule.STORED_MS)
     recorded = data.get("after")
     before_fields = history.fields if stored is not None else None
     if before_fields is None:

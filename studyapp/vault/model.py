@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 OWNED_KEYS = ("created", "last_reviewed", "next_review", "review_count", "mastery_level")
 """The only metadata keys studyapp ever writes (import adds the whole default block once)."""
+REVIEW_KEYS = OWNED_KEYS[1:]
+"""The keys a review (and its undo, and a replay) writes: `created` only ever comes with a block
+studyapp adds itself."""
 DATE_KEYS = ("created", "last_reviewed", "next_review")
 
 

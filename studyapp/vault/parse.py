@@ -13,6 +13,10 @@ BOM = "\ufeff"
 _FENCE_LINE = re.compile(r"^---[ \t]*\r?$", re.M)
 _HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*?)[ \t]*\r?$)", re.M)
 _ODD_LINE_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+"""Characters YAML reads as a line break but the line editor of write-back does not."""
+_BREAK_NAMES = {"\r": "a lone CR", "\x85": "NEL (U+0085)", "\u2028": "U+2028", "\u2029": "U+2029"}
+PLAIN_TITLE_MAX_CHARS = 80
+"""A first line that is not a heading is the title only when it is at most this long."""
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 """Characters a terminal obeys rather than shows (ESC starts colours, titles, cursor moves)."""
 
@@ -29,10 +33,6 @@ def shown(title: str) -> str:
 def _symbol(match: re.Match) -> str:
     code = ord(match[0])
     return " " if code == 9 else chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
-"""Characters YAML reads as a line break but the line editor of write-back does not."""
-_BREAK_NAMES = {"\r": "a lone CR", "\x85": "NEL (U+0085)", "\u2028": "U+2028", "\u2029": "U+2029"}
-PLAIN_TITLE_MAX_CHARS = 80
-"""A first line that is not a heading is the title only when it is at most this long."""
 
 
 class NoteFormatError(ValueError):

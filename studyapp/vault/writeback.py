@@ -8,11 +8,13 @@ what was intended before anything is written (defence in depth).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from datetime import date, datetime
 
 from studyapp.vault.model import (
     DATE_KEYS,
     OWNED_KEYS,
+    REVIEW_KEYS,
     OwnedValueError,
     date_of,
     mastery_of,
@@ -154,13 +156,15 @@ def _note_date_style(lines: list[str]) -> str:
 _OWNED_LINE = re.compile(rf"^({'|'.join(map(re.escape, OWNED_KEYS))})[ \t]*:(?=[ \t\r\n]|$)", re.MULTILINE)
 
 
-def owned_lines(block: str, meta: dict) -> dict[str, int]:
-    """The line (index) of each owned key the block has, as a write needs it: one line per key,
-    holding a one-line scalar. NoteFormatError otherwise: the load reports such a note
-    (`owned_lines_problem`) rather than schedule a note no review could write."""
+def owned_lines(block: str, meta: dict, keys: Collection[str] = REVIEW_KEYS) -> dict[str, int]:
+    """The line (index) of each of `keys` the block has, as a write needs it: one line per key,
+    holding a one-line scalar. NoteFormatError otherwise: `parse_block` refuses such a note (for
+    the keys a review writes) rather than schedule a note no review could write."""
     found: dict[str, int] = {}
     for match in _OWNED_LINE.finditer(block):
         key = match[1]
+        if key not in keys:
+            continue
         if key in found:
             raise NoteFormatError(f"the key '{key}' appears more than once in the metadata block")
         line_end = block.find("\n", match.end()) + 1 or len(block)
@@ -171,7 +175,7 @@ def owned_lines(block: str, meta: dict) -> dict[str, int]:
         if start == end and block[line_end:line_end + 1] in (" ", "\t", "-") and line_end < len(block):
             raise NoteFormatError(f"the value of '{key}' spans several lines")
         found[key] = block.count("\n", 0, match.start())
-    for key in OWNED_KEYS:
+    for key in keys:
         if key in meta and key not in found:  # a flow mapping, a quoted or complex key
             raise NoteFormatError(f"cannot locate the line of '{key}' in the metadata block")
     return found
@@ -182,7 +186,7 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
     updates = validate_updates(updates)
     old_meta = parse_block(block)
     lines = _split_lines(block)
-    where = owned_lines(block, old_meta)
+    where = owned_lines(block, old_meta, keys=tuple(updates))
     date_style = _note_date_style(lines)
     appended = []
     for key in OWNED_KEYS:

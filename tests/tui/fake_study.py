@@ -119,6 +119,8 @@ class FakeStudy:
     def reload_card(self, path: str) -> Card:
         return next(c for c in self.cards if c.path == path)
 
+    note_card = reload_card
+
     def notes(self):
         rows = [NoteView(c.path, c.title, c.path.rpartition("/")[0], ("Transformer",), None if c.is_new else TODAY,
                         None if c.is_new else 0.5, 0 if c.is_new else 3, c.path in self.suspended) for c in self.cards]

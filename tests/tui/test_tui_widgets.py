@@ -46,10 +46,15 @@ async def test_a_huge_note_is_shown_cut_with_a_word_not_frozen_on():
         view.show(huge)
         await pilot.pause()
         shown = "\n".join(strip.text for strip in view._strips)
-        left = re.search(r"\(([\d,]+) KB\) is not shown here", shown)
+        left = re.search(r"\(([\d,]+)k characters\) is not shown here", shown)
         assert left is not None, shown[-300:]
         assert abs(int(left[1].replace(",", "")) - (len(huge) - MAX_SHOWN_CHARS) // 1000) <= 1
+        assert "*The rest" not in shown  # the last line is markdown, not code
         assert shown.count("Lorem ipsum") < len(huge) // len(paragraph) * 8
+        view.show("```python\n" + "x = 1\n" * (MAX_SHOWN_CHARS // 6 + 10) + "```\n")  # cut inside code
+        await pilot.pause()
+        tail = "\n".join(strip.text for strip in view._strips[-6:])
+        assert "not shown here" in tail and "*The rest" not in tail, tail
         view.show(paragraph * 3)  # an ordinary note is shown whole, without the word
         await pilot.pause()
         assert "not shown here" not in "\n".join(strip.text for strip in view._strips)

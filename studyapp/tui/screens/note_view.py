@@ -22,7 +22,8 @@ class NoteViewScreen(ModalScreen[None]):
         self.note_title = title
         self.body = body
         self.reload = reload
-        """The note's card as it is now (`title`, `body`), asked when the vault changes."""
+        """The note's card as the app holds it now (`title`, `body`), asked when the vault changes."""
+        self.gone = False
 
     def compose(self) -> ComposeResult:
         view = Answer(id="note-view")
@@ -42,9 +43,12 @@ class NoteViewScreen(ModalScreen[None]):
         try:
             card = self.reload()
         except Exception:  # noqa: BLE001 - gone or unreadable: the Notes screen says so after
-            self.notify(f"“{self.note_title}” changed outside the app and can no longer be read.",
-                        severity="warning", timeout=6)
+            if not self.gone:  # said once, not at every later change of the vault
+                self.notify(f"“{self.note_title}” changed outside the app and can no longer be read.",
+                            severity="warning", timeout=6)
+            self.gone = True
             return
+        self.gone = False
         if (card.title, card.body) == (self.note_title, self.body):
             return
         self.note_title, self.body = card.title, card.body

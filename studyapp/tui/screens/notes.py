@@ -182,7 +182,7 @@ class NotesScreen(StudyScreen):
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not open the note")
             return
-        self.app.push_screen(NoteViewScreen(card.title, card.body, reload=lambda: self.study.reload_card(path)))
+        self.app.push_screen(NoteViewScreen(card.title, card.body, reload=lambda: self.study.note_card(path)))
 
     def action_toggle_suspend(self) -> None:
         path = self._selected_path()

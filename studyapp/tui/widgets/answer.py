@@ -9,11 +9,14 @@ visible lines.
 
 from __future__ import annotations
 
+import re
+
 from rich.markdown import Markdown as RichMarkdown
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+_FENCE = re.compile(r"^(?:```|~~~)", re.MULTILINE)
 MAX_SHOWN_CHARS = 100_000
 """The most of a note rendered (nine times the users' long notes); a bigger one is cut at a
 line break, with a last line that says so."""
@@ -38,8 +41,11 @@ class Answer(ScrollView, can_focus=True):
         if len(markdown) > MAX_SHOWN_CHARS:  # rendered on the UI thread: a 5 MB note took 7 s
             cut = markdown.rfind("\n", 0, MAX_SHOWN_CHARS) + 1 or MAX_SHOWN_CHARS
             left = len(markdown) - cut
-            markdown = (markdown[:cut] + f"\n\n---\n\n*The rest of this note ({left // 1000:,} KB) is not shown "
-                        "here: open it in your editor (`e` in the review).*\n")
+            shown = markdown[:cut]
+            if len(_FENCE.findall(shown)) % 2:  # cut inside a code block: close it first
+                shown += "```\n"
+            markdown = (shown + f"\n\n---\n\n*The rest of this note ({max(1, left // 1000):,}k characters) is not "
+                        "shown here: open it in your editor (`e` in the review).*\n")
         self.source = markdown
         self._rendered_width = 0
         self.scroll_to(0, 0, animate=False)
