@@ -186,7 +186,13 @@ def _run(argv: list[str], command: str | None) -> int:
     except Exception as exc:  # OS and database failures: one line; anything else is a bug
         message = user_message(exc, ctx.paths.database_file if ctx is not None else None)
         if message is None:
-            raise
+            if os.environ.get("STUDYAPP_DEBUG"):
+                raise
+            from studyapp.errors import report_bug
+
+            data_dir = ctx.paths.data_dir if ctx is not None else None
+            print(f"studyapp: error: {report_bug(exc, data_dir, argv)}", file=sys.stderr)
+            return ExitCode.BUG
         print(f"studyapp: error: {message}", file=sys.stderr)
         return UserError.exit_code
     finally:

@@ -3,7 +3,8 @@ README, "Exit codes").
 
 A failure the user can act on (a `UserError`, an OS error on one of their files, a database
 failure) is one line, in the CLI (`cli.main`) and in the TUI (`StudyApp.report_error`), never a
-traceback; `user_message` is that line. Anything else is a bug of ours and keeps its traceback.
+traceback; `user_message` is that line. Anything else is a bug of ours: the CLI says so in one
+line and saves the traceback (`report_bug`); `STUDYAPP_DEBUG=1` lets it through instead.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ class ExitCode(IntEnum):
     USAGE = 2
     """The command line (or config.toml) is wrong: an unknown option, drill, note or file,
     a path outside the vault, a malformed value. Nothing was changed."""
+    BUG = 70
+    """A failure no check foresaw: a bug of ours (EX_SOFTWARE). One line says so and where the
+    traceback was saved (`crash.log` in the data dir)."""
     INTERRUPTED = 130
     """Ctrl-C."""
 
@@ -86,3 +90,34 @@ def _os_message(exc: OSError) -> str:
             path = os.path.join(folder, temp["name"])
         reason = f"{path}: {reason}"
     return f"{reason}; {hint}" if hint else reason
+
+
+CRASH_LOG = "crash.log"
+
+
+def report_bug(exc: BaseException, data_dir: os.PathLike | str | None, argv: list[str]) -> str:
+    """The one line a user sees for a bug of ours; its traceback is appended to `crash.log` in
+    the data dir (with the time, the version and the command), or, if that cannot be written,
+    is printed after all, so that nothing is lost."""
+    import time
+    import traceback
+
+    from studyapp import __version__
+
+    where = "it could not be saved"
+    details = "".join(traceback.format_exception(exc))
+    if data_dir is not None:
+        log = os.path.join(os.fspath(data_dir), CRASH_LOG)
+        try:
+            os.makedirs(os.fspath(data_dir), exist_ok=True)
+            with open(log, "a", encoding="utf-8") as handle:
+                handle.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S %z')} studyapp {__version__}: "
+                             f"studyapp {' '.join(argv)}\n{details}\n")
+            where = f"the details are in {log}"
+        except OSError:
+            pass
+    if not where.startswith("the details"):
+        sys.stderr.write(details)
+    text = " ".join(str(exc).split())[:300]
+    return (f"internal error (a bug in studyapp, please report it): {type(exc).__name__}"
+            f"{': ' + text if text else ''}; {where}")

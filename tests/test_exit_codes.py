@@ -52,3 +52,29 @@ def test_a_command_that_ran_and_said_no_exits_1(common, capsys):
     assert main(["rate", "note.md", "--rating", "good", *common]) == ExitCode.OK
     earlier = [*common[:-1], "2020-01-01"]
     assert main(["rate", "note.md", "--rating", "good", *earlier]) == ExitCode.FAILED
+
+
+def test_a_bug_of_ours_is_one_line_naming_where_its_details_went(common, capsys, monkeypatch, tmp_path):
+    """No traceback reaches a user: an exception no check foresaw is a line that says it is a
+    bug, and the traceback goes to a crash log in the data dir (exit 70, EX_SOFTWARE).
+    STUDYAPP_DEBUG=1 lets it through, for whoever debugs it."""
+    import pytest
+
+    def broken(*_args, **_kwargs):
+        raise ZeroDivisionError("something nobody foresaw")
+
+    monkeypatch.setattr("studyapp.commands.notes.print_due", broken)
+    assert main(["due", *common]) == ExitCode.BUG == 70
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if not line.startswith("studyapp: note:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "bug" in lines[0] and "ZeroDivisionError: something nobody foresaw" in lines[0]
+    log = tmp_path / "data" / "crash.log"
+    assert str(log) in lines[0]
+    text = log.read_text(encoding="utf-8")
+    assert "Traceback" in text and "in broken" in text
+    assert "ZeroDivisionError: something nobody foresaw" in text and "due" in text
+
+    monkeypatch.setenv("STUDYAPP_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        main(["due", *common])

@@ -91,8 +91,8 @@ def test_a_review_half_written_by_an_older_version_with_a_huge_duration_is_finis
         raise OverflowError("Python int too large to convert to SQLite INTEGER")
 
     monkeypatch.setattr("studyapp.reviews.finish_review", crash)
-    with pytest.raises(OverflowError):
-        main(["rate", "b.md", "--rating", "good", "--duration", "3", *args, "--now", "2026-11-20T10:00"])
+    code, err = run(capsys, "rate", "b.md", "--rating", "good", "--duration", "3", *args, "--now", "2026-11-20T10:00")
+    assert code == ExitCode.BUG and "OverflowError" in err  # a bug: one line, the traceback in crash.log
     monkeypatch.undo()
     assert "review_count: 1" in (vault / "b.md").read_text()  # the file half was written
     database = vault.parent / "data" / "studyapp.sqlite3"
