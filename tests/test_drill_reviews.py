@@ -439,7 +439,3 @@ def test_a_new_drill_whose_try_began_keeps_its_place_in_todays_drills(tmp_path, 
     assert main(["start", "causal_mask", *common]) == 0
     assert main(["rate", "c.md", "--rating", "easy", *common]) == 0
     assert "causal_mask" in due_drills()
-    capsys.readouterr()
-    assert main(["drills", *common]) == 0
-    (line,) = [line for line in capsys.readouterr().out.splitlines() if "causal_mask" in line or "Causal" in line]
-    assert "due" in line or "new" in line, line

@@ -137,6 +137,16 @@ async def test_today_shows_the_same_counts_as_the_review(ctx, vault):
 CLIP = "Attention 注意力机制\nAttention 注意力机制\n注意力机制是一个宽泛的概念。\n例如, Self-Attention 的 Q、K、V 来源于同一个输入。\n"
 
 
+async def open_from_notes(pilot, text: str) -> None:
+    """Notes (n), filtered to the one note holding `text`, opened whole (o)."""
+    await pilot.press("n")
+    await settle(pilot)
+    pilot.app.screen.query_one("#note-filter").value = text
+    await settle(pilot)
+    await pilot.press("o")
+    await settle(pilot)
+
+
 def answer_lines(screen) -> list[str]:
     from studyapp.tui.widgets.answer import Answer
 
@@ -159,12 +169,7 @@ async def test_a_plain_clip_answers_with_its_lines_and_the_whole_note_shows_no_t
         assert "Attention 注意力机制" not in answer_lines(screen)
         await pilot.press("escape")
         await settle(pilot)
-        await pilot.press("n")
-        await settle(pilot)
-        app.screen.query_one("#note-filter").value = "剪藏"
-        await settle(pilot)
-        await pilot.press("o")
-        await settle(pilot)
+        await open_from_notes(pilot, "剪藏")
         assert answer_lines(app.screen)[0] == "注意力机制是一个宽泛的概念。"
 
 
@@ -269,12 +274,7 @@ async def test_a_note_open_in_notes_shows_an_outside_edit_without_a_key(ctx, vau
     app = StudyApp(ctx)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("n")
-        await settle(pilot)
-        app.screen.query_one("#note-filter").value = "饱和区"
-        await settle(pilot)
-        await pilot.press("o")
-        await settle(pilot)
+        await open_from_notes(pilot, "饱和区")
         view = app.screen
         assert "饱和区" in "\n".join(answer_lines(view))
         path = vault / SCALING
