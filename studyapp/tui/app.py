@@ -121,6 +121,31 @@ class StudyApp(App):
             self.theme = ctx.settings.theme
         except Exception:  # an unknown theme name in config.toml must not stop the app
             self.theme = "textual-dark"
+        self.bug: str | None = None
+        """The one line that ends the app after a bug of ours (`report_bug`), printed in place of
+        Textual's traceback; None while none happened."""
+
+    def _handle_exception(self, error: Exception) -> None:
+        """A bug of ours ends the app as it ends a CLI command: its traceback goes to `crash.log`
+        in the data dir and the terminal gets one line (`_print_error_renderables`), exit 70.
+        `STUDYAPP_DEBUG=1` keeps Textual's own traceback. Tests still see the exception (pilot
+        re-raises it)."""
+        import os
+
+        if self.bug is None and not os.environ.get("STUDYAPP_DEBUG"):
+            from studyapp.errors import report_bug
+
+            data_dir = getattr(getattr(self.ctx, "paths", None), "data_dir", None)
+            self.bug = report_bug(error, data_dir, ["(the app)"])
+        super()._handle_exception(error)
+
+    def _print_error_renderables(self) -> None:
+        if self.bug is None:
+            super()._print_error_renderables()
+            return
+        self._exit_renderables.clear()
+        self.error_console.print(f"studyapp: error: {self.bug}", markup=False, highlight=False,
+                                 soft_wrap=True)
 
     def watch_theme(self, name: str) -> None:
         """A theme picked after start-up (from the palette) is kept for the next run."""
@@ -379,6 +404,9 @@ class StudyApp(App):
 
 
 def run_app(ctx: Context, notices: Sequence[Notice] = ()) -> int:
-    """Entry point of the bare `studyapp` command."""
-    StudyApp(ctx, notices=notices).run()
-    return 0
+    """Entry point of the bare `studyapp` command: 0, or 70 after a bug of ours (as in the CLI)."""
+    from studyapp.errors import ExitCode
+
+    app = StudyApp(ctx, notices=notices)
+    app.run()
+    return ExitCode.BUG if app.bug is not None or app.return_code else ExitCode.OK
