@@ -29,3 +29,26 @@ def fit(text: str, width: int) -> str:
         out.append(ch)
         used += w
     return "".join(out) + "…" + " " * (width - used - 1)
+
+
+def fit_middle(text: str, width: int) -> str:
+    """`text` cut in its middle (with an ellipsis) to at most `width` columns, not padded: a
+    path keeps its first folder and its file name, which tell two notes apart."""
+    if display_width(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    head_width = (width - 1) // 2
+    head, used = [], 0
+    for ch in text:
+        if used + char_width(ch) > head_width:
+            break
+        head.append(ch)
+        used += char_width(ch)
+    tail, room = [], width - 1 - used
+    for ch in reversed(text):
+        if char_width(ch) > room:
+            break
+        tail.append(ch)
+        room -= char_width(ch)
+    return "".join(head) + "…" + "".join(reversed(tail))

@@ -7,7 +7,7 @@ import json
 from vault_fixtures import PLAIN_NOTE, USERS_NOTE, write
 
 from studyapp.cli import main
-from studyapp.textwidth import display_width, fit
+from studyapp.textwidth import display_width, fit, fit_middle
 
 
 def make_vault(tmp_path):
@@ -59,3 +59,16 @@ def test_due_table_aligns_wide_titles(tmp_path, capsys):
 def test_fit_counts_wide_characters_as_two_columns():
     assert fit("注意力", 8) == "注意力  "
     assert display_width(fit("多头注意力机制详解", 9)) == 9
+
+
+def test_fit_middle_keeps_both_ends_within_the_width():
+    """The Notes table cuts a path in its middle: its first folder and its file name stay."""
+    assert fit_middle("a/b.md", 10) == "a/b.md"
+    assert fit_middle("transformers/attention/scaling/note.md", 15) == "transfo…note.md"
+    for width in range(0, 30):
+        cut = fit_middle("注意力/多头注意力机制详解/缩放因子.md", width)
+        assert display_width(cut) <= width
+        if width >= 5:
+            head, _, tail = cut.partition("…")
+            assert "注意力/多头注意力机制详解/缩放因子.md".startswith(head)
+            assert "注意力/多头注意力机制详解/缩放因子.md".endswith(tail) and tail

@@ -176,3 +176,41 @@ async def test_a_vault_that_cannot_load_is_a_notification(tmp_path):
         await pilot.press("r")  # nothing to review yet: a hint, not a crash
         await settle(pilot)
         assert not isinstance(app.screen, ReviewScreen)
+
+
+LONG_TITLE = "Why attention scores are divided by the square root of the key dimension, at length " * 2
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+async def test_the_notes_table_keeps_every_column_in_view_with_long_titles(ctx, width):
+    """At 80 and 100 columns a web clip's long title pushed the Path column off the screen
+    (two notes of one title could not be told apart): titles and paths share what the fixed
+    columns leave, a title cut at its end and a path in its middle (its first folder and the
+    end of its file name stay); the tree narrows below 100 columns."""
+    vault = ctx.paths.vault_dir
+    for folder in ("transformers/attention/scaling", "interview-prep/2026/week-12"):
+        (vault / folder).mkdir(parents=True)
+        (vault / folder / "scaled-dot-product-attention-divisor.md").write_text(
+            f"# {LONG_TITLE.strip()}\n\nBecause the dot products grow with d_k.\n", encoding="utf-8")
+    app = StudyApp(ctx)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        table = app.screen.query_one("#note-table", DataTable)
+        shown = table.scrollable_content_region.width
+        widths = [column.get_render_width(table) for column in table.ordered_columns]
+        assert sum(widths) <= shown, (widths, shown)
+        rows = [table.get_row_at(index) for index in range(table.row_count)]
+        titles, paths = [str(row[3]) for row in rows], [str(row[4]) for row in rows]
+        assert all(title.endswith("…") and LONG_TITLE.startswith(title[:-1]) for title in titles)
+        whole = sorted(row.path for row in app.screen.rows)
+        for path in paths:  # cut in the middle: its first folder and its end stay
+            head, _, tail = path.partition("…")
+            assert tail and any(w.startswith(head) and w.endswith(tail) for w in whole), path
+        assert len(set(paths)) == 2  # still told apart
+        await pilot.resize_terminal(200, 30)
+        await settle(pilot)
+        paths = [str(table.get_row_at(index)[4]) for index in range(table.row_count)]
+        assert sorted(paths) == ["interview-prep/2026/week-12/scaled-dot-product-attention-divisor.md",
+                                 "transformers/attention/scaling/scaled-dot-product-attention-divisor.md"]

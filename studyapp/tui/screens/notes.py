@@ -9,8 +9,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.coordinate import Coordinate
 from textual.markup import escape
+from textual.message import Message
 from textual.widgets import DataTable, Header, Input, Static, Tree
+from textual.widgets.data_table import ColumnKey
 
+from studyapp.textwidth import display_width, fit, fit_middle
 from studyapp.tui.messages import NotesListed, NotesSearched
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.widgets.footer import KeysFooter
@@ -19,6 +22,10 @@ from studyapp.views import NoteView, Problem
 ALL = ("all", "")
 MAX_ROWS = 500
 """Rows drawn at once; a 10,000-note vault is narrowed with the filter or the tree instead."""
+FIXED_COLUMNS = (("Next review", len("suspended  ")), ("Mastery", len("Mastery")), ("Reviews", len("Reviews")))
+"""The short columns, each as wide as its widest value or its label."""
+MIN_TEXT = 10
+"""A title or path is never shortened below this many cells, however narrow the terminal."""
 
 
 def matches(row: NoteView, scope: tuple[str, str], text: str, text_hits: frozenset[str] = frozenset()) -> bool:
@@ -35,7 +42,20 @@ def matches(row: NoteView, scope: tuple[str, str], text: str, text_hits: frozens
     return True
 
 
+class NoteTable(DataTable[str | Text]):
+    """The notes' table. Its titles and paths are cut to its width, so a new width (a resized
+    terminal, or the tree narrowing) fills it again."""
+
+    class Resized(Message):
+        pass
+
+    def on_resize(self) -> None:
+        self.post_message(self.Resized())
+
+
 class NotesScreen(StudyScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    """Below 100 columns the folder tree gives the table some of its width (studyapp.tcss)."""
     BINDINGS = [
         Binding("enter", "open_note", "Open", show=False),
         Binding("o", "open_note", "Open"),
@@ -63,14 +83,35 @@ class NotesScreen(StudyScreen):
             with Vertical(id="notes-main"):
                 yield Input(placeholder="Filter by title, path or text…", id="note-filter")
                 yield Static("", id="note-count")
-                table: DataTable[str | Text] = DataTable(id="note-table", cursor_type="row", zebra_stripes=True)
-                table.add_columns("Next review", "Mastery", "Reviews", "Title", "Path")
+                table = NoteTable(id="note-table", cursor_type="row", zebra_stripes=True)
+                for label, width in FIXED_COLUMNS:
+                    table.add_column(label, width=width)
+                table.add_column("Title", key="title")
+                table.add_column("Path", key="path")
                 yield table
                 yield Static("", id="note-problems")
         yield KeysFooter()
 
     def refresh_data(self) -> None:
         self.list_notes()
+
+    def on_note_table_resized(self) -> None:
+        if self.rows:
+            self._fill_table()
+
+    def _text_widths(self, table: DataTable, rows: list[NoteView]) -> tuple[int, int]:
+        """Cells for the title and the path: what the short columns leave (at 80 columns a long
+        title pushed the Path column off the screen): a path takes what the titles leave of it, but
+        never less than half; each as wide as its widest value when there is room."""
+        shown = table.scrollable_content_region.width or self.app.size.width
+        padding = 2 * table.cell_padding
+        room = shown - sum(width + padding for _, width in FIXED_COLUMNS) - 2 * padding
+        widest_title = max((display_width(row.title) for row in rows), default=MIN_TEXT)
+        widest_path = max((display_width(row.path) for row in rows), default=MIN_TEXT)
+        if widest_title + widest_path <= room:
+            return widest_title, widest_path
+        path = max(MIN_TEXT, min(widest_path, room - min(widest_title, room // 2)))
+        return max(MIN_TEXT, min(widest_title, room - path)), path
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes")
     def list_notes(self) -> None:
@@ -114,19 +155,19 @@ class NotesScreen(StudyScreen):
         hits = self.text_hits[1] if self.text_hits[0] == text else frozenset()
         selected = self._selected_path()
         table.clear()
-        shown = matched = 0
-        for row in self.rows:
-            if not matches(row, self.scope, text, hits):
-                continue
-            matched += 1
-            if shown >= MAX_ROWS:
-                continue
-            shown += 1
+        picked = [row for row in self.rows if matches(row, self.scope, text, hits)]
+        matched, shown = len(picked), min(len(picked), MAX_ROWS)
+        title_width, path_width = self._text_widths(table, picked[:MAX_ROWS])
+        for key, width in (("title", title_width), ("path", path_width)):
+            column = table.columns[ColumnKey(key)]
+            column.auto_width, column.width = False, width
+        for row in picked[:MAX_ROWS]:
             due = row.next_review.isoformat() if row.next_review else "new"
             if row.suspended:
                 due = "suspended"
             mastery = f"{row.mastery:.0%}" if row.mastery is not None else "–"
-            table.add_row(due, mastery, str(row.review_count), Text(row.title), Text(row.path), key=row.path)
+            table.add_row(due, mastery, str(row.review_count), Text(fit(row.title, title_width).rstrip()),
+                          Text(fit_middle(row.path, path_width)), key=row.path)
         count = f"{matched} note{'s' if matched != 1 else ''}"
         if matched > shown:
             count += f" — showing the first {shown}; filter or pick a folder to narrow"
