@@ -42,6 +42,20 @@ STRUCTURAL = ("return type", "shape", "dtype", "device", "inputs unchanged", "de
 NAN_IS_THE_SYMPTOM = {"unstable_softmax"}
 LOW_PRECISION_FACTOR = 4.0
 """float16/bfloat16 pass when within this many times PyTorch's own kernel's error."""
+FLOAT32_INSIDE = "float32_internally"
+"""The mistake of computing in float32 on float64 inputs: re-enacted for any drill whose
+drill.toml names it, with the drill's own same-dtype reference run in float32."""
+
+
+def _float64_to_float32(value):
+    """The payload with every float64 tensor cast to float32 (nested dicts, lists, tuples)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float32) if value.dtype == torch.float64 else value
+    if isinstance(value, dict):
+        return {k: _float64_to_float32(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_float64_to_float32(v) for v in value)
+    return value
 
 
 class AttentionDrill(Drill):
@@ -65,15 +79,25 @@ class AttentionDrill(Drill):
         raise NotImplementedError
 
     def candidate_outputs(self, case: Case, wanted: set[str] | None):
-        """The known mistakes' (id, output, weights) on `case`, computed lazily and kept on the case."""
+        """The known mistakes' (id, output, weights) on `case`, computed lazily and kept on the case
+        (weights None where the mistake says nothing about them)."""
         cache = case.extra.setdefault("candidates", {})
-        for index, (mistake, thunk) in enumerate(self.candidates(case)):
+        found = self.candidates(case)
+        if FLOAT32_INSIDE in self.mistakes and case.payload["Q"].dtype == torch.float64:
+            found = [*found, (FLOAT32_INSIDE, lambda: self._in_float32(case))]
+        for index, (mistake, thunk) in enumerate(found):
             if wanted is not None and mistake not in wanted:
                 continue
             if index not in cache:
                 cache[index] = thunk()
             if cache[index] is not None:
                 yield mistake, *cache[index]
+
+    def _in_float32(self, case: Case) -> tuple[torch.Tensor, None]:
+        """A correct computation done in float32 on a float64 case and cast back: what code that
+        calls `.float()` on its inputs returns."""
+        narrowed = Case(case.name, _float64_to_float32(case.payload))
+        return self.same_dtype_references(narrowed)[0].to(torch.float64), None
 
     def weights_shape(self, case: Case) -> tuple[int, ...]:
         raise NotImplementedError
@@ -258,7 +282,9 @@ class AttentionDrill(Drill):
             if problem:
                 return None
             matched: dict[str, float] = {}
-            undefined: set[str] = set()  # the mistake leaves this whole case NaN: no evidence either way
+            # the mistake leaves this whole case NaN, or is as near the learner's output as the
+            # right answer is (it passes the case): no evidence either way
+            undefined: set[str] = set()
             for mistake, cand_out, cand_w in self.candidate_outputs(failure.case, alive):
                 symptom = mistake in NAN_IS_THE_SYMPTOM and not bool(torch.isfinite(cand_out).all())
                 if not symptom and bool(torch.isnan(cand_out).all()):
@@ -267,10 +293,14 @@ class AttentionDrill(Drill):
                 # a NaN/inf the mistake produces is its symptom: it must be where the learner's is
                 wildcard = not symptom
                 distance = mistake_distance(out["tensor"], cand_out, wildcard)
-                if weights is not None and distance < MISTAKE_MATCH:
+                if weights is not None and cand_w is not None and distance < MISTAKE_MATCH:
                     distance = max(distance, mistake_distance(weights["tensor"], cand_w))
-                if distance < MISTAKE_MATCH:
+                if distance >= MISTAKE_MATCH:
+                    continue
+                if self._shows(failure.case, cand_out, cand_w if weights is not None else None):
                     matched[mistake] = min(matched.get(mistake, float("inf")), distance)
+                else:  # close to the learner's, but right on this case: not what made it fail
+                    undefined.add(mistake)
             return matched, undefined - set(matched)
 
         mistake = narrow_mistakes(failures, "calls", judge)
@@ -278,6 +308,18 @@ class AttentionDrill(Drill):
             return None
         first = failures[0]
         return mistake, f"Looks like {self.mistakes[mistake]}. {first.check}: {first.message}"
+
+    def _shows(self, case: Case, cand_out: torch.Tensor, cand_w: torch.Tensor | None) -> bool:
+        """Whether a mistake's output (or its weights, when the learner's are graded) would fail
+        this case: one that passes it cannot be what made the learner's output fail."""
+        (expected, expected_w), ignore = self._expected(case)
+        return self._fails(case, cand_out, expected, ignore) or (
+            cand_w is not None and self._fails(case, cand_w, expected_w, ignore))
+
+    def _fails(self, case: Case, tensor: torch.Tensor, expected: torch.Tensor, ignore) -> bool:
+        rtol, atol = self.tolerance(case)
+        return (tuple(tensor.shape) != tuple(expected.shape)
+                or not compare_values(tensor, expected, rtol, atol, ignore)[0])
 
     def diagnose_without_match(self, failures: list[Failure]):
         first = failures[0]

@@ -323,6 +323,9 @@ class RopeDrill(AttentionDrill):
                 compare_values(ref.cpu(), expected, 0.0, 0.0)[1] for ref in same_dtype_references(case.payload))
         return case.extra["reference_error"]
 
+    def _shows(self, case: Case, cand_out: torch.Tensor, cand_w: torch.Tensor | None) -> bool:
+        return self._fails(case, cand_out, self.oracle(case), None)
+
     def tolerance(self, case: Case) -> tuple[float, float]:
         rtol, atol = DEFAULT_TOLERANCE[case.payload["x"].dtype]
         factor = FLOOR_FACTOR if case.tier == CORE else LOW_PRECISION_FACTOR
