@@ -147,6 +147,12 @@ class StudyApp(App):
         self.error_console.print(f"studyapp: error: {self.bug}", markup=False, highlight=False,
                                  soft_wrap=True)
 
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Notifications are text, never markup: they carry note titles, paths and error
+        messages, and a `[/b` in one ended the app (`markup` is ignored; no caller uses it)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     def watch_theme(self, name: str) -> None:
         """A theme picked after start-up (from the palette) is kept for the next run."""
         if not self._save_theme or name == self.ctx.settings.theme:

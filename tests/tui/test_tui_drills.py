@@ -299,3 +299,59 @@ async def test_the_drill_list_shows_status_next_due_and_passes_at_any_width(ctx,
         await pilot.resize_terminal(other, height)
         await settle(pilot)
         assert_status_columns_in_view(app, other)
+
+
+MARKUP_LIKE = """import math
+
+import torch
+
+print("debug: scores[/b  and [link=x]x[/link] [@click=app.quit]quit[/]")
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    raise ValueError("index out of range [/ n")
+"""
+"""Learner code whose printed output and error message look like Textual markup, broken and
+whole: an unclosed `[/b` survived textual's `escape` and ended the app with a MarkupError,
+on the run and again on every later opening of the drill (its last verdict is shown)."""
+
+
+@pytest.mark.slow
+async def test_learner_text_that_looks_like_markup_is_shown_as_text(ctx, warm_grader):
+    app = drills_app(ctx, Lent(warm_grader))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        screen.query_one("#code", TextArea).text = MARKUP_LIKE
+        await pilot.press("ctrl+r")
+        deadline = time.monotonic() + 120
+        await settle(pilot)
+        while screen.grading and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+        await settle(pilot)
+        summary = str(screen.query_one("#verdict-summary", Static).render())
+        detail = str(screen.query_one("#detail", Static).render())
+        assert "index out of range [/ n" in summary + detail
+        assert "debug: scores[/b  and [link=x]x[/link] [@click=app.quit]quit[/]" in detail
+        await pilot.press("escape")
+        await settle(pilot)
+        app.action_open_drill("sdpa")  # the stored verdict is drawn again
+        await settle(pilot)
+        assert "index out of range [/ n" in str(app.screen.query_one("#verdict-summary", Static).render())
+    assert app.return_code in (None, 0)
+
+
+async def test_titles_and_messages_that_look_like_markup_are_notified_as_text(ctx):
+    """A notification carries note titles, paths and error messages: Textual reads a
+    notification as markup, so a title with `[/b` ended the app when it was suspended."""
+    vault = ctx.paths.vault_dir
+    (vault / "odd.md").write_text("# Softmax [/b over [b]rows[/b]\n\n## Answer\nexp / sum\n", encoding="utf-8")
+    app = app_with_grader(ctx, StubGrader())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("s")  # suspend: "Suspended “<title>” ..."
+        await settle(pilot)
+        assert any("Softmax [/b over [b]rows[/b]" in n.message for n in app._notifications)
+    assert app.return_code in (None, 0)

@@ -16,11 +16,11 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.markup import escape
 from textual.widgets import DataTable, Header, LoadingIndicator, Markdown, Static, TextArea
 
 from studyapp.grader.contract import FailureOrigin
 from studyapp.tui.editor import edit_file
+from studyapp.tui.markup import plain
 from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.screens.confirm import Confirm
@@ -58,20 +58,20 @@ def summary_markup(verdict: dict) -> str:
     status = verdict.get("status", "error")
     summary = verdict.get("summary", "")
     head, sep, mistake = summary.partition(LOOKS_LIKE)
-    text = f"{STATUS_LINE.get(status, escape(status))} {escape(head)}"
+    text = f"{STATUS_LINE.get(status, plain(status))} {plain(head)}"
     if sep:
-        text += f"\n[b]Looks like:[/b] {escape(mistake.removesuffix(')'))}"
+        text += f"\n[b]Looks like:[/b] {plain(mistake.removesuffix(')'))}"
     seconds = verdict.get("seconds")
     if isinstance(seconds, (int, float)):
         text += f"  [dim]{seconds:.2f}s[/]"
     if verdict.get("attempted_at"):
-        text += f"  [dim](last run {escape(str(verdict['attempted_at']))})[/]"
+        text += f"  [dim](last run {plain(str(verdict['attempted_at']))})[/]"
     return text
 
 
 def hint_markup(hint) -> str:
     """One rung of the hint ladder as the task pane shows it."""
-    return f"[b]Hint {hint.number}/{hint.of}:[/b] {escape(hint.text)}"
+    return f"[b]Hint {hint.number}/{hint.of}:[/b] {plain(hint.text)}"
 
 
 class DrillScreen(StudyScreen):
@@ -292,12 +292,12 @@ class DrillScreen(StudyScreen):
         """Summary and hint first (they say what is wrong), then the checks, then any output."""
         status = verdict.get("status", "error")
         self.query_one("#grade-status", Static).update(
-            f"{STATUS_LINE.get(status, escape(status))}  [dim]F6 results · ctrl+r runs again[/]")
+            f"{STATUS_LINE.get(status, plain(status))}  [dim]F6 results · ctrl+r runs again[/]")
         self.query_one("#result-box").display = True
         self.query_one("#verdict-summary", Static).update(summary_markup(verdict))
         hint = verdict.get("hint")
         hint_widget = self.query_one("#hint", Static)
-        hint_widget.update(f"[b]Hint:[/b] {escape(hint)}" if hint else "")
+        hint_widget.update(f"[b]Hint:[/b] {plain(hint)}" if hint else "")
         hint_widget.display = bool(hint)
         table = self.query_one("#checks", DataTable)
         table.clear()
@@ -310,9 +310,9 @@ class DrillScreen(StudyScreen):
         table.display = table.row_count > 0
         parts = []
         if verdict.get("detail"):
-            parts.append(escape(verdict["detail"]))
+            parts.append(plain(verdict["detail"]))
         if verdict.get("output"):
-            parts.append("[b]Output:[/b]\n" + escape(verdict["output"]))
+            parts.append("[b]Output:[/b]\n" + plain(verdict["output"]))
         detail = self.query_one("#detail", Static)
         detail.update("\n\n".join(parts))
         detail.display = bool(parts)
@@ -353,7 +353,7 @@ class DrillScreen(StudyScreen):
         proposal_widget = self.query_one("#drill-proposal", Static)
         if self.proposal is not None:
             proposal_widget.update(
-                f"[b]Proposed rating: {self.proposal.label}[/b] ({escape(self.proposal.reason)})\n"
+                f"[b]Proposed rating: {self.proposal.label}[/b] ({plain(self.proposal.reason)})\n"
                 "[dim]Enter records it, or a key from 1 (Again) to 4 (Easy) records another[/]")
             self.query_one("#result-box").display = True
         proposal_widget.display = self.proposal is not None

@@ -7,9 +7,9 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.markup import escape
 from textual.screen import ModalScreen
 
+from studyapp.tui.markup import plain
 from studyapp.tui.widgets.answer import Answer
 from studyapp.tui.widgets.footer import KeysFooter
 
@@ -27,7 +27,7 @@ class NoteViewScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         view = Answer(id="note-view")
-        view.border_title = escape(self.note_title)
+        view.border_title = plain(self.note_title)
         yield view
         yield KeysFooter()
 
@@ -53,7 +53,7 @@ class NoteViewScreen(ModalScreen[None]):
             return
         self.note_title, self.body = card.title, card.body
         view = self.query_one(Answer)
-        view.border_title = escape(card.title)
+        view.border_title = plain(card.title)
         offset = view.scroll_offset
         view.show(card.body)
         view.scroll_to(offset.x, offset.y, animate=False)  # the reader keeps their place

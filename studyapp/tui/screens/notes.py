@@ -8,12 +8,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.coordinate import Coordinate
-from textual.markup import escape
 from textual.message import Message
 from textual.widgets import DataTable, Header, Input, Static, Tree
 from textual.widgets.data_table import ColumnKey
 
 from studyapp.textwidth import display_width, fit, fit_middle
+from studyapp.tui.markup import plain
 from studyapp.tui.messages import NotesListed, NotesSearched
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.widgets.footer import KeysFooter
@@ -125,7 +125,7 @@ class NotesScreen(StudyScreen):
         self._fill_table()
         problems = self.query_one("#note-problems", Static)
         if self.problems:
-            lines = [f"[red]✘[/] {escape(p.path)}: {escape(p.reason)}" for p in self.problems]
+            lines = [f"[red]✘[/] {plain(p.path)}: {plain(p.reason)}" for p in self.problems]
             problems.update(f"[b]Unreadable notes ({len(self.problems)})[/b]\n" + "\n".join(lines))
             problems.display = True
         else:

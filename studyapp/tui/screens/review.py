@@ -8,11 +8,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.markup import escape
 from textual.reactive import reactive
 from textual.widgets import Button, Header, Static
 
 from studyapp.tui.editor import edit_file
+from studyapp.tui.markup import plain
 from studyapp.tui.messages import ReviewCardReady
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.widgets.answer import Answer
@@ -124,11 +124,11 @@ class ReviewScreen(StudyScreen):
             return
         self.finished = False
         self.query_one("#review-summary").display = False
-        self.query_one("#question", Static).update(f"[b]{escape(card.title)}[/b]")
+        self.query_one("#question", Static).update(f"[b]{plain(card.title)}[/b]")
         self.query_one("#question").display = True
         if card.drills or card.unknown_drills:
-            drills = ", ".join(escape(d) for d in card.drills)
-            unknown = ", ".join(escape(d) for d in card.unknown_drills)
+            drills = ", ".join(plain(d) for d in card.drills)
+            unknown = ", ".join(plain(d) for d in card.unknown_drills)
             line = f"[dim]Drills:[/] {drills}  [dim](p to practise)[/]" if drills else "[dim]Drills:[/]"
             if unknown:
                 line += f"  [dim]not drills here:[/] {unknown}"
@@ -154,7 +154,7 @@ class ReviewScreen(StudyScreen):
         self.finished = False
         self.query_one("#review-summary").display = False
         kind = "New drill" if drill.is_new else "Drill due"
-        self.query_one("#question", Static).update(f"[b]{kind}: {escape(drill.title)}[/b]")
+        self.query_one("#question", Static).update(f"[b]{kind}: {plain(drill.title)}[/b]")
         self.query_one("#question").display = True
         self.query_one("#review-drills", Static).update(
             "[dim]Write it from memory, run the grader (ctrl+r); the rating comes from what happened "

@@ -6,9 +6,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.markup import escape
 from textual.widgets import Header, Static
 
+from studyapp.tui.markup import plain
 from studyapp.tui.messages import TodayComputed, TodayCounted
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.bars import MasteryBars
@@ -88,7 +88,7 @@ class TodayScreen(StudyScreen):
             keep()  # for the next start, once this one has what it draws
 
     def show_load_error(self, reason: str) -> None:
-        self.query_one("#today-hint", Static).update(f"[red]Could not load the vault:[/] {escape(reason)}")
+        self.query_one("#today-hint", Static).update(f"[red]Could not load the vault:[/] {plain(reason)}")
 
     def on_today_counted(self, message: TodayCounted) -> None:
         self._show_counts(message.counts)
@@ -123,7 +123,7 @@ class TodayScreen(StudyScreen):
         self.query_one("#today-heatmap", Heatmap).set_data(s.heatmap, self.app.ctx.today())
         self.query_one("#today-mastery", MasteryBars).rows = s.mastery_by_tag
         if s.drills:
-            lines = [f"{_status_mark(d.status)} {escape(d.title)}  [dim]{d.status}[/]" for d in s.drills]
+            lines = [f"{_status_mark(d.status)} {plain(d.title)}  [dim]{d.status}[/]" for d in s.drills]
             drills = "\n".join(lines)
         else:
             drills = "[dim]No drills paired with today's notes.[/]"
