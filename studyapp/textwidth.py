@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def char_width(ch: str) -> int:
@@ -52,3 +56,16 @@ def fit_middle(text: str, width: int) -> str:
         tail.append(ch)
         room -= char_width(ch)
     return "".join(head) + "…" + "".join(reversed(tail))
+
+
+def valid_text(value: Any) -> Any:
+    """`value` (a verdict: dicts, lists, strings) with each lone surrogate as U+FFFD. Learner code
+    can raise or print one (and a file name that is not UTF-8 arrives as one); no encoder can
+    write it, so it lost the verdict on its way to the terminal, the JSON and the review log."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {valid_text(k): valid_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(valid_text(v) for v in value)
+    return value

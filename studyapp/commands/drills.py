@@ -14,6 +14,7 @@ from typing import Any
 
 from studyapp import drills
 from studyapp.errors import ExitCode, UsageError
+from studyapp.vault.parse import shown
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -190,7 +191,9 @@ def _clear_terminal() -> None:
 
 
 def format_verdict(verdict: Mapping[str, Any]) -> str:
-    """A verdict for people: status line, summary, checks table, hint, detail, output."""
+    """A verdict for people: status line, summary, checks table, hint, detail, output. Every
+    text in it can come from learner code, so each line is shown as text (`shown`): an escape
+    sequence it prints cannot clear the terminal and draw a fake PASS."""
     label = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}.get(verdict["status"], verdict["status"].upper())
     seed = f", seed {verdict['seed']}" if verdict.get("seed") is not None else ""
     lines = [f"{label}  {verdict['file']}  ({verdict['drill']}, {verdict['device']}, {verdict['seconds']:.2f} s{seed})",
@@ -210,4 +213,5 @@ def format_verdict(verdict: Mapping[str, Any]) -> str:
     if verdict.get("output"):
         lines.append("  output:")
         lines += ["    " + line for line in verdict["output"].splitlines()]
+    lines = [shown(piece) for line in lines for piece in line.splitlines() or [""]]
     return "\n".join(lines)

@@ -27,6 +27,7 @@ from typing import IO
 
 from studyapp.grader.contract import ContractError, FailureOrigin, GradeLimits, Job, Verdict, verdict_from
 from studyapp.grader.verdicts import error_verdict
+from studyapp.textwidth import valid_text
 
 STARTUP_ALLOWANCE = 120.0
 """Seconds on top of a job's timeout for importing torch, building cases and judging."""
@@ -107,7 +108,7 @@ class GraderClient:
                                        origin=FailureOrigin.CANCELLED if cancelled else FailureOrigin.GRADER)
                 self._kill()
             answer["file"] = str(path)
-            return answer
+            return valid_text(answer)
 
     def cancel(self) -> None:
         """Stop the submission being graded now; its `grade` call returns a "cancelled" verdict."""
