@@ -70,6 +70,11 @@ def note_path(ctx, text: str) -> str:
             raise UsageError(f"{text} is not inside the vault ({vault})")
     if not (vault / path).is_file():
         raise UsageError(f"no such note in the vault: {path}")
+    real_vault = vault.resolve()
+    target = (vault / path).resolve()
+    if target != real_vault.joinpath(*path.split("/")) and target.is_relative_to(real_vault):
+        own = target.relative_to(real_vault).as_posix()
+        raise UsageError(f"{path} is {own} reached through a symbolic link: name it as {own}")
     return path
 
 

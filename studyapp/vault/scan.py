@@ -54,6 +54,8 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
     files: list[FoundFile] = []
     problems: list[Problem] = []
     seen_dirs: set[tuple[int, int]] = set()
+    seen_files: dict[tuple[int, int], str] = {}
+    aliased: set[tuple[int, int]] = set()
     stack = [(root, "")]
     while stack:
         folder, prefix = stack.pop()
@@ -74,17 +76,49 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
             except OSError as exc:
                 problems.append((prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}"))
                 continue
-            _scan_entries(folder, prefix, entries, files, problems, stack)
+            _scan_entries(folder, prefix, entries, files, problems, stack, seen_files, aliased)
         finally:
             if fd is not None:
                 os.close(fd)
+    if aliased:
+        files = _one_path_per_file(root, files, problems, seen_files, aliased)
     files.sort()  # by path: paths are unique, so the tuples' other fields never decide
     return files, problems
 
 
+def _one_path_per_file(root: str, files: list[FoundFile], problems: list[Problem],
+                       seen_files: dict[tuple[int, int], str], aliased: set[tuple[int, int]]) -> list[FoundFile]:
+    """Each file reached by several paths (symbolic links to it or to a folder holding it) kept
+    under one: its own path in the vault when it has one, else the first. Two paths were two
+    cards sharing one file, and every replay of the history rewrote it to one card or the other."""
+    groups: dict[tuple[int, int], list[FoundFile]] = {}
+    for found in files:
+        try:
+            st = os.stat(found[1])
+        except OSError:
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in aliased:
+            groups.setdefault(key, []).append(found)
+    real_root = os.path.realpath(root)
+    dropped: set[str] = set()
+    for group in groups.values():
+        group.sort()
+        own = [f for f in group if os.path.realpath(f[1]) == os.path.join(real_root, *f[0].split("/"))]
+        keep = (own or group)[0][0]
+        for found in group:
+            if found[0] != keep:
+                dropped.add(found[0])
+                problems.append((found[0], f"the same file as {keep} (through a symbolic link): "
+                                           f"studied as {keep}"))
+    return [found for found in files if found[0] not in dropped]
+
+
 def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: list[FoundFile],
-                  problems: list[Problem], stack: list[tuple[str, str]]) -> None:
-    """One folder's entries: its notes into `files`, its subfolders onto `stack`."""
+                  problems: list[Problem], stack: list[tuple[str, str]],
+                  seen_files: dict[tuple[int, int], str], aliased: set[tuple[int, int]]) -> None:
+    """One folder's entries: its notes into `files`, its subfolders onto `stack`; a file seen
+    before under another path goes into `aliased` (`_one_path_per_file`)."""
     base = folder if folder.endswith("/") else folder + "/"
     for entry in entries:
         name = entry.name
@@ -118,11 +152,14 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
             continue
         if not entry.is_file():
             continue
-        problem = file_problem(st.st_mode, st.st_size)
+        problem = file_problem(st.st_mode, st.st_size) or links_problem(st.st_nlink)
         if problem:
             problems.append((rel, problem))
-        else:
-            files.append((rel, base + name, st.st_size, st.st_mtime_ns))
+            continue
+        key = (st.st_dev, st.st_ino)
+        if seen_files.setdefault(key, rel) is not rel:
+            aliased.add(key)
+        files.append((rel, base + name, st.st_size, st.st_mtime_ns))
 
 
 def shown_path(path: str) -> str:
@@ -141,6 +178,16 @@ def odd_name_reason(name: str, kind: str = "file") -> str | None:
     except UnicodeEncodeError:
         return f"{kind} name is not valid UTF-8: rename it (its notes are skipped until then)"
     return f"{kind} name holds control characters: rename it (its notes are skipped until then)"
+
+
+def links_problem(links: int) -> str | None:
+    """Why a file with other hard links is skipped: a review writes a new file in its place,
+    which would split this name from the others (an edit under one would no longer show
+    under the other)."""
+    if links > 1:
+        return (f"has {links} hard links (names of one file): a review would split them; "
+                "keep one name (or a symbolic link) to review it")
+    return None
 
 
 def file_problem(mode: int, size: int) -> str | None:

@@ -45,6 +45,7 @@ from studyapp.vault.scan import (
     ANY_WRITE_BIT,
     FoundFile,
     file_problem,
+    links_problem,
     scan_folder,
     take_parsed_ahead,
     take_scan_ahead,
@@ -212,7 +213,8 @@ class Vault:
         try:
             st = os.stat(abs_path)
             problem = file_problem(st.st_mode, st.st_size) or (
-                None if stat.S_ISREG(st.st_mode) else "not a regular file (a pipe, device or socket)")
+                None if stat.S_ISREG(st.st_mode) else "not a regular file (a pipe, device or socket)"
+            ) or links_problem(st.st_nlink)
             if problem:
                 raise UserError(f"{path}: {problem}")
             raw = abs_path.read_bytes()
