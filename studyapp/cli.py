@@ -161,7 +161,8 @@ def _run(argv: list[str], command: str | None) -> int:
 
             start_scan_ahead(ctx.paths.vault_dir, ctx.paths.cache_file)
             forget_scan = forget_scan_ahead
-        guarded = getattr(args, "guard_history", True)
+        # a dry run writes nothing in the vault: not even the log folder of a first command
+        guarded = getattr(args, "guard_history", True) and not getattr(args, "dry_run", False)
         if guarded:
             from studyapp.commands import warn_about_history
 

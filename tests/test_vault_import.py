@@ -111,3 +111,44 @@ def test_files_that_are_no_notes_are_reported_not_read_forever(tmp_path):
             (line,) = [line for line in done.stderr.splitlines() if name in line]
             assert "not a regular file" in line or "too large" in line, line
     assert sorted(p.name for p in (vault / "src").iterdir()) == ["fine.md"]
+
+
+def everything(root):
+    """Every file and folder under `root` (an empty folder made in the vault counts too)."""
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+
+
+def test_a_dry_run_makes_nothing_in_the_vault_not_even_a_folder(tmp_path, capsys):
+    """The first command on a vault made `.studyapp/log` in it, a dry run too (sync tools and
+    git see that folder)."""
+    vault = tmp_path / "vault"
+    write(vault / "plain.md", PLAIN_NOTE)
+    write(tmp_path / "clips" / "a.txt", PLAIN_NOTE)
+    before = everything(vault)
+    assert run_import(vault, "--dry-run") == 0
+    assert run_import(vault, tmp_path / "clips", "--dry-run") == 0
+    assert everything(vault) == before
+
+
+def test_a_dry_run_names_the_files_the_import_makes(tmp_path, capsys):
+    """Two sources of one name: the dry run showed both going to a.md, the import made a.md
+    and a-2.md."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    sources = [write(tmp_path / "same" / "a.md", "# first\n"), write(tmp_path / "same" / "a.txt", "# second\n")]
+    capsys.readouterr()
+    assert run_import(vault, *sources, "--dry-run") == 0
+    planned = [line.split(" -> ")[1] for line in capsys.readouterr().out.splitlines() if " -> " in line]
+    assert run_import(vault, *sources) == 0
+    made = [line.split(" -> ")[1] for line in capsys.readouterr().out.splitlines() if " -> " in line]
+    assert planned == made == ["a.md", "a-2.md"]
+
+
+def test_importing_a_folder_that_holds_the_vault_leaves_the_vault_out(tmp_path, capsys):
+    """The vault's own notes were copied into it again (vault/<folder>/vault/a.md)."""
+    home = tmp_path / "home"
+    vault = home / "vault"
+    write(vault / "a.md", USERS_NOTE)
+    write(home / "clip.md", "# a clip\n")
+    assert run_import(vault, home) == 0
+    assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")) == ["a.md", "home/clip.md"]

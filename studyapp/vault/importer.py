@@ -77,13 +77,14 @@ def add_missing_blocks(vault: Vault, today: date, dry_run: bool) -> list[ImportA
     return actions
 
 
-def _sources(path: Path) -> list[tuple[Path, Path]]:
-    """(file, path relative to the import root's parent) for every importable file under `path`."""
+def _sources(path: Path, vault_root: Path) -> list[tuple[Path, Path]]:
+    """(file, path relative to the import root's parent) for every importable file under `path`,
+    leaving out the vault when `path` holds it (its notes are in it already)."""
     if not path.is_dir():  # a file, or a pipe or device named on the command line: `_copy_one` says
         return [(path, Path(path.name))]
     found = []
     for folder, dirs, files in os.walk(path, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and Path(folder, d).resolve() != vault_root)
         for name in sorted(files):
             if not name.startswith(".") and name.lower().endswith(IMPORTABLE_SUFFIXES):
                 file = Path(folder) / name
@@ -101,18 +102,20 @@ def _candidates(rel: Path):
 def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool) -> list[ImportAction]:
     root = vault.root.resolve()
     actions: list[ImportAction] = []
+    planned: set[str] = set()
+    """Notes a dry run would have made: taken, so that it names the files the import makes."""
     for given in paths:
         if not given.exists():
             raise UsageError(f"no such file or folder: {given}")
         resolved = given.resolve()
         if resolved == root or root in resolved.parents:
             raise UsageError(f"{given} is inside the vault: run `studyapp import` without a path for notes already there")
-        for file, rel in _sources(resolved):
+        for file, rel in _sources(resolved, root):
             odd = odd_name_reason(str(rel))
             if odd:  # it would be skipped in the vault anyway
                 actions.append(ImportAction("problem", shown_path(str(file)), reason=f"{odd}; not copied"))
                 continue
-            actions.append(_copy_one(vault, file, rel, today, dry_run))
+            actions.append(_copy_one(vault, file, rel, today, dry_run, planned))
     return actions
 
 
@@ -135,7 +138,8 @@ def _read_source(file: Path) -> bytes:
         os.close(fd)
 
 
-def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool) -> ImportAction:
+def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool,
+              planned: set[str]) -> ImportAction:
     try:
         raw = _read_source(file)
         source_body = _body_bytes(raw)
@@ -144,6 +148,8 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool) -
     for candidate in _candidates(rel):
         target = vault.root / candidate
         note_path = candidate.as_posix()
+        if note_path in planned:
+            continue
         if target.exists():
             try:
                 if _body_bytes(_read_source(target)) == source_body:
@@ -166,6 +172,8 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool) -
             except OSError as exc:
                 return ImportAction("problem", str(file),
                                     reason=f"cannot write {note_path}: {exc.strerror or exc}; not copied")
+        if dry_run:
+            planned.add(note_path)
         return ImportAction("copy", note_path, source=str(file))
     return ImportAction("problem", str(file), reason="no free file name in the vault")
 
