@@ -81,6 +81,11 @@ ODD_NOTES: dict[str, tuple[bytes, bytes, str]] = {
     "owned-value-on-the-next-line": (b"nextline.md", _note_with("next_review: '2026-03-02'",
                                                                 "next_review:\n  '2026-03-02'"),
                                      "several lines"),
+    # the users' block below a blank line: Obsidian reads it as text, and a review added a second
+    # block in front of it, leaving the note's schedule behind
+    "block-after-a-blank-line": (b"late.md", b"\n" + USERS_NOTE.encode(), "first line"),
+    "block-after-blank-lines-crlf": (b"late-crlf.md", b" \r\n\r\n" + USERS_NOTE.replace("\n", "\r\n").encode(),
+                                     "first line"),
 }
 
 
@@ -437,3 +442,15 @@ def test_an_odd_created_line_does_not_stop_reviews_which_never_write_it(tmp_path
     assert main(_args(vault, tmp_path / "data", "rate", GOOD, "--rating", "good")) == 0, capsys.readouterr().err
     text = (vault / GOOD).read_text(encoding="utf-8")
     assert created in text and "review_count: 1" in text
+
+
+def test_a_rule_below_a_blank_first_line_is_body_text(tmp_path, capsys):
+    """Only a displaced review block is refused: a plain note opening with a blank line and a
+    `---` rule (no review key between rules) is a plain note, and its first review adds the block."""
+    vault = tmp_path / "vault"
+    text = "\n---\nsome text between rules\n---\n# Rules\n\nbody\n"
+    write(vault / "rules.md", text)
+    common = ["--vault", str(vault), "--data-dir", str(tmp_path / "data"), "--now", NOW]
+    assert main(["rate", "rules.md", "--rating", "good", *common]) == ExitCode.OK
+    after = (vault / "rules.md").read_text(encoding="utf-8")
+    assert after.startswith("---\ncreated: ") and after.endswith(text)

@@ -91,6 +91,8 @@ def find_layout(text: str) -> Layout:
     first_end = text.find("\n")
     first_line = text if first_end < 0 else text[:first_end]
     if first_line.rstrip(" \t\r") != "---":
+        if not first_line.strip():
+            _refuse_a_late_block(text)
         return Layout(False, newline=newline)
     if first_end < 0:
         raise NoteFormatError("metadata block opened with '---' but never closed")
@@ -107,6 +109,20 @@ def find_layout(text: str) -> Layout:
     if body_start < len(text) and text[body_start] == "\n":
         body_start += 1
     return Layout(True, block_start, close.start(), body_start, newline)
+
+
+_LATE_BLOCK = re.compile(r"\A(?:[ \t]*\r?\n)+---[ \t]*\r?\n((?:.*\n)*?)---[ \t]*\r?$", re.M)
+_REVIEW_KEY_LINE = re.compile(r"^(?:created|last_reviewed|next_review|review_count|mastery_level)[ \t]*:", re.M)
+
+
+def _refuse_a_late_block(text: str) -> None:
+    """A review block below blank lines is text to Obsidian and YAML alike: a review would add
+    a second block in front and leave the note's schedule behind, so the note is refused with
+    the fix. A `---` rule under a blank line, with no review key, stays body text."""
+    late = _LATE_BLOCK.match(text)
+    if late is not None and _REVIEW_KEY_LINE.search(late.group(1)):
+        raise NoteFormatError("the metadata block does not start on the first line (blank lines before "
+                              "its '---'), so it is read as text: remove those lines to review the note")
 
 
 def parse_block(block: str) -> dict:
