@@ -93,6 +93,13 @@ def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetim
     return result
 
 
+def has_vanished(store: Store, notes: Sequence, problem_paths: Iterable[str]) -> bool:
+    """Whether a stored live note's path is missing from the vault (a rename or a deletion for
+    `reconcile_identity` to settle): one query, so a load with nothing to settle takes no lock."""
+    present = {n.path for n in notes} | set(problem_paths)
+    return any(row.path not in present for row in store.live_notes())
+
+
 def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[str],
                        now: datetime) -> dict[str, str]:
     """Keep each stored note's key when its file moved; mark vanished notes deleted.
@@ -100,7 +107,8 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
     A stored path that disappeared is matched to a path that appeared (not yet known to the
     store) by content hash, else by title when exactly one candidate has it. Unmatched
     vanished notes are marked deleted and keep their history; a deleted note whose path comes
-    back is revived. Notes that failed to load are still present. Returns {old: new} moves.
+    back is revived. Notes that failed to load are still present. Returns {old: new} moves,
+    which the caller must log (`ReviewService.reconcile`): a replay knows only the log.
     """
     present = {n.path for n in notes} | set(problem_paths)
     known = {row.path: row for row in store.live_notes()}

@@ -22,7 +22,6 @@ from studyapp.cards import (
     note_cards,
     queue_counts,
     queue_kind,
-    reconcile_identity,
     session_queue,
 )
 from studyapp.undo_kinds import UndoKind
@@ -300,8 +299,7 @@ def due_queue(ctx, snapshot) -> tuple[list[DueEntry], QueueCounts]:
     from studyapp.reviews import ReviewService
 
     with ReviewService(ctx) as service:
-        reconcile_identity(service.store, snapshot.notes, [p.path for p in snapshot.problems],
-                           ctx.now())
+        service.reconcile(snapshot)  # renames are logged too: every replay follows them
         now, today = ctx.now(), ctx.today()
         # Only notes that can be due now matter: the queue takes nothing due later.
         items = note_cards(service.store, service.scheduler, snapshot.notes, now, due_by=now)

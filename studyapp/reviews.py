@@ -25,6 +25,7 @@ from studyapp import schedule
 from studyapp.cards import (
     NoteCard,
     derive_card,
+    has_vanished,
     never_reviewed,
     note_cards,
     reconcile_identity,
@@ -116,14 +117,29 @@ class ReviewService:
 
     def load(self):
         """Load the vault and carry note identities across renames; returns the snapshot."""
-        from studyapp.history.events import EventKind
-
         snap = self.vault.load()
-        moves = reconcile_identity(self.store, snap.notes, [p.path for p in snap.problems],
-                                   self.ctx.now())
-        for old, new in moves.items():  # other devices follow the rename through the log
-            self._log(EventKind.MOVE, old, self.ctx.now(), to=new)
+        self.reconcile(snap)
         return snap
+
+    def reconcile(self, snap) -> dict[str, str]:
+        """Carry note identities across renames and log each as a MOVE event: a replay (another
+        device, `sync --full`, a rebuilt database) knows only the log. Checked again under the
+        writer lock, so a second process noticing the same rename logs nothing. {old: new}."""
+        from studyapp.history.events import EventKind, new_event
+        from studyapp.history.sync import record
+
+        problems = [p.path for p in snap.problems]
+        if not has_vanished(self.store, snap.notes, problems):
+            return {}
+        with self.writer_lock.hold(), self.store.transaction():
+            now = self.ctx.now()
+            moves = reconcile_identity(self.store, snap.notes, problems, now)
+            if moves:
+                device = self.history_log.device
+                record(self.store, self.history_log,
+                       *(new_event(EventKind.MOVE, now, device, old, to=new)
+                         for old, new in moves.items()))
+        return moves
 
     def note_cards(self, notes) -> list[NoteCard]:
         return note_cards(self.store, self.scheduler, notes, self.ctx.now())
@@ -241,6 +257,11 @@ class ReviewService:
             raise UserError("nothing to undo: no review has been recorded")
         note_row = self.store.note_by_key(last.note_key)
         assert note_row is not None, "a review's note_key always names a notes row"
+        if not note_row.deleted and not (self.vault.root / note_row.path).exists():
+            # renamed since, and nothing has loaded the vault: follow (and log) the rename
+            self.reconcile(self.vault.load())
+            note_row = self.store.note_by_key(last.note_key)
+            assert note_row is not None, "reconciling renames or marks rows, never removes them"
         path = note_row.path
         if note_row.deleted:
             raise UserError(f"cannot undo: the reviewed note {path} is no longer in the vault")

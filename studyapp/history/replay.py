@@ -123,14 +123,16 @@ class Replayed:
 
 
 def ordered(events: Iterable[Event]) -> list[Event]:
-    """Distinct events (first copy of each id) in time order; ties broken by id."""
+    """Distinct events (first copy of each id) in time order; ties by device, then in the
+    order given (a device's file order). Not by id: ids are random, and one instant can hold
+    a rename and the review that noticed it, which must replay in the order they were logged."""
     unique: dict[str, Event] = {}
     for event in events:
         unique.setdefault(event.id, event)
-    return sorted(unique.values(), key=_TIME_THEN_ID)
+    return sorted(unique.values(), key=_TIME_THEN_DEVICE)  # stable: file order within a tie
 
 
-_TIME_THEN_ID = attrgetter("at", "id")
+_TIME_THEN_DEVICE = attrgetter("at", "device")
 
 
 def replay(events: Iterable[Event], settings, parameters: list[float] | None = None) -> Replayed:
