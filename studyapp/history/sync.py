@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -141,15 +142,20 @@ def _catch_up(service, force: bool) -> SyncResult:
     for row in rows:
         row[R_NOTE_KEY] = keys[row[R_NOTE_KEY]]
     with store.bulk_transaction():  # notes and drills change together
-        store.replace_replayed(cards, rows, replayed.attempts, replayed.params, contents.sizes)
+        # no log sizes yet: they mark the cache up to date, which it is once the notes are too
+        store.replace_replayed(cards, rows, replayed.attempts, replayed.params, {})
         store.replace_replayed_drills(replayed.drill_cards, replayed.drill_reviews,
                                       replayed.drill_marks)
     service.scheduler = schedule.scheduler_for(service.ctx, store)
     result.replayed = replayed.events
-    if contents.skipped:
-        result.problems.append(f"{contents.skipped} line(s) of the review log are not events "
-                               "and were skipped")
+    result.problems.extend(contents.problems(events_log.folder))
+    if replayed.malformed:
+        result.problems.append(f"{replayed.malformed} event(s) of the review log left out, as "
+                               "the replay could not use them")
     write_owned_keys(service, replayed, result)
+    with store.transaction():  # a replay cut short before this is done again next time
+        for device, size in contents.sizes.items():
+            store.set_log_size(device, size)
     return result
 
 
@@ -190,6 +196,15 @@ def owned_values(history: NoteHistory) -> dict | None:
             "review_count": base + history.reviews}
 
 
+def _ahead(note, values: dict) -> bool:
+    """Whether the note holds more reviews, or a later one, than the replayed state."""
+    wanted_count, count = values.get("review_count"), getattr(note, "review_count", None)
+    if isinstance(wanted_count, int) and isinstance(count, int) and count > wanted_count:
+        return True
+    wanted_day, day = values.get("last_reviewed"), getattr(note, "last_reviewed", None)
+    return isinstance(wanted_day, date) and isinstance(day, date) and day > wanted_day
+
+
 def _disagrees(note, values: dict) -> bool:
     for key, wanted in values.items():
         actual = getattr(note, key, None)
@@ -203,8 +218,19 @@ def _disagrees(note, values: dict) -> bool:
     return False
 
 
+SETTLE_SECONDS = 5.0
+"""A note written this recently and holding more reviews than the log is not corrected by a
+replay: another device (or process) may be between writing it and logging the review, and a
+replay then wrote the review away. The next command replays again (`RECHECK`): it finds the note
+agrees once that log line has landed, or corrects it once it has settled. A note behind the log
+(a stale copy put back, a review that came by the log) is corrected at once."""
+RECHECK = "~recheck"
+"""A cached log size no device's file has: its row makes the next command replay the log."""
+
+
 def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
-    """Rewrite the owned keys of reviewed notes that disagree with the replayed state."""
+    """Rewrite the owned keys of reviewed notes that disagree with the replayed state (a note
+    ahead of it once it has settled: `SETTLE_SECONDS`)."""
     wanted: dict[str, tuple[NoteHistory, dict]] = {}
     for h in replayed.notes:
         owned = owned_values(h) if h.live and h.reviewed else None
@@ -214,9 +240,14 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
         return
     snapshot = service.vault.load()
     status = service.store.drill_status()
+    settled = (time.time() - SETTLE_SECONDS) * 1e9
     for note in snapshot.notes:
         pair = wanted.get(note.path)
         if pair is None or not note.has_block or not _disagrees(note, pair[1]):
+            continue
+        if note.mtime_ns > settled and _ahead(note, pair[1]):
+            # a review written a moment ago whose log line may still be coming
+            service.store.set_log_size(RECHECK, 0)  # no such log: the next command replays again
             continue
         history, values = pair
         values = dict(values)
