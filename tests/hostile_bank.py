@@ -25,7 +25,7 @@ from pathlib import Path
 
 TIMEOUT = 2.0
 PRIVATE_TEXT = "my-private-text-7d1c"
-"""What the private file in $HOME says: it must never appear in a verdict."""
+"""What the private file in $HOME says, and a token in the grader's environment: it must never appear in a verdict."""
 
 PRELUDE = """
 import os, sys, signal, socket, time
@@ -251,6 +251,20 @@ def add(a, b):
     time.sleep(0.3)
     return a + b
 """,
+    "fill_the_scratch_disk": """
+def add(a, b):
+    try:
+        for n in range(400):
+            with open(f"fill{n}", "wb") as f:
+                f.write(b"x" * (1 << 20))
+    except OSError:
+        pass
+    return a + b
+""",
+    "read_the_environment": """
+def add(a, b):
+    raise ValueError(repr(sorted(os.environ.items())))
+""",
     "fork_bomb": """
 def add(a, b):
     while True:
@@ -265,7 +279,7 @@ def add(a, b):
 MUST_NOT_PASS = {"forge_result_channel", "forge_channel_then_return_wrong", "clear_payloads_at_import",
                  "clear_results_while_running", "tensor_subclass_lies_about_dtype",
                  "inject_through_proc_fds", "sigstop_ancestors", "sigkill_ancestors", "fork_bomb",
-                 "read_private_file"}
+                 "read_private_file", "fill_the_scratch_disk"}
 """Submissions whose code is wrong: a pass would be forged."""
 
 KILL_WORKER_MID_GRADE = "kill_the_worker_mid_grade"
@@ -404,7 +418,7 @@ def _limits(timeout: float):
 def _client(kernels: str, repo: str):
     from studyapp.grader.client import GraderClient
 
-    env = dict(os.environ, STUDYAPP_GRADER_KERNELS=kernels,
+    env = dict(os.environ, STUDYAPP_GRADER_KERNELS=kernels, HOSTILE_BANK_TOKEN=PRIVATE_TEXT,
                PYTHONPATH=os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p))
     return GraderClient(_limits(TIMEOUT), env=env)
 

@@ -163,6 +163,10 @@ def test_a_case_without_a_result_is_named(bank):
     assert "produced no result" in bank["clear_payloads_at_import"]["summary"]
 
 
+def test_filling_the_scratch_folder_is_named(bank):
+    assert "wrote too much to disk" in bank["fill_the_scratch_disk"]["summary"]
+
+
 def test_the_verdict_says_which_protections_were_up(bank):
     sandbox = bank["write_tmp"]["sandbox"]
     assert set(sandbox) >= {"active", "missing"}

@@ -47,11 +47,25 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 def _grading_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=DEVICES, default="auto",
                    help="where your code runs: auto uses CUDA when available (default: auto)")
-    p.add_argument("--timeout", type=float, metavar="S",
+    p.add_argument("--timeout", type=_timeout, metavar="S",
                    help="seconds each file may run (default: grader_timeout in config.toml, 10)")
     p.add_argument("--seed", type=_seed, metavar="N",
                    help="seed of the fresh random cases (default: a new one each run; every verdict "
                         "shows its seed, so `--seed N` reproduces it)")
+
+
+def _timeout(text: str) -> float:
+    """Seconds, in the range config.toml's `grader_timeout` allows (inf would overflow the wait)."""
+    from studyapp.config import RANGES
+
+    low, high, words = RANGES["grader_timeout"]
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not low <= value <= high:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{words}, got {text}")
+    return value
 
 
 def _seed(text: str) -> int:

@@ -19,8 +19,10 @@ import types
 # imported now: once confined, the app's source is unreadable
 from studyapp.grader.channel import seal
 from studyapp.grader.contract import ChildExit, Stage
+from studyapp.grader.limits import SCRATCH_BYTES
 
 MODULE_NAME = "submission"
+STR_FAILED = "<str() of the exception failed>"
 
 
 def _learner_traceback(exc: BaseException, filename: str) -> str:
@@ -31,27 +33,46 @@ def _learner_traceback(exc: BaseException, filename: str) -> str:
     return "".join(lines).rstrip()
 
 
+def _text(exc: BaseException) -> str:
+    """str(exc), which runs the learner's __str__: when that raises or returns no str, a placeholder."""
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001 - anything their __str__ does
+        return STR_FAILED
+    return text if type(text) is str else STR_FAILED
+
+
 def _error(exc: BaseException, filename: str) -> dict:
-    return {"type": type(exc).__name__, "message": str(exc)[:2000],
+    return {"type": type(exc).__name__, "message": _text(exc)[:2000],
             "traceback": _learner_traceback(exc, filename)[-4000:]}
 
 
 def _is_out_of_memory(exc: BaseException) -> bool:
     if isinstance(exc, MemoryError):
         return True
-    text = str(exc)
+    text = _text(exc)
     return isinstance(exc, RuntimeError) and ("allocate" in text or "out of memory" in text)
 
 
-def _is_output_limit(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) and exc.errno == errno.EFBIG
+def _errno(exc: BaseException) -> int | None:
+    return exc.errno if isinstance(exc, OSError) and isinstance(exc.errno, int) else None
+
+
+def _scratch_filled(scratch: str) -> bool:
+    """The scratch quota's tmpfs (no bigger than the grader's cap) has no room left: the learner's
+    writes hit it, even if their code caught the ENOSPC."""
+    try:
+        fs = os.statvfs(scratch)
+    except OSError:
+        return False
+    return fs.f_blocks * fs.f_frsize <= SCRATCH_BYTES and (fs.f_bavail == 0 or fs.f_favail == 0)
 
 
 def _raised_by_the_call(exc: BaseException, filename: str) -> bool:
     """A TypeError about arguments, with no learner frame, was raised calling their code: the
     signature is wrong (e.g. "takes 2 positional arguments but 4 were given")."""
     frames = traceback.extract_tb(exc.__traceback__)
-    return (isinstance(exc, TypeError) and "argument" in str(exc)
+    return (isinstance(exc, TypeError) and "argument" in _text(exc)
             and not any(f.filename == filename for f in frames))
 
 
@@ -68,8 +89,10 @@ def _stage_failure(exc: BaseException, filename: str) -> dict | None:
         return {"stage": Stage.EXIT.value, "code": repr(exc.code)}
     if _is_out_of_memory(exc):
         return {"stage": Stage.MEMORY.value, "error": _error(exc, filename)}
-    if _is_output_limit(exc):
+    if _errno(exc) == errno.EFBIG:
         return {"stage": Stage.OUTPUT.value, "error": _error(exc, filename)}
+    if _errno(exc) in (errno.ENOSPC, errno.EDQUOT):
+        return {"stage": Stage.DISK.value, "error": _error(exc, filename)}
     if isinstance(exc, BlockingIOError) and exc.errno == errno.EAGAIN:  # fork() over RLIMIT_NPROC
         return {"stage": Stage.PROCESSES.value, "error": _error(exc, filename)}
     return None
@@ -136,9 +159,12 @@ def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: i
     status = 0
     owner = os.getpid()
     try:
+        scratch = os.getcwd()  # the sandbox made it the scratch folder; learner code may move away
         outcome = evaluate(drill, source, filename, payloads)
         if os.getpid() != owner:  # a copy made by the learner's os.fork(): only the child answers
             os._exit(0)
+        if outcome["stage"] == Stage.RAN.value and _scratch_filled(scratch):
+            outcome = {"stage": Stage.DISK.value}
         write_all(result_fd, seal(nonce, serialize(outcome)))
     except BaseException:  # noqa: BLE001 - the parent reports a child that sent nothing
         status = ChildExit.SEND_FAILED

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from studyapp.grader.contract import ContractError, FailureOrigin, GradeLimits, Job, Verdict, verdict_from
+from studyapp.grader.environment import worker_environment
 from studyapp.grader.verdicts import error_verdict
 from studyapp.textwidth import valid_text
 
@@ -60,7 +61,7 @@ class GraderClient:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "studyapp.grader.worker"],
                 stdin=theirs.fileno(), stdout=theirs.fileno(), stderr=self._log,
-                env=self.env if self.env is not None else _env_with_our_package(),
+                env=worker_environment(self.env if self.env is not None else _env_with_our_package()),
             )
         except BaseException:
             ours.close()

@@ -7,6 +7,9 @@ run learner code if any part of it fails, so a verdict never claims a wall that 
 The child process (C) is forked from the worker; with a PID namespace it forks once more and the
 learner's code runs in the namespace's first process (L): when L ends, or when C or the worker
 dies (PDEATHSIG), the kernel kills every process left in the namespace.
+
+~470 lines on purpose: every wall (probe, apply, and the scratch folder's tmpfs quota) lives
+here, so what the sandbox promises can be read, and audited, in one file.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
 PR_SET_DUMPABLE = 4
 PR_SET_SECCOMP = 22
 PR_SET_NO_NEW_PRIVS = 38
@@ -36,7 +43,8 @@ ETC_FILES = ("ld.so.cache", "localtime", "passwd", "group", "nsswitch.conf", "ho
 DEVICES_READ = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 CUDA_DEVICE_PREFIXES = ("nvidia", "dri")
 WITHOUT_ENV = "STUDYAPP_GRADER_WITHOUT"
-OPTIONAL_NAMES = ("files", "tcp", "signals", "network namespace", "pid namespace", "no unix sockets")
+OPTIONAL_NAMES = ("files", "tcp", "signals", "network namespace", "pid namespace", "no unix sockets",
+                  "scratch quota")
 """Comma-separated protections to leave off, as if the kernel lacked them (tests of the fallbacks)."""
 """Device nodes the CUDA child opens after Landlock is on (read, write and ioctl)."""
 
@@ -56,6 +64,9 @@ class Protection(str, Enum):
     """seccomp: no AF_UNIX sockets, so no reaching a session bus or docker.sock by path (Landlock < 9 can't)."""
     PROCESS_TREE = "pid namespace"
     """A PID namespace: it cannot name outside processes, and all of its processes die with it."""
+    SCRATCH_QUOTA = "scratch quota"
+    """Its scratch folder is a size-limited tmpfs in a mount namespace of its own: the kernel says
+    ENOSPC at the cap. Without it the grader measures the folder while the code runs."""
     OTHER_USER = "runs as nobody"
     """A root worker runs learner code as `nobody`."""
     NO_PROC_FDS = "worker not dumpable"
@@ -153,8 +164,60 @@ def _try_in_a_fork(action) -> str | None:
     return None if status == 0 else (reason or f"exit status {status}")
 
 
+def _unshare(as_root: bool, mount: bool) -> None:
+    """unshare(2) into the child's namespaces; with `mount` a mount namespace too, where (as an
+    ordinary user) our own uid and gid are mapped, since a tmpfs of a user namespace can only
+    hold files whose owner that namespace maps."""
+    uid, gid = os.getuid(), os.getgid()  # read before: unmapped, they read as 65534
+    unshare(_namespace_flags(as_root) | (CLONE_NEWNS if mount else 0))
+    if mount and not as_root:
+        _libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # else /proc/self is root's (see make_undumpable)
+        try:
+            for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as file:
+                    file.write(text)
+        finally:
+            make_undumpable()
+
+
+def _drop_capabilities() -> None:
+    """All of them: a new user namespace grants every capability in it, and with CAP_SYS_ADMIN
+    learner code could unmount its scratch quota (Landlock forbids that too, where it is on)."""
+    from studyapp.grader.limits import set_capabilities
+
+    set_capabilities(0)
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    def c(text: str | None) -> bytes | None:
+        return None if text is None else text.encode()
+
+    if _libc().mount(c(source), c(target), c(fstype), ctypes.c_ulong(flags), c(data)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+
+
+def mount_scratch(path: str, size: int, files: int) -> None:
+    """In a new mount namespace: `path` becomes a tmpfs of `size` bytes and `files` inodes."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # first, so that no mount of ours reaches the host
+    _mount("studyapp-scratch", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},nr_inodes={files},mode=0700")
+
+
+def _mount_scratch_in_a_probe() -> None:
+    import tempfile
+
+    _unshare(os.geteuid() == 0, mount=True)
+    folder = tempfile.gettempdir()  # seen as a tmpfs in this throw-away namespace only
+    mount_scratch(folder, 1 << 20, 16)
+    with open(os.path.join(folder, "probe"), "wb") as file:
+        file.write(b"written")
+
+
 def _enter_namespaces_and_fork() -> None:
-    unshare(_namespace_flags(os.geteuid() == 0))
+    as_root = os.geteuid() == 0
+    _unshare(as_root, mount=False)
+    if not as_root:
+        _drop_capabilities()
     pid = os.fork()  # the first process of a new PID namespace
     if pid == 0:
         os._exit(0 if os.getpid() == 1 else 1)
@@ -197,6 +260,12 @@ def probe() -> Confinement:
         kind = "namespaces" if os.geteuid() == 0 else "unprivileged user namespaces"
         missing[Protection.NETWORK] = f"{kind} unavailable ({why_not})"
         missing[Protection.PROCESS_TREE] = f"{kind} unavailable ({why_not}); processes are killed by scanning"
+    why_not = _try_in_a_fork(_mount_scratch_in_a_probe) if Protection.PROCESS_TREE in active else (
+        "comes with the pid namespace, which is unavailable")
+    if why_not is None:
+        active.append(Protection.SCRATCH_QUOTA)
+    else:
+        missing[Protection.SCRATCH_QUOTA] = f"no tmpfs of its own ({why_not}): the grader measures the folder instead"
     why_not = None if _SECCOMP_ARCH.get(os.uname().machine) else f"no seccomp filter for {os.uname().machine}"
     why_not = why_not or _try_in_a_fork(deny_unix_sockets)
     if why_not is None:
@@ -226,13 +295,23 @@ def probe() -> Confinement:
     elif Protection.PROCESS_TREE in active and Protection.NETWORK not in active:
         active.remove(Protection.PROCESS_TREE)
         missing[Protection.PROCESS_TREE] = "comes with the network namespace, which is off"
+    if Protection.SCRATCH_QUOTA in active and Protection.PROCESS_TREE not in active:
+        active.remove(Protection.SCRATCH_QUOTA)
+        missing[Protection.SCRATCH_QUOTA] = "comes with the pid namespace, which is off: the grader measures the folder"
     return Confinement(tuple(active), missing, abi, new_user_namespace=os.geteuid() != 0)
 
 
-def enter_namespaces(confinement: Confinement) -> None:
-    """In C: a new network and PID namespace (inside a new user namespace unless root)."""
-    if confinement.has(Protection.PROCESS_TREE):
-        unshare(_namespace_flags(not confinement.new_user_namespace))
+def enter_namespaces(confinement: Confinement, scratch: str, scratch_bytes: int, scratch_files: int) -> None:
+    """In C: a new network and PID namespace (inside a new user namespace unless root) and, with
+    the scratch quota, a mount namespace where `scratch` is a tmpfs of that size."""
+    if not confinement.has(Protection.PROCESS_TREE):
+        return
+    quota = confinement.has(Protection.SCRATCH_QUOTA)
+    _unshare(not confinement.new_user_namespace, mount=quota)
+    if quota:
+        mount_scratch(scratch, scratch_bytes, scratch_files)
+    if confinement.new_user_namespace:
+        _drop_capabilities()
 
 
 def fork_learner(confinement: Confinement) -> None:
@@ -354,11 +433,12 @@ def _cuda_devices() -> list[str]:
     return _existing(f"/dev/{n}" for n in names if n.startswith(CUDA_DEVICE_PREFIXES))
 
 
-def restrict(confinement: Confinement, scratch: str, extra_read: Iterable[str] = (), cuda: bool = False) -> None:
+def restrict(confinement: Confinement, scratch: str, cuda: bool = False) -> None:
     """In L, just before learner code: Landlock on files, TCP, signals and abstract sockets, and
     no unix sockets.
 
-    `extra_read` are folders of trusted code the drills may still import lazily (the kernels).
+    Nothing of the kernels is readable: the drills were imported before (the worker loads them
+    all), and a drill's folder holds its reference, its bank of right answers and its hints.
     """
     if confinement.has(Protection.UNIX_SOCKETS):
         deny_unix_sockets()
@@ -378,10 +458,11 @@ def restrict(confinement: Confinement, scratch: str, extra_read: Iterable[str] =
                 access &= AccessFS.EXECUTE | AccessFS.WRITE_FILE | AccessFS.READ_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
             ruleset.allow_path(path, access)
 
-        for root in readable_roots() + _existing(extra_read):  # readable_roots: cached by the worker
+        for root in readable_roots():  # cached by the worker
             allow(root, read)
         allow("/dev/null", AccessFS.WRITE_FILE)
-        allow(f"/proc/{os.getpid()}", AccessFS.READ_FILE | AccessFS.READ_DIR)
+        # its own entry as /proc names it: in a PID namespace getpid() is 1, the host's init
+        allow(os.path.realpath("/proc/self"), AccessFS.READ_FILE | AccessFS.READ_DIR)
         allow(scratch, read | write)
         if cuda:
             for device in _cuda_devices():

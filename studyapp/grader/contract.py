@@ -58,7 +58,10 @@ class Stage(str, Enum):
     """It called sys.exit()."""
     MEMORY = "memory"
     OUTPUT = "output"
-    """It printed past the output cap."""
+    """A write failed with EFBIG: it printed past the output cap, or wrote a file past it (the
+    worker tells which by how much output it captured)."""
+    DISK = "disk"
+    """It filled its scratch folder (the scratch quota's ENOSPC)."""
     PROCESSES = "processes"
     """It forked past its process limit."""
     UNSENDABLE = "unsendable"

@@ -19,6 +19,8 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 CAP_DAC_READ_SEARCH = 2
 UNPRIVILEGED_UID = 65534  # "nobody": root ignores RLIMIT_NPROC, so a root worker drops to it
+SCRATCH_BYTES = 64 << 20
+"""What a scratch folder may hold: room for a debug dump or two, not for filling the disk."""
 
 
 @dataclass(frozen=True)
@@ -30,9 +32,13 @@ class Limits:
     memory_budget: int
     """Bytes of address space on top of what the forked worker already maps (torch alone maps GBs)."""
     output_cap: int = 1 << 20
-    """Bytes of stdout+stderr kept; writing more fails with EFBIG (RLIMIT_FSIZE)."""
+    """Bytes of stdout+stderr kept, and of any one file it writes: more fails with EFBIG (RLIMIT_FSIZE)."""
     extra_processes: int = 16
     """Processes/threads the child may add to its user's count: enough for a helper, not a bomb."""
+    scratch_bytes: int = SCRATCH_BYTES
+    """Bytes its scratch folder may hold (RLIMIT_FSIZE caps one file, not how many it writes)."""
+    scratch_files: int = 4096
+    """Files and folders its scratch folder may hold: a million empty files fill a disk's inodes."""
 
     @classmethod
     def for_job(cls, limits: GradeLimits) -> Limits:
@@ -94,11 +100,11 @@ def drop_privileges(workdir: str, keep_read_search: bool = True) -> None:
     os.setgroups([])
     os.setgid(UNPRIVILEGED_UID)
     os.setuid(UNPRIVILEGED_UID)
-    _set_capabilities(1 << CAP_DAC_READ_SEARCH if keep_read_search else 0)
+    set_capabilities(1 << CAP_DAC_READ_SEARCH if keep_read_search else 0)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
-def _set_capabilities(mask: int) -> None:
+def set_capabilities(mask: int) -> None:
     """capset(2): exactly `mask` (capabilities 0-31) permitted and effective, nothing inheritable."""
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)(mask, mask, 0, 0, 0, 0)  # {effective, permitted, inheritable} x 2
@@ -119,7 +125,7 @@ def apply_child_limits(limits: Limits, workdir: str, confinement: Confinement, l
     os.setsid()
     as_root = os.geteuid() == 0
     if as_root:
-        enter_namespaces(confinement)
+        enter_namespaces(confinement, workdir, limits.scratch_bytes, limits.scratch_files)
     try:
         drop_privileges(workdir, keep_read_search=confinement.has(Protection.FILES))
     except PermissionError:
@@ -127,12 +133,15 @@ def apply_child_limits(limits: Limits, workdir: str, confinement: Confinement, l
     die_with_parent()  # after setuid, which clears it
     _set_rlimits(limits, limit_memory)
     if not as_root:
-        enter_namespaces(confinement)
+        enter_namespaces(confinement, workdir, limits.scratch_bytes, limits.scratch_files)
     fork_learner(confinement)
     die_with_parent()  # L: when C goes, L goes, and with it the whole PID namespace
     os.chdir(workdir)
-    os.environ["HOME"] = workdir
-    os.environ["TMPDIR"] = workdir
+    from studyapp.grader.environment import learner_environment
+
+    kept = learner_environment(os.environ, workdir)
+    os.environ.clear()
+    os.environ.update(kept)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over the output cap: EFBIG, not a silent death
 
 

@@ -21,13 +21,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from studyapp.grader.channel import NONCE_BYTES, READY, Tampered, new_nonce, open_frame
-from studyapp.grader.confine import Confinement
+from studyapp.grader.confine import Confinement, Protection
 from studyapp.grader.contract import ChildExit
 from studyapp.grader.limits import Limits, apply_child_limits
 from studyapp.grader.processes import kill_descendants
 
 STARTUP_LIMIT = 120.0
 """Seconds a spawned child may take to import torch and initialise CUDA before it is ready."""
+SCRATCH_EVERY = 0.1
+"""Seconds between two measures of a scratch folder that no quota bounds."""
 MAX_RESULT_BYTES = 512 << 20
 """A child that sends more than this is stopped: the parent must not be the one to run out of memory."""
 
@@ -47,6 +49,8 @@ class ChildRun:
     timed_out: bool = False
     cancelled: bool = False
     too_much_data: bool = False
+    too_much_disk: bool = False
+    """Its scratch folder grew past the limits (measured here when there is no scratch quota)."""
     output: bytes = b""
     """What it printed (stdout and stderr), up to the cap."""
     leftovers: bool = False
@@ -85,8 +89,7 @@ def read_nonce(fd: int) -> bytes:
 
 
 def run_forked(child_main: Callable[[int, bytes], None], limits: Limits, cancelled: Callable[[], bool],
-               confinement: Confinement, extra_read: tuple[str, ...] = (),
-               spare: frozenset[int] = frozenset()) -> ChildRun:
+               confinement: Confinement, spare: frozenset[int] = frozenset()) -> ChildRun:
     """Fork; in the child set limits, confine, and call `child_main(result_fd, nonce)` (never returns)."""
     from studyapp.grader.confine import restrict
 
@@ -102,7 +105,7 @@ def run_forked(child_main: Callable[[int, bytes], None], limits: Limits, cancell
             os.close(read_fd)
             os.close(nonce_write)
             _child_setup(capture.fileno(), (write_fd, nonce_read), limits, workdir, confinement, limit_memory=True)
-            restrict(confinement, workdir, extra_read=extra_read)
+            restrict(confinement, workdir)
             nonce = read_nonce(nonce_read)
             os.write(write_fd, READY)
             child_main(write_fd, nonce)
@@ -121,7 +124,7 @@ def run_forked(child_main: Callable[[int, bytes], None], limits: Limits, cancell
         pass  # it died already; _collect reports how
     os.close(nonce_write)
     try:
-        return _collect(pid, read_fd, capture, limits, cancelled, spare, nonce)
+        return _collect(pid, read_fd, capture, limits, cancelled, spare, nonce, _watched(workdir, confinement))
     finally:
         _remove_tree(workdir)
 
@@ -152,14 +155,22 @@ def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool], confi
             proc.stdin.close()
         except OSError:
             pass  # it died early; _collect reports how
-        return _collect(proc.pid, read_fd, capture, limits, cancelled, spare, nonce, popen=proc)
+        return _collect(proc.pid, read_fd, capture, limits, cancelled, spare, nonce,
+                        _watched(workdir, confinement), popen=proc)
     finally:
         _remove_tree(workdir)
 
 
+def _watched(workdir: str, confinement: Confinement) -> str | None:
+    """The scratch folder to measure while the child runs: only when no tmpfs quota bounds it."""
+    return None if confinement.has(Protection.SCRATCH_QUOTA) else workdir
+
+
 def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callable[[], bool],
-             spare: frozenset[int], nonce: bytes, popen: subprocess.Popen | None = None) -> ChildRun:
+             spare: frozenset[int], nonce: bytes, scratch: str | None,
+             popen: subprocess.Popen | None = None) -> ChildRun:
     run = ChildRun()
+    measured = 0.0
     pidfd = _open_pidfd(pid)
     poller = select.poll()
     poller.register(read_fd, select.POLLIN)
@@ -202,6 +213,11 @@ def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callabl
         if len(data) > MAX_RESULT_BYTES:
             run.too_much_data = True
             break
+        if scratch is not None and time.monotonic() - measured >= SCRATCH_EVERY:
+            measured = time.monotonic()
+            if scratch_overflows(scratch, limits):
+                run.too_much_disk = True
+                break
     run.seconds = time.monotonic() - started
     run.learner_started = ready
     try:
@@ -217,6 +233,8 @@ def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callabl
         popen.returncode = os.waitstatus_to_exitcode(status)
     run.exit_code = os.waitstatus_to_exitcode(status)
     run.leftovers = not kill_descendants(spare)
+    if scratch is not None and not run.too_much_disk and scratch_overflows(scratch, limits):
+        run.too_much_disk = True  # written between two measures, just before it ended
     if pidfd is not None:
         os.close(pidfd)
     os.close(read_fd)
@@ -230,6 +248,37 @@ def _collect(pid: int, read_fd: int, capture, limits: Limits, cancelled: Callabl
     run.output = capture.read(limits.output_cap)
     capture.close()
     return run
+
+
+def scratch_overflows(path: str, limits: Limits) -> bool:
+    """Whether the folder holds more bytes (allocated, so sparse files count as they cost) or
+    entries than `limits` allow; the walk stops as soon as it knows."""
+    used = entries = 0
+    folders = [path]
+    while folders:
+        folder = folders.pop()
+        try:
+            listing = os.scandir(folder)
+        except PermissionError:  # its own code made it unreadable: ours again (same user), then read it
+            try:
+                os.chmod(folder, 0o700)
+                listing = os.scandir(folder)
+            except OSError:
+                continue
+        except OSError:
+            continue
+        with listing:
+            for entry in listing:
+                entries += 1
+                try:
+                    used += entry.stat(follow_symlinks=False).st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                except OSError:
+                    pass
+                if used > limits.scratch_bytes or entries > limits.scratch_files:
+                    return True
+    return False
 
 
 def _open_pidfd(pid: int) -> int | None:

@@ -23,6 +23,9 @@ def main() -> None:
     from studyapp.grader.confine import Confinement, restrict
     from studyapp.grader.limits import Limits
     from studyapp.grader.sandbox import STARTUP_LIMIT, _child_setup
+    from studyapp.grader.worker import KERNELS_ENV, load_drills
+
+    kernels = os.environ.get(KERNELS_ENV)  # read now: the learner's environment lacks it
 
     nonce, job_bytes = stdin[:NONCE_BYTES], stdin[NONCE_BYTES:]
     del stdin
@@ -32,17 +35,17 @@ def main() -> None:
     # for the import; the parent's wall clock is what bounds the learner's code.
     limits = Limits(timeout=float(job_limits["timeout"]) + STARTUP_LIMIT,
                     memory_budget=int(job_limits["memory_budget"]), output_cap=int(job_limits["output_cap"]),
-                    extra_processes=max(int(job_limits["extra_processes"]), 64))
+                    extra_processes=max(int(job_limits["extra_processes"]), 64),
+                    scratch_bytes=int(job_limits["scratch_bytes"]), scratch_files=int(job_limits["scratch_files"]))
     _child_setup(1, (result_fd,), limits, workdir, confinement, limit_memory=False)
 
     import torch
 
     from studyapp.grader.child import run_and_exit
-    from studyapp.grader.worker import drill_folder, load_drills
 
     job = torch.load(io.BytesIO(job_bytes), weights_only=True)  # cases stay on their device
-    drill = load_drills()[job["drill"]]
-    restrict(confinement, workdir, extra_read=(drill_folder(drill),), cuda=True)
+    drill = load_drills(kernels)[job["drill"]]
+    restrict(confinement, workdir, cuda=True)
     os.write(result_fd, READY)
     run_and_exit(drill, job["source"], job["filename"], job["payloads"], result_fd, nonce)
 

@@ -58,10 +58,11 @@ def _stop_running_job() -> bool:
                for _, event in poller.poll(0))
 
 
-def load_drills() -> dict:
+def load_drills(override: str | None = None) -> dict:
+    """The drills, from `override` or the folder KERNELS_ENV names, else the bundled kernels/."""
     from studyapp.kernels_loader import load_kernels
 
-    override = os.environ.get(KERNELS_ENV)
+    override = override or os.environ.get(KERNELS_ENV)
     return load_kernels(Path(override) if override else None).DRILLS
 
 
@@ -121,6 +122,12 @@ class Worker:
             source = Path(file).read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             return refused(f"cannot read the file: {exc}")
+        if "\0" in source:  # compile() would say "line 0", as if the file were Python gone wrong
+            line = source.count("\n", 0, source.index("\0")) + 1
+            return verdicts.error_verdict(
+                drill_id, file, device, f"your file holds NUL bytes (first on line {line}): it is not Python source",
+                "Was it saved from another program, or in UTF-16? Save it as plain UTF-8 text.",
+                origin=FailureOrigin.LEARNER)
         seed = job.get("seed")
         seed = int(seed) if seed is not None else random.SystemRandom().randrange(1 << 31)
         cases = drill.make_cases(seed, device)
@@ -145,7 +152,7 @@ class Worker:
         if not self.cuda_mode:
             return sandbox.run_forked(
                 lambda fd, nonce: run_and_exit(drill, source, file, payloads, fd, nonce), limits,
-                _stop_running_job, self.confinement, extra_read=(drill_folder(drill),), spare=spare)
+                _stop_running_job, self.confinement, spare=spare)
         buffer = io.BytesIO()
         self.torch.save({"drill": drill.id, "source": source, "filename": file, "payloads": payloads}, buffer)
         return sandbox.run_spawned(buffer.getvalue(), limits, _stop_running_job, self.confinement, spare)
@@ -165,6 +172,8 @@ class Worker:
                          "or waiting for something that never comes?")
         if run.too_much_data:
             return error("sent back far too much data")
+        if run.too_much_disk:
+            return error(*_too_much_disk(limits))
         if run.tampered is not None:
             return verdicts.verdict(drill_id, file, device, Status.FAIL,
                                     f"rejected: your code wrote to the grader's result channel ({run.tampered.reason})",
@@ -176,9 +185,11 @@ class Worker:
             outcome = load_outcome(run.outcome)
         except Exception as exc:  # noqa: BLE001 - anything but plain data is refused
             return error("returned something that is not plain data", f"{type(exc).__name__}: {exc}"[:1000])
-        return self._judge_outcome(outcome, drill, cases, device, error, limits)
+        printed_to_the_cap = len(run.output) >= limits.output_cap
+        return self._judge_outcome(outcome, drill, cases, device, error, limits, printed_to_the_cap)
 
-    def _judge_outcome(self, outcome: dict, drill, cases, device, error, limits: Limits) -> Verdict:
+    def _judge_outcome(self, outcome: dict, drill, cases, device, error, limits: Limits,
+                       printed_to_the_cap: bool) -> Verdict:
         from studyapp.grader.results import Rejected, case_results
 
         if not isinstance(outcome, dict):
@@ -208,9 +219,14 @@ class Worker:
         if stage == Stage.MEMORY:
             return error(f"your code ran out of memory (limit {limits.memory_budget >> 20} MiB)",
                          err["traceback"])
-        if stage == Stage.OUTPUT:
+        if stage == Stage.OUTPUT and printed_to_the_cap:
             return error(f"your code printed more than the output limit ({limits.output_cap >> 10} KiB)",
                          "Remove the prints in loops; the output below is truncated.")
+        if stage == Stage.OUTPUT:  # EFBIG with room left in the output: a file of its own
+            return error(f"your code wrote a file bigger than the limit ({limits.output_cap >> 10} KiB per file)",
+                         "Drills need no files; write less, or print a summary instead.\n" + err["traceback"])
+        if stage == Stage.DISK:
+            return error(*_too_much_disk(limits))
         if stage == Stage.PROCESSES:
             return error(f"your code started too many processes (limit {limits.extra_processes})",
                          "Drills need no processes or threads of their own: a fork bomb?")
@@ -254,10 +270,11 @@ class Worker:
                                           "the CUDA grader stopped unexpectedly", origin=FailureOrigin.GRADER)
 
 
-def drill_folder(drill) -> str:
-    """Where the drill's code lives: the child may still import from it lazily once confined."""
-    module = sys.modules.get(type(drill).__module__)
-    return os.path.dirname(getattr(module, "__file__", "") or "")
+def _too_much_disk(limits: Limits) -> tuple[str, str]:
+    """Summary and detail of a submission that filled its scratch folder."""
+    return (f"your code wrote too much to disk (its scratch folder may hold {limits.scratch_bytes >> 20} MiB "
+            f"in {limits.scratch_files} files)",
+            "Drills need no files: keep what you compute in memory, or write a small sample.")
 
 
 def _forward_cancel(worker: Worker):
