@@ -62,6 +62,32 @@ ONE_CALL = "one_call"
 and mutation; a big case is there for its size, and sending it back twice costs each file)."""
 BIG = 64
 """Cases longer than this are ONE_CALL cases."""
+AGAIN = "again"
+"""Payload key of a small case's second inputs: other values of the same shapes, dtypes, devices
+and layouts, handed to the same function (or module) after the two calls on the case's own
+inputs. Those two calls alone let code pass that keeps something from an earlier call (a
+projection or a mask stored on the module, an output cached by shape): it gets back the same
+inputs it saw. `other_layout_values` builds them. Public cases only: they run on every grade
+and decide the diagnosis, and fresh ones would add a call per case per seed to the dev check."""
+AGAIN_CHECK = "second input"
+
+
+def other_layout_values(like: torch.Tensor, *, flip: tuple[int, ...] = (), negate: bool = False) -> torch.Tensor:
+    """`like` with its order reversed along `flip` (and negated), stored as `like` is: a
+    transposed tensor stays transposed and an expanded dim stays expanded (stride 0), so the
+    second inputs meet the same code paths as the first (a `.view` that fails on one fails on
+    both). A broadcast dim is constant, so reversing it changes nothing."""
+    values = like.flip(flip) if flip else like
+    if negate:
+        values = -values
+    broadcast = [d for d in range(like.dim()) if like.stride(d) == 0 and like.shape[d] > 1]
+    base = like
+    for dim in broadcast:
+        base, values = base.narrow(dim, 0, 1), values.narrow(dim, 0, 1)
+    copy = torch.empty_like(base)  # preserve_format: a dense permuted layout is kept
+    copy.copy_(values)
+    return copy.expand(like.shape) if broadcast else copy
+
 def sibling(entry_obj, name: str):
     """The learner's function `name` from the file that defines the entry (None if absent): a
     drill of several functions (masks_advanced, safe_softmax) names one entry and finds the
@@ -188,17 +214,37 @@ def narrow_mistakes(failures: list[Failure], result_key: str, judge) -> str | No
     return min(shown, key=lambda m: (distances[m], m)) if shown else None
 
 
+def export_argument(value) -> dict:
+    """An argument as the learner's call left it, for the "inputs unchanged" check: a tensor
+    exported, a list or tuple by its repr (code may sort, pop or append to a list of lengths)."""
+    if isinstance(value, (list, tuple)):
+        try:
+            return {"type": type(value).__name__, "repr": repr(value)[:20000]}
+        except Exception as error:  # an item the learner put there whose __repr__ raises
+            return {"type": type(value).__name__, "repr": f"<repr failed: {type(error).__name__}>"}
+    return export(value)
+
+
 def check_inputs_unchanged(input_names, case: Case, result: dict, book: CheckBook, where: str) -> None:
-    """The "inputs unchanged" check: each named tensor input as the child saw it after the call
-    (`result["inputs"]`, in the order of `input_names`) equals the one the case handed in."""
+    """The "inputs unchanged" check: each named tensor (or list) input as the child saw it after
+    the call (`result["inputs"]`, in the order of `input_names`) equals the one the case handed
+    in. Nothing is booked when no input could be changed (plain ints): it is not exercised."""
+    compared = False
     for input_name, after in zip(input_names, result.get("inputs", [])):
         before = case.payload.get(input_name)
         if isinstance(before, torch.Tensor) and after.get("type") == "Tensor":
-            if not same_values(after["tensor"], before.detach().cpu()):
-                book.failed("inputs unchanged", case, result,
-                            f"{where}: {input_name} was modified in place (use out-of-place ops)")
-                return
-    book.passed("inputs unchanged")
+            same = same_values(after["tensor"], before.detach().cpu())
+        elif isinstance(before, (list, tuple)) and "repr" in after:
+            same = after.get("type") == type(before).__name__ and after["repr"] == repr(before)[:20000]
+        else:
+            continue
+        compared = True
+        if not same:
+            book.failed("inputs unchanged", case, result,
+                        f"{where}: {input_name} was modified in place (use out-of-place ops)")
+            return
+    if compared:
+        book.passed("inputs unchanged")
 
 
 def load_projections(module, weights: dict, device, dtype, missing: str) -> None:

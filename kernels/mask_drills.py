@@ -4,7 +4,8 @@ positions the returned mask allows.
 Any dtype is accepted as long as the values are 0/1 (or bool): nonzero = may attend. A drill
 folder's `grade.py` subclasses `MaskDrill` with its cases, the expected pattern and the known
 mistakes' patterns; its `drill.toml` names the mistakes (`additive_mask`, `inverted_mask`,
-`fixed_size_buffer`, `position_overflow` and `hard_coded_device` are diagnosed here).
+`fixed_size_buffer`, `position_overflow`, `hard_coded_device` and `mutates_inputs` are
+diagnosed here).
 """
 
 from __future__ import annotations
@@ -12,10 +13,22 @@ from __future__ import annotations
 import torch
 
 from .device_probe import LEAVE_TO_CALLER, PROBE, check_probe, probe_result
-from .grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, same_values
+from .grading import (
+    CORE,
+    Case,
+    CheckBook,
+    Drill,
+    Failure,
+    check_inputs_unchanged,
+    clone_tree,
+    export,
+    export_argument,
+    same_values,
+)
 
 CHECK_ORDER = [("return type", CORE), ("shape", CORE), ("mask values", CORE),
-               ("allowed positions", CORE), ("deterministic", CORE), ("device", CORE)]
+               ("allowed positions", CORE), ("inputs unchanged", CORE), ("deterministic", CORE),
+               ("device", CORE)]
 
 
 def wrap_int8(values: torch.Tensor) -> torch.Tensor:
@@ -36,7 +49,8 @@ def _pattern_text(allowed: torch.Tensor, at: tuple[int, ...] = ()) -> str:
 
 
 class MaskDrill(Drill):
-    """Calls the learner's builder twice and grades the allowed pattern."""
+    """Calls the learner's builder twice and grades the allowed pattern; the arguments of the
+    first call are sent back, since a builder handed the caller's lengths tensor may change it."""
 
     check_order = CHECK_ORDER
     arg_names: tuple[str, ...] = ()
@@ -45,11 +59,13 @@ class MaskDrill(Drill):
         if PROBE in payload:  # the default device is the contract: only named devices are wrong
             args = clone_tree([payload[name] for name in self.arg_names])
             return probe_result(lambda: entry_obj(*args), default_is_wrong=False, host_reads_are_fine=True)
-        calls = []
-        for _ in range(2):
+        calls, inputs_after = [], []
+        for attempt in range(2):
             args = clone_tree([payload[name] for name in self.arg_names])
             calls.append(export(entry_obj(*args)))
-        return {"calls": calls}
+            if attempt == 0:
+                inputs_after = [export_argument(arg) for arg in args]
+        return {"calls": calls, "inputs": inputs_after}
 
     def expected_allowed(self, case: Case) -> torch.Tensor:
         raise NotImplementedError
@@ -110,6 +126,7 @@ class MaskDrill(Drill):
                         f"{want}. Got {_pattern_text(allowed & graded, index)}; expected {_pattern_text(expected & graded, index)}")
         else:
             book.passed("allowed positions")
+        check_inputs_unchanged(self.arg_names, case, result, book, where)
         if second.get("type") == "Tensor" and same_values(second["tensor"], tensor):
             book.passed("deterministic")
         else:
@@ -121,6 +138,10 @@ class MaskDrill(Drill):
         probed = [f for f in failures if PROBE in f.case.payload]
         failures = [f for f in failures if PROBE not in f.case.payload] or probed
         first = failures[0]
+        mutated = [f for f in failures if f.check == "inputs unchanged"]
+        if mutated:  # structural, like every drill: whatever else is wrong, this is named first
+            return "mutates_inputs", (f"Looks like {self.mistakes.get('mutates_inputs', 'inputs changed in place')}. "
+                                      f"{mutated[0].message}")
         for failure in failures:
             if failure.check == "mask values":
                 tensor = failure.result["calls"][0]["tensor"]

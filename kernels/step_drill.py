@@ -5,6 +5,9 @@ the grader's weights, is called step after step (the cache it returned fed back 
 grader made), and every step's output AND cache are graded. A run is reduced to a *trace*, one
 `(output, K, V)` per step, so the oracle, the correct same-dtype computations that set the
 error floor, and the re-enacted known mistakes are all compared the same way.
+
+~500 lines on purpose: running the steps, the checks and the diagnosis share the trace, and
+split across files they would pass it back and forth.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import torch
 
 from .device_probe import PROBE, check_probe, follow_inputs, probe_result
 from .grading import (
+    AGAIN,
+    AGAIN_CHECK,
     CORE,
     DEFAULT_TOLERANCE,
     EXTRA,
@@ -32,6 +37,7 @@ from .grading import (
     load_projections,
     mistake_distance,
     narrow_mistakes,
+    other_layout_values,
     same_values,
     shape_text,
 )
@@ -40,7 +46,7 @@ from .tensor_drill import FLOOR_FACTOR, LOW_PRECISION_FACTOR
 LAYERS = ("W_q", "W_k", "W_v", "W_o")
 CHECK_ORDER = [
     ("return type", CORE), ("output shape", CORE), ("cache shape", CORE), ("dtype", CORE),
-    ("device", CORE), ("inputs unchanged", CORE), ("fresh sequence", CORE),
+    ("device", CORE), ("inputs unchanged", CORE), ("fresh sequence", CORE), (AGAIN_CHECK, CORE),
     ("values float32", CORE), ("values float64", CORE), ("cache values", CORE),
     ("float16 accuracy", EXTRA), ("bfloat16 accuracy", EXTRA), ("fully masked rows", EXTRA),
 ]
@@ -76,6 +82,35 @@ def step_tensors(steps: list[dict]) -> list[torch.Tensor]:
     return found
 
 
+def second_steps(steps: list[dict], count: int = 2) -> list[dict]:
+    """The first `count` steps as other inputs of the same kind (`AGAIN`): batch items trade
+    places in every tensor (states, memory, masks, caches handed in) and the float ones are
+    negated, so each item keeps its own padding and whatever the module kept from the first
+    run is stale. Two steps (a call with cache=None, then one with the cache it returned) show
+    what is kept; the later steps are graded on the case's own inputs, and skipping them keeps
+    the third run cheap."""
+    def other(value):
+        if isinstance(value, torch.Tensor):
+            return other_layout_values(value, flip=(0,), negate=value.is_floating_point())
+        if isinstance(value, (tuple, list)):
+            return type(value)(other(item) for item in value)
+        return value
+    return [{key: other(value) for key, value in step.items()} for step in steps[:count]]
+
+
+def _flat_graded(trace: Trace, ignored: list[torch.Tensor] | None) -> torch.Tensor:
+    """Every step's output, K and V in one float64 vector, output rows that are not graded
+    (fully masked) set to 0: one `compare_values` for a whole trace."""
+    parts = []
+    for index, step in enumerate(trace):
+        for part, tensor in enumerate(step):
+            tensor = tensor.to(torch.float64)
+            if part == 0 and ignored is not None and bool(ignored[index].any()):
+                tensor = tensor.masked_fill(ignored[index].unsqueeze(-1), 0.0)
+            parts.append(tensor.reshape(-1))
+    return torch.cat(parts)
+
+
 def parse_step(exported: dict):
     """(output, K, V) exported records from one call's exported value, or (None, why)."""
     items = exported.get("items") or []
@@ -105,9 +140,9 @@ class StepsDrill(Drill):
     """A drill whose module is called step by step; subclasses say how and what is right."""
 
     check_order = CHECK_ORDER
-    late_checks: dict[str, str] = {}
+    late_checks: dict[str, str] = {AGAIN_CHECK: "state_on_module"}
     """Check -> the mistake it names, when no known mistake's trace explains the failures (a
-    check of HOW the code ran, e.g. work redone, whose values can be right)."""
+    check of HOW the code ran, e.g. work redone or state kept, whose values can be right)."""
 
     # --- per-drill pieces -------------------------------------------------------------------
     def call_step(self, module, step: dict, previous_cache):
@@ -167,7 +202,8 @@ class StepsDrill(Drill):
 
     def run_case(self, entry_obj, payload: dict) -> dict:
         """In the child: the steps once (a big case) or twice on the same module (a second
-        sequence, started with cache=None, must not see the first); inputs sent back once."""
+        sequence, started with cache=None, must not see the first), then the second inputs'
+        steps on it (`AGAIN`); inputs sent back once."""
         module = self.build_module(entry_obj, payload)
         if PROBE in payload:
             steps = clone_tree(payload["steps"])
@@ -181,6 +217,9 @@ class StepsDrill(Drill):
                 notes = step_notes
                 if not payload.get(ONE_CALL):
                     inputs_after = [export(t) for t in step_tensors(steps)]
+        if AGAIN in payload and not payload.get(ONE_CALL):
+            values, _ = self._run_steps(module, clone_tree(payload[AGAIN]["steps"]))
+            runs.append([export(value) for value in values])
         return {"runs": runs, "inputs": inputs_after, "notes": notes}
 
     # --- the parent ---------------------------------------------------------------------------
@@ -268,6 +307,8 @@ class StepsDrill(Drill):
             if len(result["runs"]) > 1:
                 self._check_inputs(case, result, book, where)
                 self._check_fresh_sequence(case, result, book, where)
+            if AGAIN in case.payload and len(result["runs"]) > 2:
+                self._check_second_input(case, result, book, where)
         trace, _ = self.learner_trace(run)
         self._check_values(case, result, book, trace, expected, where)
         if core:
@@ -296,6 +337,46 @@ class StepsDrill(Drill):
             book.failed("fresh sequence", case, result,
                         f"{where}: the same steps run again from cache=None on the same module gave different "
                         "results (state kept on the module between calls, or randomness)")
+
+    def _second_case(self, case: Case) -> Case:
+        """The second inputs' steps as a case of their own (oracle and error floor kept)."""
+        if "second" not in case.extra:
+            payload = {key: value for key, value in case.payload.items() if key != AGAIN}
+            payload["steps"] = case.payload[AGAIN]["steps"]
+            case.extra["second"] = Case(f"{case.name}, second inputs", payload, tier=case.tier,
+                                        value_check=case.value_check, notes=case.notes,
+                                        public=case.public, size=case.size)
+        return case.extra["second"]
+
+    def _check_second_input(self, case, result, book, where):
+        """The third run, on other inputs of the same shapes, graded like the first: a module
+        that keeps what it computed (the memory's K/V, a mask) passes two runs on the same inputs."""
+        again = self._second_case(case)
+        expected, ignored = self._expected(again), self._ignored(again)
+        trace, _ = self.learner_trace(result["runs"][2])
+        said = (f"{where}: run a third time on the same module, on other inputs of the same shapes (batch "
+                "items swapped, states and memory negated)")
+        if trace is None or len(trace) != len(expected) or any(
+                tuple(a.shape) != tuple(e.shape) for got, want in zip(trace, expected) for a, e in zip(got, want)):
+            book.failed(AGAIN_CHECK, case, result, f"{said}, it did not return the same kind of results")
+            return
+        rtol, atol = self.tolerance(again)
+        if compare_values(*(_flat_graded(t, ignored) for t in (trace, expected)), rtol, atol)[0]:
+            book.passed(AGAIN_CHECK)  # one comparison of the whole trace when it is right
+            return
+        for index, (got, want) in enumerate(zip(trace, expected)):
+            rows = ignored[index] if ignored is not None else None
+            for part, (a, e) in enumerate(zip(got, want)):
+                ok, err, at, value, target = compare_values(a, e, rtol, atol, rows if part == 0 else None)
+                if not ok:
+                    label = ("output", "cache K", "cache V")[part]
+                    book.failed(AGAIN_CHECK, case, result,
+                                f"{said}, {self.describe_step(again, index)}: {label} off by {err:.3g} at "
+                                f"{format_index(at)} (got {value:.6g}, expected {target:.6g}). Where the runs on "
+                                "the case's own inputs are right, something kept from an earlier call was reused "
+                                "(K/V or a mask stored on the module)")
+                    return
+        book.passed(AGAIN_CHECK)
 
     def _check_values(self, case, result, book, trace, expected, where):
         rtol, atol = self.tolerance(case)

@@ -8,6 +8,8 @@ import torch
 from .attention import fully_masked_rows
 from .device_probe import PROBE, check_probe, follow_inputs, probe_result
 from .grading import (
+    AGAIN,
+    AGAIN_CHECK,
     CORE,
     DEFAULT_TOLERANCE,
     EXTRA,
@@ -24,6 +26,7 @@ from .grading import (
     format_index,
     mistake_distance,
     narrow_mistakes,
+    other_layout_values,
     same_values,
     shape_text,
     unpack_output,
@@ -31,7 +34,7 @@ from .grading import (
 
 CHECK_ORDER = [
     ("return type", CORE), ("shape", CORE), ("dtype", CORE), ("device", CORE),
-    ("inputs unchanged", CORE), ("deterministic", CORE), ("values float32", CORE),
+    ("inputs unchanged", CORE), ("deterministic", CORE), (AGAIN_CHECK, CORE), ("values float32", CORE),
     ("values float64", CORE), ("weights", CORE),
     ("float16 accuracy", EXTRA), ("bfloat16 accuracy", EXTRA), ("fully masked rows", EXTRA),
 ]
@@ -45,6 +48,22 @@ LOW_PRECISION_FACTOR = 4.0
 FLOAT32_INSIDE = "float32_internally"
 """The mistake of computing in float32 on float64 inputs: re-enacted for any drill whose
 drill.toml names it, with the drill's own same-dtype reference run in float32."""
+
+
+def second_inputs(payload: dict) -> dict:
+    """The case's Q, K, V and mask as other inputs of the same kind (`AGAIN`): batch items
+    trade places (the first dim of Q/K/V and of a mask with more than two dims), the queries
+    are reversed and K and V negated. The mask keeps its pattern (another item's padding), so
+    the second call meets no mask it was not already graded on; every known-per-item setup
+    (padding lengths, V blown up where no query may look) stays with its item."""
+    def batch(tensor: torch.Tensor, limit: int = 3) -> tuple[int, ...]:
+        return (0,) if tensor.dim() >= limit else ()
+
+    Q, K, V, mask = (payload[key] for key in ("Q", "K", "V", "mask"))
+    return {"Q": other_layout_values(Q, flip=(*batch(Q), Q.dim() - 2)),
+            "K": other_layout_values(K, flip=batch(K), negate=True),
+            "V": other_layout_values(V, flip=batch(V), negate=True),
+            "mask": None if mask is None else other_layout_values(mask, flip=batch(mask))}
 
 
 def _float64_to_float32(value):
@@ -63,6 +82,9 @@ class AttentionDrill(Drill):
 
     check_order = CHECK_ORDER
     input_names: tuple[str, ...] = ("Q", "K", "V", "mask")
+    second_input_mistake = "memoized_output"
+    """What a case failing only on its second inputs (`AGAIN`) is named: a result kept from an
+    earlier call (a module drill names it state_on_module)."""
 
     # --- per-drill pieces -------------------------------------------------------------------
     def oracle(self, case: Case) -> tuple[torch.Tensor, torch.Tensor]:
@@ -105,7 +127,8 @@ class AttentionDrill(Drill):
     # --- shared -----------------------------------------------------------------------------
     def run_case(self, entry_obj, payload: dict) -> dict:
         """In the child, for a function of (Q, K, V, mask=None) (sdpa, gqa; drills with other
-        inputs override it): call the learner twice on fresh copies; export results and inputs."""
+        inputs override it): call the learner twice on fresh copies, then once on the second
+        inputs if the case has them; export results and inputs."""
         if PROBE in payload:
             args = clone_tree([payload[k] for k in ("Q", "K", "V", "mask")])
             return probe_result(lambda: entry_obj(*args), default_is_wrong=True)
@@ -116,6 +139,9 @@ class AttentionDrill(Drill):
             calls.append(export(value))
             if attempt == 0 and not payload.get(ONE_CALL):
                 inputs_after = [export(arg) for arg in args]
+        if AGAIN in payload and not payload.get(ONE_CALL):
+            args = clone_tree([payload[AGAIN][k] for k in ("Q", "K", "V", "mask")])
+            calls.append(export(entry_obj(*args) if args[3] is not None else entry_obj(*args[:3])))
         return {"calls": calls, "inputs": inputs_after}
 
     def _expected(self, case: Case):
@@ -175,6 +201,8 @@ class AttentionDrill(Drill):
             if len(result["calls"]) > 1:
                 self._check_inputs(case, result, book, where)
                 self._check_determinism(first, second, case, result, book, where)
+            if AGAIN in case.payload and len(result["calls"]) > 2:
+                self._check_second_input(case, result, book, where)
         self._check_values(case, result, book, out["tensor"], expected, ignore, where)
         if weights is not None:
             self._check_weights(case, result, book, weights, expected_w, ignore, where)
@@ -199,6 +227,39 @@ class AttentionDrill(Drill):
             book.passed("deterministic")
         else:
             book.failed("deterministic", case, result, f"{where}: two calls on the same inputs returned different results")
+
+    def _second_case(self, case: Case) -> Case:
+        """The case's second inputs as a case of their own (its oracle and error floor are
+        computed once and kept, like the case's)."""
+        if "second" not in case.extra:
+            payload = {key: value for key, value in case.payload.items() if key != AGAIN}
+            payload.update(case.payload[AGAIN])
+            case.extra["second"] = Case(f"{case.name}, second inputs", payload, tier=case.tier,
+                                        value_check=case.value_check, notes=case.notes,
+                                        public=case.public, size=case.size)
+        return case.extra["second"]
+
+    def _check_second_input(self, case, result, book, where):
+        """The third call, on other inputs of the same shapes, graded like the first: code that
+        reuses something from an earlier call passes two calls on the same inputs, not this."""
+        again = self._second_case(case)
+        (expected, _), ignore = self._expected(again)
+        out, _, problem = unpack_output(result["calls"][2], allow_weights=True)
+        said = (f"{where}: called a third time, on other inputs of the same shapes (batch items swapped, "
+                "queries reversed, K and V negated)")
+        if problem or tuple(out["shape"]) != tuple(expected.shape):
+            book.failed(AGAIN_CHECK, case, result, f"{said}, it {problem or 'returned another shape'}")
+            return
+        rtol, atol = self.tolerance(again)
+        ok, err, index, got, want = compare_values(out["tensor"], expected, rtol, atol, ignore)
+        if ok:
+            book.passed(AGAIN_CHECK)
+        else:
+            book.failed(AGAIN_CHECK, case, result,
+                        f"{said}, its output is off by {err:.3g} at output{format_index(index)} (got {got:.6g}, "
+                        f"expected {want:.6g}). Where the calls on the case's own inputs are right, something kept "
+                        "from an earlier call was reused (K/V or a mask stored on the module, a result cached "
+                        "by shape)")
 
     def tolerance(self, case: Case) -> tuple[float, float]:
         dtype = case.payload["Q"].dtype
@@ -260,12 +321,16 @@ class AttentionDrill(Drill):
             if any(f.check == check for f in failures):
                 return self.diagnose_without_match([f for f in failures if f.check == check])
         shaped = [f for f in failures if f.check == "shape"]
-        valued = [f for f in failures if f.check not in STRUCTURAL]
+        valued = [f for f in failures if f.check not in (*STRUCTURAL, AGAIN_CHECK)]
         if shaped:  # a mistake named for a wrong shape must explain that shape
             return self.match_mistakes(shaped) or self.diagnose_without_match(shaped)
         named = self.match_mistakes(valued) if valued else None
         if named:
             return named
+        again = [f for f in failures if f.check == AGAIN_CHECK]
+        if again and not valued:  # right on every case's own inputs, wrong only when called again
+            mistake = self.second_input_mistake
+            return mistake, f"Looks like {self.mistakes.get(mistake, mistake)}. {AGAIN_CHECK}: {again[0].message}"
         if probed and "hard_coded_device" in self.mistakes:
             first = probed[0]
             return "hard_coded_device", f"Looks like {self.mistakes['hard_coded_device']}. device: {first.message}"

@@ -36,6 +36,7 @@ def test_reference_passes_in_the_sandbox(grader):
     ("full_score_matrix__query_blocks_only", "memory cap", "the cap is"),
     ("fused_call__sdpa_and_logsumexp", "no fused call", "scaled_dot_product_attention"),
     ("no_causal_skip__mask_every_block", "causal blocks skipped", "above the diagonal"),
+    ("wrong_block_size__fixed_64", "block sizes", "keys wide"),
 ])
 def test_recorded_checks_fail_in_the_sandbox_with_a_message_saying_so(grader, name, check, words):
     verdict = grader.grade("flash_attention", FOLDER / "bank" / "wrong" / f"{name}.py", device="cpu", seed=7)
@@ -54,6 +55,20 @@ def test_views_and_in_place_results_create_nothing():
     record = watch.record()
     assert record["largest"] == small.numel()
     assert not record["fused"] and record["matmul_work"] == 0
+
+
+def test_the_widest_score_tile_counts_only_matmuls_over_d():
+    """A score tile contracts over d; P @ V contracts over the keys and is not one (the tiles
+    cases have d > block_k, so the two never share a contraction size)."""
+    q, k, v = torch.randn(2, 8, 4), torch.randn(2, 16, 4), torch.randn(2, 16, 20)
+    with Watch(score_dim=4) as watch:
+        p = (q @ k.transpose(-2, -1)).softmax(-1)
+        p @ v
+    record = watch.record()
+    assert (record["widest_tile"], record["widest_tile_shape"]) == (16, [2, 8, 16])
+    with Watch() as watch:
+        q @ k.transpose(-2, -1)
+    assert watch.record()["widest_tile"] == 0
 
 
 def test_matmul_work_is_counted_for_every_matmul_spelling():

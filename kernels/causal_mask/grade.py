@@ -6,13 +6,15 @@ import torch
 
 from ..device_probe import PROBE
 from ..grading import Case, shape_text
-from ..mask_drills import MaskDrill, wrap_int8
+from ..mask_drills import CHECK_ORDER, MaskDrill, wrap_int8
 
 
 class CausalMaskDrill(MaskDrill):
     """The (n, n) mask built from `n` alone: graded on every size, past the small-type and buffer limits."""
 
     arg_names = ("n",)
+    check_order = [row for row in CHECK_ORDER if row[0] != "inputs unchanged"]
+    """`n` is an int: there is no input the builder could change."""
 
     def public_cases(self, device: str) -> list[Case]:
         """Sizes on both sides of 8, 10, 32, 64, 128 and 256 (buffers, blocks, int8/uint8 positions)."""

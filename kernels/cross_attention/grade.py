@@ -12,8 +12,8 @@ from torch.overrides import TorchFunctionMode
 
 from ..attention import allowed_mask, merge_heads, split_heads
 from ..device_probe import PROBE
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case
-from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, strided
+from ..grading import AGAIN, BIG, CORE, EXTRA, ONE_CALL, Case
+from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, second_steps, strided
 
 PUBLIC_SEED = 5021
 MASK_KINDS = {"bool": torch.bool, "int": torch.int64, "float": torch.float32}
@@ -70,6 +70,8 @@ def build_case(gen, name, *, batch=2, d_model=8, heads=2, queries=(3, 1, 2), m=5
                "weights": {k: (cast(w), cast(b)) for k, (w, b) in weights.items()}}
     if max(m, *queries) > BIG:
         payload[ONE_CALL] = True
+    elif tier == CORE and public:  # run again on other inputs: a projection kept on the module shows
+        payload[AGAIN] = {"steps": second_steps(steps)}
     mask_text = "no mask" if mask is None else f"{mask} source mask, lengths {[int(n) for n in lengths]}"
     notes = (f"batch {batch}, d_model={d_model}, heads={heads}, {str(dtype).replace('torch.', '')}, "
              f"{m} source positions, {mask_text}" + (f", inputs x{scale:g}" if scale != 1 else "")
@@ -194,7 +196,7 @@ def cross_steps(payload: dict, *, dtype=torch.float64, kv_source: str = "memory"
 
 class CrossAttentionDrill(StepsDrill):
     check_order = [*CHECK_ORDER[:-3], (MEMORY_CHECK, CORE), *CHECK_ORDER[-3:]]
-    late_checks = {MEMORY_CHECK: "memory_reprojected"}
+    late_checks = {**StepsDrill.late_checks, MEMORY_CHECK: "memory_reprojected"}
 
     def public_cases(self, device: str) -> list[Case]:
         gen = torch.Generator().manual_seed(PUBLIC_SEED)
@@ -223,6 +225,7 @@ class CrossAttentionDrill(StepsDrill):
         cases = [build_case(gen, f"public {name}", device=device, **kw) for name, kw in specs]
         probe = build_case(gen, "public device probe", batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=5)
         probe.payload[PROBE] = True
+        probe.payload.pop(AGAIN, None)
         probe.notes = "inputs on a stand-in device: every tensor must follow them"
         return cases + [probe]
 

@@ -35,8 +35,10 @@ def visible_share(n: int, m: int, block_q: int, block_k: int) -> float:
 
 def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4, causal=False,
                dtype=torch.float32, scores="normal", layout="contiguous", tier=CORE, public=True,
-               cap=False, skip=False, device="cpu") -> Case:
-    """One case. `cap`: the memory cap applies; `skip`: causal blocks above the diagonal must be skipped."""
+               cap=False, skip=False, tiles=False, device="cpu") -> Case:
+    """One case. `cap`: the memory cap applies; `skip`: causal blocks above the diagonal must be
+    skipped; `tiles`: the score tiles must be block_k keys wide (needs d > block_k, so a P @ V
+    matmul, which contracts over at most block_k keys, is never taken for a score tile)."""
     Q = torch.randn(*lead, n, d, generator=gen, dtype=torch.float64)
     K = torch.randn(*lead, m, d, generator=gen, dtype=torch.float64)
     V = torch.randn(*lead, m, dv, generator=gen, dtype=torch.float64)
@@ -57,6 +59,9 @@ def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4,
     if skip:
         share = visible_share(n, m, block_q, block_k)
         payload["skip"] = {"limit": (1 + share) / 2, "exps": batch * n * m, "matmul": batch * n * m * (d + dv)}
+    if tiles:
+        assert d > block_k, "a tiles case needs d > block_k"
+        payload["tiles"] = True
     if max(n, m) > BIG:
         payload[ONE_CALL] = True
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
@@ -73,11 +78,12 @@ def public_cases(device: str) -> list[Case]:
     f64 = torch.float64
     specs: list[tuple[str, dict[str, Any]]] = [
         ("blocks larger than the inputs", dict(n=5, m=7, block_q=8, block_k=8)),
-        ("blocks not dividing n and m", dict(lead=(2,), n=13, m=22, d=8, dv=5, block_q=4, block_k=6, dtype=f64)),
+        ("blocks not dividing n and m", dict(lead=(2,), n=13, m=22, d=8, dv=5, block_q=4, block_k=6, dtype=f64,
+                                             tiles=True)),
         ("causal, diagonal blocks", dict(lead=(2,), n=16, m=16, block_q=4, block_k=4, causal=True, dtype=f64)),
         ("causal, n < m", dict(lead=(2, 3), n=6, m=20, d=8, dv=4, block_q=4, block_k=4, causal=True)),
         ("causal, n > m: fully masked rows", dict(lead=(2,), n=12, m=5, dv=3, block_q=4, block_k=2,
-                                                  causal=True, dtype=f64)),
+                                                  causal=True, dtype=f64, tiles=True)),
         ("causal, block_q != block_k", dict(lead=(3,), n=24, m=24, dv=5, block_q=8, block_k=4, causal=True)),
         ("large scores", dict(lead=(2,), n=10, m=30, d=8, dv=4, block_q=4, block_k=8, scores="large")),
         ("very negative scores", dict(n=6, m=16, dv=3, block_q=4, block_k=4, scores="very_negative")),
@@ -122,7 +128,8 @@ class FlashAttentionDrill(TupleDrill):
     output_names = ("output", "lse")
     input_names = ("Q", "K", "V")
     masked_values = (0.0, NEG_INF)
-    record_checks = [("no fused call", CORE), ("memory cap", CORE), ("causal blocks skipped", CORE)]
+    record_checks = [("no fused call", CORE), ("memory cap", CORE), ("causal blocks skipped", CORE),
+                     ("block sizes", CORE)]
 
     def public_cases(self, device):
         return public_cases(device)
@@ -140,7 +147,9 @@ class FlashAttentionDrill(TupleDrill):
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             args = clone_tree([payload["Q"], payload["K"], payload["V"]])
             if attempt == 0:
-                with Watch(ops="cap" in payload or "skip" in payload) as watch:
+                watched = any(key in payload for key in ("cap", "skip", "tiles"))
+                score_dim = payload["Q"].shape[-1] if "tiles" in payload else None
+                with Watch(ops=watched, score_dim=score_dim) as watch:
                     value = entry_obj(*args, **options)
                 record = watch.record()
             else:
@@ -223,11 +232,28 @@ class FlashAttentionDrill(TupleDrill):
                             f"(the limit is {p['skip']['limit']:.0%})")
             else:
                 book.passed("causal blocks skipped")
+        if "tiles" in p and record.get("widest_tile"):  # no score matmul at all: nothing to judge
+            self._check_tiles(case, record, book, where)
+
+    def _check_tiles(self, case: Case, record: dict, book: CheckBook, where: str) -> None:
+        """The widest score tile spans min(block_k, m) keys: a fixed tile size, or block_q and
+        block_k swapped, gives another width. Only the key side is judged: a key loop over all
+        query blocks at once (as a GPU runs them) is a right answer, so is a (block_q, .) tile."""
+        p = case.payload
+        wanted = min(p["block_k"], p["K"].shape[-2])
+        widest = record["widest_tile"]
+        if widest == wanted:
+            book.passed("block sizes")
+            return
+        book.failed("block sizes", case, {"record": record},
+                    f"{where}: the widest score tile its matmuls made was {shape_text(record['widest_tile_shape'])}, "
+                    f"{widest} keys wide; with block_k={p['block_k']} each tile spans {wanted} keys (the last "
+                    "one of a row may be narrower). Tile with the block_q and block_k the call passes")
 
     def diagnose_record(self, failures: list[Failure]):
         by_check = {f.check: f for f in reversed(failures)}
         for check, mistake in (("no fused call", "fused_call"), ("memory cap", "full_score_matrix"),
-                               ("causal blocks skipped", "no_causal_skip")):
+                               ("causal blocks skipped", "no_causal_skip"), ("block sizes", "wrong_block_size")):
             if check in by_check:
                 return mistake, f"Looks like {self.mistakes[mistake]}. {check}: {by_check[check].message}"
         return None

@@ -66,8 +66,11 @@ class _Ops(TorchDispatchMode):
         and adds ~50 us to every op."""
         return False
 
-    def __init__(self) -> None:
+    def __init__(self, score_dim: int | None = None) -> None:
         super().__init__()
+        self.score_dim = score_dim
+        self.widest_tile = 0
+        self.widest_tile_shape: list[int] = []
         self.largest = 0
         self.largest_op = ""
         self.largest_shape: list[int] = []
@@ -84,6 +87,10 @@ class _Ops(TorchDispatchMode):
             outputs = _tensors([result])
             batch = operand.shape[0] if packet is aten.addbmm else 1
             self.matmul_work += sum(o.numel() for o in outputs) * contraction * batch
+            if contraction == self.score_dim:  # a score tile: queries x keys, over d
+                for out in outputs:
+                    if out.dim() and out.shape[-1] > self.widest_tile:
+                        self.widest_tile, self.widest_tile_shape = out.shape[-1], list(out.shape)
         elif packet in EXPS or func is aten.pow.Scalar:
             operands = _tensors(list(args))
             self.exp_elements += operands[0].numel() if operands else 0
@@ -98,11 +105,12 @@ class Watch:
     """`with Watch(ops) as watch: entry(...)`, then `watch.record()`: plain data for the parent.
 
     `ops=False` records only the functions called: the dispatch mode costs ~0.1 ms per op, so it
-    runs only on the cases that grade memory or skipping.
+    runs only on the cases that grade memory, skipping or tiles. `score_dim` (d, Q's last dim):
+    matmuls contracting over it make score tiles, and the widest one's key extent is recorded.
     """
 
-    def __init__(self, ops: bool = True) -> None:
-        self._calls, self._ops = _Calls(), _Ops()
+    def __init__(self, ops: bool = True, score_dim: int | None = None) -> None:
+        self._calls, self._ops = _Calls(), _Ops(score_dim)
         self._watch_ops = ops
 
     def __enter__(self) -> Watch:
@@ -120,4 +128,5 @@ class Watch:
         ops = self._ops
         return {"fused": list(self._calls.fused[:3]), "largest": int(ops.largest),
                 "largest_op": ops.largest_op.replace("aten.", "")[:80], "largest_shape": ops.largest_shape[:6],
-                "matmul_work": int(ops.matmul_work), "exp_elements": int(ops.exp_elements)}
+                "matmul_work": int(ops.matmul_work), "exp_elements": int(ops.exp_elements),
+                "widest_tile": int(ops.widest_tile), "widest_tile_shape": ops.widest_tile_shape[:6]}

@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 from ..attention import sdpa_oracle
 from ..device_probe import PROBE
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, shape_text
-from ..tensor_drill import AttentionDrill
+from ..grading import AGAIN, BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, shape_text
+from ..tensor_drill import AttentionDrill, second_inputs
 
 PUBLIC_SEED = 20260042
 """Seed of the fixed public cases, the same on every run."""
@@ -172,6 +172,8 @@ def build_case(gen, name, *, batch=2, heads=4, kv_heads=2, n=5, m=6, d=8, d_v=No
              + (", transposed and expanded views" if layout == "strided" else ""))
     if max(n, m) > BIG:
         payload[ONE_CALL] = True
+    elif tier == CORE and public:  # called again on other inputs: what an earlier call left shows
+        payload[AGAIN] = second_inputs(payload)
     return Case(name, payload, tier=tier, value_check=CHECKS[dtype], notes=notes, public=public, size=max(n, m))
 
 
@@ -211,6 +213,7 @@ def public_cases(device: str) -> list[Case]:
     probe = build_case(gen, "public device probe", batch=2, heads=4, kv_heads=2, n=3, m=5, d=4,
                        dtype=f32, mask="random")
     probe.payload[PROBE] = True
+    probe.payload.pop(AGAIN, None)
     probe.notes = "inputs on a stand-in device: every tensor must follow them"
     return cases + [probe]
 

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from ..attention import merge_heads, split_heads
 from ..device_probe import PROBE
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case
+from ..grading import AGAIN_CHECK, BIG, CORE, EXTRA, ONE_CALL, Case
 from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, strided
 
 PUBLIC_SEED = 4511
@@ -125,7 +125,9 @@ def stepwise(payload: dict, *, dtype=torch.float64, grow: str = "all", mask: str
 
 
 class KvCacheDrill(StepsDrill):
-    check_order = [row for row in CHECK_ORDER if row[0] != "fully masked rows"]  # every token sees itself
+    check_order = [row for row in CHECK_ORDER if row[0] not in ("fully masked rows", AGAIN_CHECK)]
+    """No fully masked rows (every token sees itself); no second inputs (the "fresh sequence"
+    run already starts the same module over with cache=None)."""
 
     def public_cases(self, device: str) -> list[Case]:
         gen = torch.Generator().manual_seed(PUBLIC_SEED)

@@ -3,6 +3,9 @@
 The learner's entry is `causal_mask`; the other builders are looked up by name in the module
 that defines it (see `grading.sibling`). Every check row is one builder, so the verdict says
 which builder is wrong, and the diagnosis names the mistake of the first wrong one.
+
+~440 lines on purpose: four builders, each with its cases, oracle and known mistakes, graded
+as one drill.
 """
 
 from __future__ import annotations
@@ -10,10 +13,24 @@ from __future__ import annotations
 import torch
 
 from ..device_probe import LEAVE_TO_CALLER, PROBE, check_probe, probe_result
-from ..grading import CORE, Case, CheckBook, Drill, Failure, clone_tree, export, same_values, shape_text, sibling
+from ..grading import (
+    CORE,
+    Case,
+    CheckBook,
+    Drill,
+    Failure,
+    check_inputs_unchanged,
+    clone_tree,
+    export,
+    export_argument,
+    same_values,
+    shape_text,
+    sibling,
+)
 
 BUILDERS = ("causal_mask", "sliding_window_mask", "causal_padding_mask", "left_padding_mask")
-CHECK_ORDER = [*((name, CORE) for name in BUILDERS), ("deterministic", CORE), ("device", CORE)]
+CHECK_ORDER = [*((name, CORE) for name in BUILDERS), ("inputs unchanged", CORE), ("deterministic", CORE),
+               ("device", CORE)]
 MISSING = "missing"
 """Result key when the learner's file does not define a builder (the others are still graded)."""
 
@@ -297,11 +314,13 @@ class MasksAdvancedDrill(Drill):
         if PROBE in payload:  # the default device is the contract: only named devices are wrong
             args = clone_tree([payload[k] for k in arg_names])
             return probe_result(lambda: builder(*args), default_is_wrong=False, host_reads_are_fine=True)
-        calls = []
-        for _ in range(2):
+        calls, inputs_after = [], []
+        for attempt in range(2):
             args = clone_tree([payload[k] for k in arg_names])
             calls.append(export(builder(*args)))
-        return {"calls": calls}
+            if attempt == 0:  # a builder handed the caller's lengths tensor may change it
+                inputs_after = [export_argument(arg) for arg in args]
+        return {"calls": calls, "inputs": inputs_after}
 
     # --- in the parent ------------------------------------------------------------------------
     def _truth(self, case: Case) -> torch.Tensor:
@@ -348,6 +367,7 @@ class MasksAdvancedDrill(Drill):
                         f"{want}. Got {pattern_text(allowed, index)}; expected {pattern_text(expected, index)}")
         else:
             book.passed(name)
+        check_inputs_unchanged(BY_NAME[name].arg_names, case, result, book, where)
         if second.get("type") == "Tensor" and same_values(second["tensor"], tensor):
             book.passed("deterministic")
         else:
@@ -357,6 +377,9 @@ class MasksAdvancedDrill(Drill):
         """The first wrong builder (in statement order) and the known mistake that fits all its
         public failures; the other wrong builders are listed after it."""
         failures = [f for f in failures if f.case.public] or failures
+        mutated = [f for f in failures if f.check == "inputs unchanged"]
+        if mutated:  # structural, like every drill: named before what the masks show
+            return "mutates_inputs", f"Looks like {self.mistakes['mutates_inputs']}. {mutated[0].message}"
         wrong = [name for name in BUILDERS if any(f.check == name for f in failures)]
         also = f" Also wrong: {', '.join(wrong[1:])}." if len(wrong) > 1 else ""
         if wrong:

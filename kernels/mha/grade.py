@@ -7,9 +7,9 @@ import torch.nn.functional as F
 
 from ..attention import allowed_mask, merge_heads, mha_forward, split_heads
 from ..device_probe import PROBE, probe_result
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, clone_tree, export, load_projections, shape_text
+from ..grading import AGAIN, BIG, CORE, EXTRA, ONE_CALL, Case, clone_tree, export, load_projections, shape_text
 from ..mistakes import mha_candidates
-from ..tensor_drill import AttentionDrill
+from ..tensor_drill import AttentionDrill, second_inputs
 
 PUBLIC_SEED = 31415
 LAYERS = ("W_q", "W_k", "W_v", "W_o")
@@ -57,6 +57,8 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
              torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}[dtype]
     if max(n, m) > BIG:
         payload[ONE_CALL] = True
+    elif tier == CORE and public:  # called again on other inputs: what an earlier call left shows
+        payload[AGAIN] = second_inputs(payload)
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
 
@@ -89,6 +91,7 @@ class MhaDrill(AttentionDrill):
         probe = build_case(public, "public device probe", batch=2, n=3, m=5, d_model=8, heads=2, dtype=f32,
                            mask="padding")
         probe.payload[PROBE] = True
+        probe.payload.pop(AGAIN, None)
         probe.notes = "inputs on a stand-in device: every tensor must follow them"
         return cases + [probe]
 
@@ -106,8 +109,11 @@ class MhaDrill(AttentionDrill):
                 mask_kind=["bool", "int", "float"][pick(3)], public=False))
         return cases
 
+    second_input_mistake = "state_on_module"
+
     def run_case(self, entry_obj, payload: dict) -> dict:
-        """In the child: build the learner's module, load our weights and biases, call it twice."""
+        """In the child: build the learner's module, load our weights and biases, call it twice,
+        then once more on the second inputs (same module: what it kept from a call shows)."""
         module = entry_obj(payload["d_model"], payload["num_heads"])
         if PROBE in payload:
             return self._probe(module, payload)
@@ -124,6 +130,10 @@ class MhaDrill(AttentionDrill):
             calls.append(export(value))
             if attempt == 0 and not payload.get(ONE_CALL):
                 inputs_after = [export(arg) for arg in args]
+        if AGAIN in payload and not payload.get(ONE_CALL):
+            args = clone_tree([payload[AGAIN][key] for key in ("Q", "K", "V", "mask")])
+            with torch.no_grad():
+                calls.append(export(module(*args) if args[3] is not None else module(*args[:3])))
         return {"calls": calls, "inputs": inputs_after}
 
     def _probe(self, module, payload: dict) -> dict:

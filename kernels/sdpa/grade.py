@@ -9,9 +9,9 @@ import torch.nn.functional as F
 
 from ..attention import allowed_mask, sdpa_oracle
 from ..device_probe import PROBE
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, shape_text
+from ..grading import AGAIN, BIG, CORE, EXTRA, ONE_CALL, Case, shape_text
 from ..mistakes import attention_variant, sdpa_candidates
-from ..tensor_drill import AttentionDrill
+from ..tensor_drill import AttentionDrill, second_inputs
 
 PUBLIC_SEED = 20240611
 """Seed of the fixed public cases, the same on every run; `make_cases(seed)` adds fresh ones."""
@@ -103,6 +103,8 @@ def build_case(gen, name, *, leading=(), n=3, m=4, d_k=4, d_v=6, dtype=torch.flo
              torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}[dtype]
     if max(n, m) > BIG:
         payload[ONE_CALL] = True
+    elif tier == CORE and public:  # called again on other inputs: what an earlier call left shows
+        payload[AGAIN] = second_inputs(payload)
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
 
@@ -152,6 +154,7 @@ def public_cases(device: str) -> list[Case]:
     probe = build_case(gen, "public device probe", leading=(2,), n=5, m=7, d_k=4, d_v=3, dtype=f32,
                        mask="random", mask_shape=(2, 5, 7), device="cpu")
     probe.payload[PROBE] = True
+    probe.payload.pop(AGAIN, None)
     probe.notes = "inputs on a stand-in device: every tensor must follow them"
     return cases + [probe]
 
