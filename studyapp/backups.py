@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -156,16 +157,13 @@ def default_restore(found: list[Backup]) -> Backup | None:
 
 def take_backup(database_file: Path, folder: Path, now: datetime,
                 kind: BackupKind = BackupKind.MANUAL) -> Backup:
-    """Copy the database into `folder` with the online backup API; returns the new backup."""
+    """Copy the database into `folder` with the online backup API; returns the new backup.
+
+    The copy is written under a name of this process's own (two processes taking a backup
+    in the same second never remove or overwrite each other's), then given a free name."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"{kind.value}-{now.astimezone(timezone.utc).strftime(_STAMP)}"
-    target = folder / f"{stem}.sqlite3"
-    n = 1
-    while target.exists():
-        n += 1
-        target = folder / f"{stem}-{n}.sqlite3"
-    temp = folder / f".{target.name}.partial"
-    temp.unlink(missing_ok=True)
+    temp = folder / f".{stem}.{os.getpid()}-{secrets.token_hex(4)}{PARTIAL_SUFFIX}"
     try:
         source = sqlite3.connect(f"file:{_quote(str(database_file))}?mode=ro", uri=True)
         try:
@@ -179,7 +177,7 @@ def take_backup(database_file: Path, folder: Path, now: datetime,
             source.close()
         with open(temp, "rb+") as handle:
             os.fsync(handle.fileno())
-        os.replace(temp, target)
+        target = _place(temp, folder, stem)
     except BaseException as exc:
         temp.unlink(missing_ok=True)
         if isinstance(exc, sqlite3.Error):
@@ -188,19 +186,83 @@ def take_backup(database_file: Path, folder: Path, now: datetime,
     return Backup(target, kind, now.astimezone(timezone.utc).replace(microsecond=0))
 
 
+def _place(temp: Path, folder: Path, stem: str) -> Path:
+    """Give the finished copy the first free `<stem>[-n].sqlite3` name, never replacing one
+    another process gave its copy meanwhile (a hard link fails on an existing name)."""
+    n = 1
+    while True:
+        target = folder / (f"{stem}.sqlite3" if n == 1 else f"{stem}-{n}.sqlite3")
+        n += 1
+        try:
+            os.link(temp, target)
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links on this file system: the free name, then a rename
+            if target.exists():
+                continue
+            os.replace(temp, target)
+            return target
+        temp.unlink()
+        return target
+
+
 def take_backup_if_due(database_file: Path, folder: Path, now: datetime,
                        every: timedelta | None = None) -> Backup | None:
     """An automatic backup when the newest is older than `every` (default `BACKUP_EVERY`) and
-    the database changed since it; then the oldest automatic ones beyond `BACKUPS_KEPT` go."""
+    the database changed since it; then the oldest automatic ones beyond `BACKUPS_KEPT` go.
+
+    One process at a time takes it: commands started together (none finds a backup yet)
+    would each take one, and the others find it taken (a lock file in `folder`)."""
     every = BACKUP_EVERY if every is None else every
-    existing = list_backups(folder)
-    if existing:
-        newest = existing[0]
-        if now - newest.taken_at < every or _unchanged_since(database_file, newest):
-            return None
-    backup = take_backup(database_file, folder, now, BackupKind.AUTO)
-    rotate(folder)
+    if not _backup_due(database_file, folder, now, every):
+        return None
+    from studyapp.locking import WriterLock
+
+    lock_file = folder / TAKING_LOCK
+    folder.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644))  # unwritable: said as before
+    with WriterLock(lock_file, wait_seconds=0).attempt() as held:
+        if not held or not _backup_due(database_file, folder, now, every):
+            return None  # another process is taking it, or just took it
+        backup = take_backup(database_file, folder, now, BackupKind.AUTO)
+        rotate(folder)
+        remove_stale_partials(folder)
     return backup
+
+
+TAKING_LOCK = ".taking.lock"
+"""Held by the process taking an automatic backup (`take_backup_if_due`)."""
+PARTIAL_SUFFIX = ".partial"
+STALE_PARTIAL = timedelta(hours=1)
+"""A copy still unfinished after this long was left by a process that was killed."""
+
+
+def _backup_due(database_file: Path, folder: Path, now: datetime, every: timedelta) -> bool:
+    existing = list_backups(folder)
+    if not existing:
+        return True
+    newest = existing[0]
+    return now - newest.taken_at >= every and not _unchanged_since(database_file, newest)
+
+
+def remove_stale_partials(folder: Path) -> list[Path]:
+    """Delete unfinished copies left by killed processes (by their age: one being written
+    right now by another process is younger)."""
+    removed: list[Path] = []
+    cutoff = datetime.now(timezone.utc).timestamp() - STALE_PARTIAL.total_seconds()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if entry.name.startswith(".") and entry.name.endswith(PARTIAL_SUFFIX):
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except OSError:
+                continue
+    return removed
 
 
 def rotate(folder: Path, keep: int | None = None) -> list[Path]:

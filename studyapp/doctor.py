@@ -129,10 +129,12 @@ def run_doctor(ctx, out=None, probe: bool = False) -> int:
         doctor_lines,
         needs_attention,
         notes_ahead_line,
+        review_log_line,
     )
 
     history = check_history(paths, record=False)
     lines.extend(doctor_lines(history))
+    lines.append(review_log_line(paths, ctx.settings))
     vault = Vault(paths.vault_dir, paths.cache_file)
     snapshot = vault.load()
     problems = snapshot.problems + vault.whole_file_problems(snapshot.notes)  # every byte, not heads

@@ -137,6 +137,31 @@ def doctor_lines(report: HistoryReport) -> list[str]:
     return [f"database   {database}", f"backups    {backups}", f"owner      {owner}"]
 
 
+def review_log_line(paths: Paths, settings) -> str:
+    """`studyapp doctor`'s review log line: its folder, its events, and what a replay leaves
+    out (lines no event this studyapp can use, names that are no regular file), which a
+    command says only once, when it replays."""
+    from studyapp.history.eventlog import EventLog, log_dir
+
+    folder = log_dir(paths, settings)
+    try:
+        contents = EventLog(folder, "").read()
+    except OSError as exc:
+        return f"review log cannot be read ({folder}): {exc.strerror or exc}"
+    if not contents.sizes and not contents.not_files:
+        return f"review log none yet ({folder})"
+    files = len(contents.sizes)
+    line = (f"review log {len(contents.events)} events in {files} device "
+            f"file{'' if files == 1 else 's'} ({folder})")
+    if contents.skipped:
+        plural = "" if contents.skipped == 1 else "s"
+        line += (f"; {contents.skipped} line{plural} left out, as no event this studyapp can "
+                 f"use (the first: {contents.first_skipped})")
+    if contents.not_files:
+        line += f"; not regular files, left out: {', '.join(sorted(contents.not_files))}"
+    return line
+
+
 def notes_ahead_line(paths: Paths, notes) -> str | None:
     """`doctor`'s line for notes that record reviews the database lacks, if any."""
     from studyapp.rebuild import notes_ahead_of_database

@@ -112,10 +112,7 @@ def _repair(store: Store, vault, events_log=None) -> list[str]:
         else:
             store.clear_journal(entry.id)
             done.append(f"{entry.path}: dropped an interrupted {entry.kind} (file not written)")
-        import logging  # rarely needed: kept off the start-up path
-
-        logging.getLogger(__name__).warning(done[-1])
-    return done
+    return done  # each front end shows them (`ReviewService.startup_lines`): not logged too
 
 
 def _owner_alive(owner: str | None) -> bool:

@@ -183,6 +183,8 @@ def sync(args, ctx) -> int:
         result = service.sync(force=args.full) if args.full else service.synced
         if not args.full and not result.replayed:
             result = service.sync()
+    for line in service.repaired:  # interrupted writes the opening finished or dropped
+        print(f"studyapp: {line}", file=sys.stderr)
     for line in result.problems:
         print(f"studyapp: warning: {line}", file=sys.stderr)
     if result.adopted:

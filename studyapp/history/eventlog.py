@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from studyapp.atomic import fsync_dir
-from studyapp.history.events import Event
+from studyapp.history.events import BadEvent, Event
 
 LOG_SUFFIX = ".jsonl"
 
@@ -44,6 +45,29 @@ class LogContents:
     """Bytes read of each device's file (`<device>.jsonl`)."""
     skipped: int = 0
     """Lines that were not events (damaged by hand, or from a newer studyapp)."""
+    first_skipped: str | None = None
+    """`<file> line <n>: <why>` of the first such line, for the one line that reports them."""
+    not_files: list[str] = field(default_factory=list)
+    """Names in the folder that look like logs but are not regular files (a FIFO, a folder)."""
+
+    def skip(self, path: Path, number: int, why: str) -> None:
+        self.skipped += 1
+        if self.first_skipped is None:
+            self.first_skipped = f"{path} line {number}: {why}"
+
+    def problems(self, folder: Path) -> list[str]:
+        """What was left out, one line each (said when a replay reads the log)."""
+        lines = []
+        if self.skipped == 1:
+            lines.append(f"1 line of the review log left out, as no event this studyapp can "
+                         f"use: {self.first_skipped}")
+        elif self.skipped:
+            lines.append(f"{self.skipped} lines of the review log left out, as no events this "
+                         f"studyapp can use; the first: {self.first_skipped}")
+        if self.not_files:
+            lines.append(f"left out of the review log, as not a regular file: "
+                         f"{', '.join(sorted(self.not_files))} (in {folder})")
+        return lines
 
 
 class EventLog:
@@ -65,9 +89,14 @@ class EventLog:
         created = not self.folder.is_dir()
         if created:
             self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.own_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # non-blocking: opening a FIFO put in the file's place would wait for a reader forever
+        fd = os.open(self.own_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK, 0o644)
         try:
-            size = os.fstat(fd).st_size
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode):
+                raise OSError(f"{self.own_file} is not a regular file: move it away, and "
+                              "this device's reviews are logged again")
+            size = status.st_size
             if size and _last_byte(self.own_file, size) != b"\n":
                 payload = b"\n" + payload  # a torn line from a crash stays a line of its own
             view = memoryview(payload)
@@ -83,7 +112,11 @@ class EventLog:
 
     def sizes(self) -> dict[str, int]:
         """Each device's file size, without reading them (the cheap "did anything change?")."""
-        result: dict[str, int] = {}
+        return {device: size for device, size in self._entries().items() if size is not None}
+
+    def _entries(self) -> dict[str, int | None]:
+        """Each `<device>.jsonl` name's size; None for one that is not a regular file."""
+        result: dict[str, int | None] = {}
         try:
             entries = list(os.scandir(self.folder))
         except (FileNotFoundError, NotADirectoryError):
@@ -91,23 +124,28 @@ class EventLog:
         for entry in entries:
             if entry.name.endswith(LOG_SUFFIX) and not entry.name.startswith("."):
                 try:
-                    result[entry.name[: -len(LOG_SUFFIX)]] = entry.stat().st_size
+                    status = entry.stat()
                 except OSError:
                     continue
+                regular = stat.S_ISREG(status.st_mode)
+                result[entry.name[: -len(LOG_SUFFIX)]] = status.st_size if regular else None
         return result
 
     def read(self) -> LogContents:
         """Every device's events (duplicates included: `replay` drops them by id)."""
         contents = LogContents()
         loads = _fast_loads()
-        for device in sorted(self.sizes()):
-            try:
-                raw = (self.folder / f"{device}{LOG_SUFFIX}").read_bytes()
-            except OSError:
+        for device, size in sorted(self._entries().items()):
+            path = self.folder / f"{device}{LOG_SUFFIX}"
+            if size is None:
+                contents.not_files.append(path.name)
+                continue
+            raw = _read_regular(path)
+            if raw is None:
                 continue
             complete = raw.rfind(b"\n") + 1  # past the last newline: torn, or still arriving
             contents.sizes[device] = len(raw)
-            for line in raw[:complete].split(b"\n"):
+            for number, line in enumerate(raw[:complete].split(b"\n"), 1):
                 if not line.strip():
                     continue
                 try:
@@ -115,16 +153,35 @@ class EventLog:
                 except ValueError:  # orjson's error is a ValueError too
                     item = _loads_or_none(line)  # json also takes NaN, which orjson refuses
                     if item is None:
-                        contents.skipped += 1
+                        contents.skip(path, number, "not JSON")
                         continue
                 try:
                     contents.events.append(Event.from_json(item))
-                except (ValueError, KeyError, TypeError, AttributeError):
-                    contents.skipped += 1
+                except BadEvent as exc:
+                    contents.skip(path, number, str(exc))
         return contents
 
     def has_events(self) -> bool:
         return any(size > 0 for size in self.sizes().values())
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The file's bytes; None when it is gone, unreadable, or no regular file (a FIFO swapped
+    in after the folder was listed: opened without blocking, then told apart)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return None
+    with open(fd, "rb") as handle:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return handle.read()
+        except OSError:
+            return None
 
 
 def _loads_or_none(line: bytes):

@@ -119,7 +119,7 @@ class Replayed:
     events: int = 0
     """Distinct events replayed."""
     malformed: int = 0
-    """Review events whose fields could not be used (left out)."""
+    """Events whose fields could not be used (left out)."""
 
 
 def ordered(events: Iterable[Event]) -> list[Event]:
@@ -139,7 +139,8 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
     """Replay every event. `parameters`: FSRS parameters in force before the first PARAMS
     event (None: the defaults)."""
     timeline = ordered(events)
-    undone = {e.data.get("review") for e in timeline if e.kind is EventKind.UNDO}
+    undone = {e.data.get("review") for e in timeline
+              if e.kind is EventKind.UNDO and type(e.data.get("review")) is str}
     scheduler = schedule.build_scheduler(settings, parameters)
     fingerprint = scheduler_fingerprint(scheduler)
     result = Replayed(events=len(timeline))
@@ -174,7 +175,11 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
             if kind is EventKind.UNSUSPEND and history.reviews == 0:
                 history.card = None  # as live: unsuspending a never-reviewed note restores it as new
             else:
-                card = history.card or _seed(data, event.at)
+                try:
+                    card = history.card or _seed(data, event.at)
+                except (KeyError, TypeError, ValueError):
+                    result.malformed += 1  # not a card (`events` checks seeds as it reads them)
+                    continue
                 history.card = replace(card, suspended=kind is EventKind.SUSPEND)
         elif kind is EventKind.IMPORT and event.note is not None:
             history = result.notes[note_of(event.note)]
@@ -199,7 +204,11 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
             except (KeyError, TypeError, ValueError):
                 result.malformed += 1
         elif kind is EventKind.PARAMS and isinstance(data.get("parameters"), list):
-            scheduler = schedule.build_scheduler(settings, data["parameters"])
+            try:
+                scheduler = schedule.build_scheduler(settings, data["parameters"])
+            except (TypeError, ValueError):  # another FSRS version's: the last good set stays
+                result.malformed += 1
+                continue
             fingerprint = scheduler_fingerprint(scheduler)
             result.params.append({"fitted_at": utc_text(event.at), **data})
         elif kind is EventKind.MOVE and event.note is not None:
