@@ -80,6 +80,10 @@ class Hint:
     text: str
 
 
+class TryAlreadyRated(LookupError):
+    """The try a screen offered to rate was rated meanwhile (another process)."""
+
+
 class NoHintsLeft(Exception):
     """Every hint of the drill has been shown in this try."""
 
@@ -330,11 +334,13 @@ class DrillReviews:
             raise LookupError(f"the drill {drill!r} ships no reference solution yet")
         return Path(info.reference_path).read_text(encoding="utf-8")
 
-    def record(self, drill: str, rating: int | None = None) -> DrillReviewResult:
+    def record(self, drill: str, rating: int | None = None, this_try: bool = False) -> DrillReviewResult:
         """Record the drill's review: the proposed rating, or `rating` (1-4) overriding it.
 
-        Without a finished try a rating must be given. The try's time is the review duration;
-        its runs, hints and give-up go with the review into the log."""
+        Without a finished try a rating must be given, unless `this_try`: a screen showing a
+        try's proposal rates that try only, and `TryAlreadyRated` says another process did (the
+        check is under the writer lock). The try's time is the review duration; its runs, hints
+        and give-up go with the review into the log."""
         from studyapp.errors import UsageError
         from studyapp.history.events import EventKind, new_event
         from studyapp.history.replay import review_for_event
@@ -346,6 +352,8 @@ class DrillReviews:
             proposal = None
             if attempt is not None:
                 proposal = propose_rating(attempt, self.past_seconds(drill))
+            if this_try and proposal is None:
+                raise TryAlreadyRated(f"{drill}: no try waits for a rating (rated elsewhere?)")
             if rating is None:
                 if proposal is None:
                     raise UsageError(f"{drill}: nothing to rate yet (pass the drill or give up "

@@ -583,9 +583,10 @@ class StudyFacade:
             return None
 
     @_locked
-    def record_drill_review(self, drill_id: str, rating: int | None = None):
-        """Record the drill's review (`drill_reviews.DrillReviewResult`)."""
-        return self._drill_reviews().record(drill_id, rating)
+    def record_drill_review(self, drill_id: str, rating: int | None = None, this_try: bool = False):
+        """Record the drill's review (`drill_reviews.DrillReviewResult`); with `this_try`, only
+        while a finished try waits for its rating (`TryAlreadyRated` otherwise)."""
+        return self._drill_reviews().record(drill_id, rating, this_try=this_try)
 
     @_locked
     def drill_progress(self) -> list:

@@ -167,3 +167,96 @@ async def test_give_up_asks_first_then_shows_the_reference_and_proposes_again(ct
         await settle(pilot)
         (row,) = app.study.service.store.drill_reviews("sdpa")
         assert (row.rating, row.gave_up, row.hints) == (1, 1, 2)
+
+
+class HeldGrader(ScriptedGrader):
+    """A ScriptedGrader whose answer waits until `release` is set: the learner types meanwhile."""
+
+    def __init__(self, *verdicts: dict) -> None:
+        super().__init__(*verdicts)
+        import threading
+
+        self.release = threading.Event()
+
+    def grade(self, drill_id, path, device="auto", timeout=None):
+        self.release.wait(20)
+        return super().grade(drill_id, path, device, timeout)
+
+
+async def test_typing_on_after_a_run_that_passes_keeps_the_keys_as_text(ctx):
+    """The pass moved the focus to the results while the learner typed on: the next `1` rated
+    the drill Again and closed it, and the rest of the typing was lost."""
+    from textual.widgets import TextArea
+
+    grader = HeldGrader(PASS)
+    app = app_with_grader(ctx, grader)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        editor = drill.query_one("#code", TextArea)
+        assert drill.focused is editor
+        await pilot.press("ctrl+r")
+        await pilot.press(*"# x1")  # typed while the grader runs
+        grader.release.set()
+        await settle(pilot)
+        await pilot.press(*" ok4")  # and on, after the verdict came
+        await settle(pilot)
+        assert drill.proposal is not None and app.screen is drill and drill.focused is editor
+        assert "# x1 ok4" in editor.text
+        assert app.study.service.store.drill_reviews("sdpa") == []
+        assert "F6" in text_of(drill, "#drill-proposal")  # how to reach the rating keys
+        await pilot.press("f6")
+        await pilot.press("enter")
+        await settle(pilot)
+        (row,) = app.study.service.store.drill_reviews("sdpa")
+        assert row.rating == row.proposed == Rating.Good
+
+
+async def test_a_try_rated_elsewhere_is_not_rated_again(ctx):
+    """`studyapp rate-drill` from another shell rated the try; the screen still offered 1-4 and
+    `3` recorded a second review of the same try."""
+    from studyapp.cli import main
+
+    app = app_with_grader(ctx, ScriptedGrader(PASS))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert drill.proposal is not None
+        assert main(["rate-drill", "sdpa", "--vault", str(ctx.paths.vault_dir),
+                     "--data-dir", str(ctx.paths.data_dir), "--now", ctx.now().isoformat()]) == 0
+        await pilot.press("3")
+        await settle(pilot)
+        assert len(app.study.service.store.drill_reviews("sdpa")) == 1
+        assert any("rated" in n.message and "elsewhere" in n.message for n in app._notifications)
+        assert drill.proposal is None
+
+
+async def test_an_outside_save_the_drill_cannot_read_keeps_the_learners_code(ctx):
+    """A Latin-1 editor saving the drill's file (or its folder replaced) ended the app and lost
+    the code typed in it."""
+    from textual.widgets import TextArea
+
+    app = app_with_grader(ctx, ScriptedGrader())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        editor = drill.query_one("#code", TextArea)
+        editor.insert("my_unsaved_work = 42\n")
+        with drill.path.open("ab") as handle:
+            handle.write(b"# caf\xe9\n")
+        await pilot.pause(1.5)  # the file is polled every second
+        await settle(pilot)
+        assert app.screen is drill and "my_unsaved_work = 42" in editor.text
+        assert any("UTF-8" in n.message for n in app._notifications)
+        await pilot.press("escape")  # leaving still saves what was typed, over the unreadable file
+        await settle(pilot)
+        assert "my_unsaved_work = 42" in drill.path.read_text(encoding="utf-8")
+    assert app.return_code in (None, 0)

@@ -355,3 +355,25 @@ async def test_titles_and_messages_that_look_like_markup_are_notified_as_text(ct
         await settle(pilot)
         assert any("Softmax [/b over [b]rows[/b]" in n.message for n in app._notifications)
     assert app.return_code in (None, 0)
+
+
+async def test_escape_sequences_in_learner_output_are_shown_not_obeyed(ctx):
+    """Printed `\\x1b[2J` cleared the screen whenever the results were in view, `\\x1b[31m`
+    recoloured them: a control character is drawn as its symbol."""
+    stub = StubGrader()
+    stub.grade = lambda *a, **k: {
+        "status": "error", "origin": "learner", "summary": "raised ValueError: \x1b]0;owned\x07 bad",
+        "hint": "\x1b[8mhidden", "output": "\x1b[2J\x1b[31mdebug: building mask\r",
+        "checks": [{"name": "values", "tier": "core", "status": "fail", "message": "\x1b[1mbold"}],
+        "seconds": 1.0}
+    app = drills_app(ctx, stub)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        shown = [str(screen.query_one(selector, Static).render())
+                 for selector in ("#verdict-summary", "#hint", "#detail")]
+        table = screen.query_one("#checks", DataTable)
+        shown += [str(cell) for cell in table.get_row_at(0)]
+        assert not any(ch in text for text in shown for ch in "\x1b\x07\r"), shown
+        assert "␛[2J␛[31mdebug: building mask" in shown[2] and "␛]0;owned␇ bad" in shown[0]

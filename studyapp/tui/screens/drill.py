@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Header, LoadingIndicator, Markdown, Stati
 
 from studyapp.grader.contract import FailureOrigin
 from studyapp.tui.editor import edit_file
-from studyapp.tui.markup import plain
+from studyapp.tui.markup import plain, printable
 from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.screens.confirm import Confirm
@@ -116,6 +116,10 @@ class DrillScreen(StudyScreen):
         """The rating the try earned (`drill_reviews.Proposal`), once it passed or was given up."""
         self.backup: Path | None = None
         """Where the learner's previous file went when the drill came back due (fresh starter)."""
+        self._unreadable_said = False
+        self.text_at_run: str | None = None
+        """The editor's text when the latest run (or give-up) began: typed on since, the learner
+        is busy in the editor, and the rating that run earns does not take the focus away."""
 
     def compose(self) -> ComposeResult:
         # Opened here, not on mount, so the editor holds the file before the first key arrives.
@@ -215,9 +219,18 @@ class DrillScreen(StudyScreen):
             mtime = self.path.stat().st_mtime_ns
         except FileNotFoundError:
             return
+        except OSError as exc:  # the workspace folder replaced by a file, unreadable...
+            self._cannot_read(exc.strerror or str(exc), None)
+            return
         if mtime == self.file_mtime_ns:
             return
-        text = self.path.read_text(encoding="utf-8")
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:  # e.g. a Latin-1 editor saved it
+            reason = "it holds bytes that are not UTF-8" if isinstance(exc, UnicodeDecodeError) else (
+                exc.strerror or str(exc))
+            self._cannot_read(reason, mtime)
+            return
         self.file_mtime_ns = mtime
         if text == self.saved_text:
             return
@@ -226,6 +239,17 @@ class DrillScreen(StudyScreen):
             return
         self._load_file()
         self.action_run(save=False)
+
+    def _cannot_read(self, reason: str, mtime: int | None) -> None:
+        """Another program left the drill's file unreadable: said once (per saved version), and
+        the code in the editor stays; leaving or ctrl+s writes it back over the file."""
+        if mtime is not None:
+            self.file_mtime_ns = mtime
+        elif self._unreadable_said:
+            return
+        self._unreadable_said = True
+        self.notify(f"{self.path.name} was changed outside and cannot be read ({reason}): your code "
+                    "here is kept; ctrl+s saves it over the file.", severity="warning", timeout=8)
 
     def _ask_which_version(self, disk_text: str) -> None:
         def answered(load_disk: bool | None) -> None:
@@ -266,6 +290,7 @@ class DrillScreen(StudyScreen):
             return
         if self.grading:
             self.study.cancel_grade()  # the newer run replaces the one in flight
+        self.text_at_run = self.query_one("#code", TextArea).text
         self.grading = True
         self.query_one("#grading-spinner").display = True
         self.query_one("#grade-status", Static).update("Grading…  (ctrl+r again restarts)")
@@ -304,8 +329,8 @@ class DrillScreen(StudyScreen):
         for check in verdict.get("checks", []):
             table.add_row(
                 CHECK_MARK.get(check.get("status"), "?"),
-                Text(str(check.get("name", ""))),
-                Text(str(check.get("message", ""))),
+                Text(printable(str(check.get("name", "")))),
+                Text(printable(str(check.get("message", "")))),
             )
         table.display = table.row_count > 0
         parts = []
@@ -351,10 +376,13 @@ class DrillScreen(StudyScreen):
         had = self.proposal
         self.proposal = self.study.drill_proposal(self.drill_id)
         proposal_widget = self.query_one("#drill-proposal", Static)
+        editor = self.query_one("#code", TextArea)
+        typing = self.focused is editor and self.text_at_run is not None and editor.text != self.text_at_run
         if self.proposal is not None:
+            first = "F6 (to the results), then " if typing or self.focused is editor else ""
             proposal_widget.update(
                 f"[b]Proposed rating: {self.proposal.label}[/b] ({plain(self.proposal.reason)})\n"
-                "[dim]Enter records it, or a key from 1 (Again) to 4 (Easy) records another[/]")
+                f"[dim]{first}Enter records it, or a key from 1 (Again) to 4 (Easy) records another[/]")
             self.query_one("#result-box").display = True
         proposal_widget.display = self.proposal is not None
         reference = self.study.drill_reference(self.drill_id)
@@ -368,7 +396,11 @@ class DrillScreen(StudyScreen):
             status = self.query_one("#grade-status", Static)
             if str(status.render()) == READY_LINE:  # given up before any run: F2/F3 are off now
                 status.update("[dim]ctrl+r runs the grader · Enter records the rating[/]")
-            self.query_one("#result-box").focus()  # so 1-4 and Enter rate, not type
+            if not typing:  # typed on since the run began: the keys stay text (F6 moves on)
+                self.query_one("#result-box").focus()  # so 1-4 and Enter rate, not type
+                proposal_widget.update(
+                    f"[b]Proposed rating: {self.proposal.label}[/b] ({plain(self.proposal.reason)})\n"
+                    "[dim]Enter records it, or a key from 1 (Again) to 4 (Easy) records another[/]")
             self.query_one("#result-box", VerticalScroll).scroll_home(animate=False)
         self.refresh_bindings()
 
@@ -413,6 +445,7 @@ class DrillScreen(StudyScreen):
         def answered(sure: bool | None) -> None:
             if not sure:
                 return
+            self.text_at_run = self.query_one("#code", TextArea).text
             try:
                 self.study.drill_give_up(self.drill_id)
             except LookupError as exc:
@@ -429,8 +462,15 @@ class DrillScreen(StudyScreen):
     def action_rate_drill(self, rating: int | None = None) -> None:
         if self.proposal is None:
             return
+        from studyapp.drill_reviews import TryAlreadyRated
+
         try:
-            result = self.study.record_drill_review(self.drill_id, rating)
+            result = self.study.record_drill_review(self.drill_id, rating, this_try=True)
+        except TryAlreadyRated:  # `studyapp rate-drill`, or the app in another terminal
+            self.notify("This try was rated elsewhere meanwhile: nothing recorded here.",
+                        severity="warning", timeout=6)
+            self.refresh_review_state()
+            return
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Rating not saved")
             return
