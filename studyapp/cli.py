@@ -138,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.enable()  # as it was: tests and other callers run main() in a longer process
 
 
+def _say(line: str) -> None:
+    print(f"studyapp: {line}", file=sys.stderr)
+
+
 def _run(argv: list[str], command: str | None) -> int:
     parser = build_parser(command)
     args = parser.parse_args(argv)
@@ -156,6 +160,7 @@ def _run(argv: list[str], command: str | None) -> int:
             from studyapp.commands import open_app
 
             return open_app(ctx)
+        ctx.report = _say  # what opening the history found, whichever command opens it first
         if getattr(args, "scans_vault", False):
             from studyapp.vault.scan import forget_scan_ahead, start_scan_ahead
 

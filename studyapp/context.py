@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
@@ -38,6 +39,10 @@ class Context:
     settings: Settings
     frozen_now: datetime | None = None
     """Set by `--now`: the clock stands still at this instant."""
+    report: Callable[[str], None] | None = None
+    """Where a command says what opening the history found (`ReviewService.startup_lines`:
+    writes repaired, log lines left out), whichever command opens it first; the CLI prints to
+    stderr. None in the app, which shows them as notifications itself."""
 
     def now(self) -> datetime:
         """The current instant, timezone-aware (UTC when the real clock is used)."""

@@ -72,6 +72,9 @@ class ReviewService:
         self.repaired = repair_pending(self.store, self.vault, self.writer_lock,
                                        self.history_log)
         self.synced = self.sync(wait=False)
+        if ctx.report is not None:
+            for line in self.startup_lines():
+                ctx.report(line)
 
     def close(self) -> None:
         self.store.close()

@@ -329,3 +329,17 @@ def test_any_json_line_is_an_event_or_left_out(fuzz_vault, items):
         service.load()
         service.note_cards(service.vault.load().notes)
     assert not [p for p in result.problems if "could not write" in p], result.problems
+
+
+@pytest.mark.parametrize("command", [("due",), ("stats", "--json"), ("drills", "--json"), ("rebuild",)])
+def test_whichever_command_replays_first_says_what_it_left_out(vault, capsys, command):
+    """Only `sync` and the rating commands printed what opening the history found: with `due`
+    first, a left-out line (or a repaired write) was said nowhere."""
+    vault, data = vault
+    other = vault / ".studyapp" / "log" / "other.jsonl"
+    with open(other, "a") as handle:
+        handle.write(json.dumps(line("undo", "a.md", review=["x"])) + "\n")
+    code, err = run(capsys, vault, data, *command)
+    assert code == 0, err
+    reported = [text for text in err.splitlines() if "left out" in text]
+    assert len(reported) == 1 and f"{other} line 2" in reported[0], err

@@ -50,9 +50,7 @@ def drill_reviews(ctx):
     from studyapp.drill_reviews import DrillReviews
     from studyapp.reviews import ReviewService
 
-    with ReviewService(ctx) as service:
-        for line in service.repaired:
-            print(f"studyapp: {line}", file=sys.stderr)
+    with ReviewService(ctx) as service:  # it says what its opening repaired (`ctx.report`)
         yield DrillReviews(service)
 
 

@@ -179,14 +179,13 @@ def claim(args, ctx) -> int:
 def sync(args, ctx) -> int:
     from studyapp.reviews import ReviewService
 
-    with ReviewService(ctx) as service:
+    with ReviewService(ctx) as service:  # it says what its opening repaired or left out (`ctx.report`)
         result = service.sync(force=args.full) if args.full else service.synced
         if not args.full and not result.replayed:
             result = service.sync()
-    for line in service.repaired:  # interrupted writes the opening finished or dropped
-        print(f"studyapp: {line}", file=sys.stderr)
-    for line in result.problems:
-        print(f"studyapp: warning: {line}", file=sys.stderr)
+    if result is not service.synced:
+        for line in result.problems:
+            print(f"studyapp: warning: {line}", file=sys.stderr)
     if result.adopted:
         print(f"wrote {_count(result.adopted, 'review')} of the database into the review log")
     if not result.replayed:

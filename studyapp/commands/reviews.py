@@ -41,10 +41,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 def _service(ctx):
     from studyapp.reviews import ReviewService
 
-    service = ReviewService(ctx)
-    for line in service.startup_lines():
-        print(f"studyapp: {line}", file=sys.stderr)
-    return service
+    return ReviewService(ctx)  # it says what opening the history found (`ctx.report`)
 
 
 def note_path(ctx, text: str) -> str:
