@@ -3,6 +3,7 @@ note files out."""
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 
 import pytest
@@ -89,7 +90,11 @@ async def test_suspend_leaves_the_file_alone_and_skips_the_note(ctx, vault):
         assert app.screen.card.path != SCALING
 
 
-async def test_edit_opens_editor_suspended_and_reloads(ctx, vault, monkeypatch):
+async def test_edit_opens_editor_suspended_and_reloads(ctx, vault, monkeypatch, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "fake-editor").touch(mode=0o755)  # found on PATH, as the app checks before suspending
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("EDITOR", "fake-editor --wait")
     calls = []
 

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import Button, Header, Static
+from textual.worker import Worker, WorkerState
 
 from studyapp.tui.editor import edit_file
 from studyapp.tui.markup import plain
@@ -51,6 +52,11 @@ class ReviewScreen(StudyScreen):
         self.showing_full = False
         self.due_drill = None
         """The drill due after the notes (`drill_reviews.DueDrill`), shown once they are done."""
+        self.begun = False
+        """Whether this session's queue is built: until then the facade still answers from the
+        last session (no note left, a drill due), so the screen shows nothing to act on."""
+        self.refresh_skipped = False
+        """A refresh asked for before then, done once the session is shown."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -88,11 +94,23 @@ class ReviewScreen(StudyScreen):
         self.study.begin_review()
         self.post_message(ReviewCardReady(self.study.current_card(), self.study.progress()))
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        super().on_worker_state_changed(event)  # the reason, as a notification
+        if event.worker.group == "review" and event.state == WorkerState.ERROR:
+            self.query_one("#question", Static).update("Could not start the session. Esc goes back.")
+
     def on_review_card_ready(self, message: ReviewCardReady) -> None:
+        self.begun = True
         self._show(message.card)
+        if self.refresh_skipped:  # a note changed while the queue was built
+            self.refresh_skipped = False
+            self.refresh_data()
 
     def refresh_data(self) -> None:
         """Back on view, or notes changed on disk: show the current note as it is now."""
+        if not self.begun:
+            self.refresh_skipped = True
+            return
         if not self.is_active or self.finished and self.card is None:
             return
         card = self.study.current_card()
@@ -182,6 +200,8 @@ class ReviewScreen(StudyScreen):
         summary_widget.display = True
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if not self.begun and action != "leave":
+            return False  # a key pressed before the session is built acts on nothing
         if action == "reveal" and self.card is None and self.due_drill is not None:
             return True  # opens the due drill
         if action in ("reveal", "full_note", "edit", "suspend_note", "practise") and self.card is None:
@@ -195,6 +215,8 @@ class ReviewScreen(StudyScreen):
         return True
 
     def action_reveal(self) -> None:
+        if not self.begun:
+            return
         if self.card is None and self.due_drill is not None:
             self.app.action_open_drill(self.due_drill.id)
             return
