@@ -483,3 +483,24 @@ async def test_the_palette_lists_no_command_twice(app):
             assert names and len(names) == len(set(names)), sorted(names)
             await pilot.press("escape")
             await settle(pilot)
+
+
+@pytest.mark.parametrize("width", [80, 100])
+async def test_a_question_shows_both_answers_whole(width):
+    """At 100 columns "Load the saved file, drop my edits (y)" was cut off: each answer is
+    drawn whole inside the dialog."""
+    from textual.app import App
+    from textual.widgets import Button
+
+    from studyapp.tui.screens.confirm import Confirm
+
+    app = App()
+    async with app.run_test(size=(width, 24)) as pilot:
+        app.push_screen(Confirm("sdpa.py was saved by another program while you have unsaved edits here.",
+                                yes="Load the saved file, drop my edits", no="Keep my edits"))
+        await pilot.pause()
+        dialog = app.screen.query_one("Vertical")
+        for button in app.screen.query(Button):
+            label = str(button.label)
+            assert button.content_region.width >= len(label), (label, button.content_region)
+            assert dialog.content_region.contains_region(button.region), (label, button.region)

@@ -15,7 +15,7 @@ class Confirm(ModalScreen[bool]):
     DEFAULT_CSS = """
     Confirm { align: center middle; }
     Confirm > Vertical {
-        width: 64; max-width: 90%; height: auto;
+        width: 78; max-width: 96%; height: auto;
         border: thick $warning; background: $surface; padding: 1 2;
     }
     Confirm #confirm-question { height: auto; margin-bottom: 1; }
