@@ -139,7 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _say(line: str) -> None:
-    print(f"studyapp: {line}", file=sys.stderr)
+    """A line about the history on stderr; it can name another device's file, whose control
+    characters are shown, not obeyed."""
+    from studyapp.vault.parse import shown
+
+    print(f"studyapp: {shown(line)}", file=sys.stderr)
 
 
 def _run(argv: list[str], command: str | None) -> int:

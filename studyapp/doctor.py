@@ -131,10 +131,11 @@ def run_doctor(ctx, out=None, probe: bool = False) -> int:
         notes_ahead_line,
         review_log_line,
     )
+    from studyapp.vault.parse import shown
 
     history = check_history(paths, record=False)
     lines.extend(doctor_lines(history))
-    lines.append(review_log_line(paths, ctx.settings))
+    lines.append(shown(review_log_line(paths, ctx.settings)))  # names other devices' files
     vault = Vault(paths.vault_dir, paths.cache_file)
     snapshot = vault.load()
     problems = snapshot.problems + vault.whole_file_problems(snapshot.notes)  # every byte, not heads

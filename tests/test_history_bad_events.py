@@ -343,3 +343,15 @@ def test_whichever_command_replays_first_says_what_it_left_out(vault, capsys, co
     assert code == 0, err
     reported = [text for text in err.splitlines() if "left out" in text]
     assert len(reported) == 1 and f"{other} line 2" in reported[0], err
+
+
+def test_a_log_file_name_is_printed_as_text(vault, capsys):
+    """A file name is the sync tool's or another device's to choose: an escape sequence in it
+    reached the terminal in the left-out line."""
+    vault, data = vault
+    odd = vault / ".studyapp" / "log" / "dev\x1b]0;owned\x07.jsonl"
+    odd.write_text(json.dumps(line("undo", "a.md", review=["x"])) + "\n")
+    code, err = run(capsys, vault, data, "due")
+    assert code == 0, err
+    assert "left out" in err and "\x1b" not in err and "\x07" not in err
+    assert "dev␛]0;owned␇.jsonl" in err

@@ -150,8 +150,12 @@ class StudyApp(App):
     def notify(self, message: str, *, title: str = "", severity: Any = "information",
                timeout: float | None = None, markup: bool = True) -> None:
         """Notifications are text, never markup: they carry note titles, paths and error
-        messages, and a `[/b` in one ended the app (`markup` is ignored; no caller uses it)."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        messages, and a `[/b` in one ended the app (`markup` is ignored; no caller uses it).
+        Control characters in them are shown, not obeyed (`printable`)."""
+        from studyapp.tui.markup import printable
+
+        super().notify(printable(message), title=printable(title), severity=severity, timeout=timeout,
+                       markup=False)
 
     def watch_theme(self, name: str) -> None:
         """A theme picked after start-up (from the palette) is kept for the next run."""

@@ -16,8 +16,10 @@ clears the screen, moves the cursor) rather than showing them."""
 
 def plain(text: str) -> str:
     """`text` for a markup string: every `[` escaped, so nothing in it opens or closes a tag, and
-    shown as `printable` says."""
-    return printable(text).replace("[", "\\[")
+    shown as `printable` says. A backslash at its end would escape the tag that follows (Textual
+    reads `\\[` as a bracket): an invisible zero-width space comes between."""
+    text = printable(text).replace("[", "\\[")
+    return text + "\u200b" if text.endswith("\\") else text
 
 
 def printable(text: str) -> str:

@@ -377,3 +377,38 @@ async def test_escape_sequences_in_learner_output_are_shown_not_obeyed(ctx):
         shown += [str(cell) for cell in table.get_row_at(0)]
         assert not any(ch in text for text in shown for ch in "\x1b\x07\r"), shown
         assert "␛[2J␛[31mdebug: building mask" in shown[2] and "␛]0;owned␇ bad" in shown[0]
+
+
+def test_plain_keeps_a_trailing_backslash_from_escaping_the_next_tag():
+    """`[b]notes\\[/b]` read as an escaped `[/b]`: the bold ran on and the tag showed as text."""
+    from textual.markup import to_content
+
+    from studyapp.tui.markup import plain
+
+    for text in ("notes\\", "a\\\\", "[/b\\", "\\"):
+        shown = to_content(f"[b]{plain(text)}[/b] tail").plain.replace("\u200b", "")
+        assert shown == f"{text} tail", (text, shown)
+
+
+async def test_escape_sequences_reach_no_notification_or_list(ctx):
+    """A learner's summary is also the Drills list's "Last result" and a grader failure's
+    notification: raw ESC there was obeyed by the terminal."""
+    stub = StubGrader()
+    stub.grade = lambda *a, **k: {"status": "error", "origin": "grader",
+                                  "summary": "raised Weird\x1b[2J", "detail": "log: \x1b[31mred",
+                                  "hint": "", "checks": [], "seconds": 1.0}
+    app = drills_app(ctx, stub)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        messages = [n.message for n in app._notifications]
+        assert messages and not any("\x1b" in m for m in messages), messages
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        table = app.screen.query_one("#drill-table", DataTable)
+        cells = [str(cell) for row in range(table.row_count) for cell in table.get_row_at(row)]
+        assert any("␛[2J" in cell for cell in cells) and not any("\x1b" in cell for cell in cells)
+    assert screen is not None

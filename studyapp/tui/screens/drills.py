@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.widgets.data_table import ColumnKey, RowKey
 
 from studyapp.textwidth import display_width, fit
+from studyapp.tui.markup import printable
 from studyapp.tui.messages import DrillsListed
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.footer import KeysFooter
@@ -85,7 +86,7 @@ class DrillsScreen(StudyScreen):
                 STATUS_STYLE.get(drill.status, "[dim]not started[/]"),
                 _next_due(review),
                 Text(f"{review.passes}/{review.attempts}" if review else "0/0"),
-                Text(_shorten(drill.last_result or "", 40)),
+                Text(_shorten(printable(drill.last_result or ""), 40)),
                 Text(", ".join(drill.tags)),
                 key=drill.id,
             )
