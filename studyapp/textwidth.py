@@ -37,7 +37,7 @@ def fit(text: str, width: int) -> str:
 
 def fit_middle(text: str, width: int) -> str:
     """`text` cut in its middle (with an ellipsis) to at most `width` columns, not padded: a
-    path keeps its first folder and its file name, which tell two notes apart."""
+    path keeps its start and its end (half the width each), where two notes' paths differ."""
     if display_width(text) <= width:
         return text
     if width <= 1:

@@ -144,6 +144,20 @@ def test_a_dry_run_names_the_files_the_import_makes(tmp_path, capsys):
     assert planned == made == ["a.md", "a-2.md"]
 
 
+def test_a_dry_run_of_two_identical_sources_says_what_the_import_does(tmp_path, capsys):
+    """Two copies of one note: the import copies one and finds the other already imported;
+    the dry run said it would copy both (a.md and a-2.md)."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    sources = [write(tmp_path / "one" / "a.md", "# same\n"), write(tmp_path / "two" / "a.md", "# same\n")]
+    capsys.readouterr()
+    assert run_import(vault, *sources, "--dry-run") == 0
+    planned = capsys.readouterr().out.splitlines()
+    assert run_import(vault, *sources) == 0
+    made = capsys.readouterr().out.splitlines()
+    assert [line.removeprefix("would ") for line in planned] == made, (planned, made)
+
+
 def test_importing_a_folder_that_holds_the_vault_leaves_the_vault_out(tmp_path, capsys):
     """The vault's own notes were copied into it again (vault/<folder>/vault/a.md)."""
     home = tmp_path / "home"

@@ -102,8 +102,9 @@ def _candidates(rel: Path):
 def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool) -> list[ImportAction]:
     root = vault.root.resolve()
     actions: list[ImportAction] = []
-    planned: set[str] = set()
-    """Notes a dry run would have made: taken, so that it names the files the import makes."""
+    planned: dict[str, bytes] = {}
+    """Notes a dry run would have made, with their bodies: taken (or found already imported),
+    so that it says what the import does."""
     for given in paths:
         if not given.exists():
             raise UsageError(f"no such file or folder: {given}")
@@ -139,7 +140,7 @@ def _read_source(file: Path) -> bytes:
 
 
 def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool,
-              planned: set[str]) -> ImportAction:
+              planned: dict[str, bytes]) -> ImportAction:
     try:
         raw = _read_source(file)
         source_body = _body_bytes(raw)
@@ -149,6 +150,8 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool,
         target = vault.root / candidate
         note_path = candidate.as_posix()
         if note_path in planned:
+            if planned[note_path] == source_body:
+                return ImportAction("already-imported", note_path, source=str(file))
             continue
         if target.exists():
             try:
@@ -173,7 +176,7 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool,
                 return ImportAction("problem", str(file),
                                     reason=f"cannot write {note_path}: {exc.strerror or exc}; not copied")
         if dry_run:
-            planned.add(note_path)
+            planned[note_path] = source_body
         return ImportAction("copy", note_path, source=str(file))
     return ImportAction("problem", str(file), reason="no free file name in the vault")
 

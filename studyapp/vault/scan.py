@@ -157,7 +157,7 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
             problems.append((rel, problem))
             continue
         key = (st.st_dev, st.st_ino)
-        if seen_files.setdefault(key, rel) is not rel:
+        if st.st_ino and seen_files.setdefault(key, rel) is not rel:  # Windows' scandir: no inode
             aliased.add(key)
         files.append((rel, base + name, st.st_size, st.st_mtime_ns))
 
