@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,6 +199,9 @@ class WriterLock:
         with _locks_guard:
             self._lock = _locks.setdefault(key, _ProcessLock(Path(key)))
         self.wait_seconds = wait_seconds
+        self.on_acquire: Callable[[], None] | None = None
+        """Run each time the lock is taken: what another writer changed while this one waited
+        (the log's place: `ReviewService`) is read again before anything is written."""
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -212,6 +215,8 @@ class WriterLock:
             raise WriterBusy(f"another studyapp process ({self._holder()}) is still writing to "
                              f"this vault after {self.wait_seconds:.0f} s; try again")
         try:
+            if self.on_acquire is not None:
+                self.on_acquire()
             yield
         finally:
             self._lock.release()
@@ -224,6 +229,8 @@ class WriterLock:
         except OSError:
             held = False
         try:
+            if held and self.on_acquire is not None:
+                self.on_acquire()
             yield held
         finally:
             if held:

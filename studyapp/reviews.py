@@ -15,6 +15,7 @@ review session has a module of its own (issue 11).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -69,12 +70,37 @@ class ReviewService:
         from studyapp.history.sync import event_log
 
         self.history_log = event_log(ctx)
+        self._config_mtime = _mtime_ns(ctx.paths.config_file)
+        self.writer_lock.on_acquire = self._follow_the_log
+        self.moved: dict[str, tuple[str, datetime]] = {}
+        """{new path: (old path, time of its MOVE)} of the renames this service logged: an
+        event of the new path must not sort before its move (`move_time`)."""
         self.repaired = repair_pending(self.store, self.vault, self.writer_lock,
                                        self.history_log)
         self.synced = self.sync(wait=False)
         if ctx.report is not None:
             for line in self.startup_lines():
                 ctx.report(line)
+
+    def _follow_the_log(self) -> None:
+        """`studyapp history-log` may have moved this device's log while this process waited
+        for the writer lock (it moves it holding the lock): appending to the old place would put
+        the review where nothing reads it. So each write first reads the setting again, when
+        config.toml changed since it was read."""
+        mtime = _mtime_ns(self.ctx.paths.config_file)
+        if mtime == self._config_mtime:
+            return
+        self._config_mtime = mtime
+        from studyapp.config import load_settings
+        from studyapp.history.sync import event_log
+
+        try:
+            place = load_settings(self.ctx.paths.config_file).history_log
+        except Exception:  # noqa: BLE001 - a config broken meanwhile: keep what this run started with
+            return
+        if place != self.ctx.settings.history_log:
+            self.ctx.settings.history_log = place
+            self.history_log = event_log(self.ctx)
 
     def close(self) -> None:
         self.store.close()
@@ -139,9 +165,13 @@ class ReviewService:
             moves = reconcile_identity(self.store, snap.notes, problems, now)
             if moves:
                 device = self.history_log.device
-                record(self.store, self.history_log,
-                       *(new_event(EventKind.MOVE, now, device, old, to=new)
-                         for old, new in moves.items()))
+                logged = self.history_log.read().events
+                events = [new_event(EventKind.MOVE, move_time(logged, old, device, now),
+                                    device, old, to=new) for old, new in moves.items()]
+                record(self.store, self.history_log, *events)
+                for old, event in zip(moves, events):
+                    self.moved.pop(old, None)
+                    self.moved[event.data["to"]] = (old, event.at)
         return moves
 
     def note_cards(self, notes) -> list[NoteCard]:
@@ -184,6 +214,7 @@ class ReviewService:
             before.suspended = stored.suspended
         is_new = scheduled is None and before.stability is None
         refuse_earlier_than(now, path, before.last_review, note.last_reviewed)
+        self._refuse_before_move(now, path)
         duration_ms = None if duration_seconds is None else schedule.recorded_duration_ms(duration_seconds * 1000)
         from studyapp.history.events import EventKind, new_event
         from studyapp.history.replay import (
@@ -243,6 +274,16 @@ class ReviewService:
                                    written.replaced, now, self.history_log)
         return ReviewResult(path, schedule.rating_name(rating), review_id, after.due,
                             _state_name(after.state), after.due - now, value)
+
+    def _refuse_before_move(self, now: datetime, path: str) -> None:
+        """A review at `now` would sort before the move this service logged for `path` (its old
+        path has a later event, a suspension say), and the replay would lose the history."""
+        old, moved_at = self.moved.get(path, (None, None))
+        if moved_at is not None and now < moved_at:
+            raise UserError(f"{path} (renamed from {old}) has history up to "
+                            f"{moved_at.astimezone().isoformat(timespec='minutes')}, after the "
+                            f"time given ({now.astimezone().isoformat(timespec='minutes')}); "
+                            "a review cannot be recorded before it")
 
     def undo_last(self) -> dict:
         """Revert the most recent review: the note's bytes and the database rows.
@@ -369,6 +410,8 @@ class ReviewService:
         note = self.vault.read_note(path)
         now = self.ctx.now()
         kind = EventKind.SUSPEND if suspended else EventKind.UNSUSPEND
+        # allowed at any time (it does not schedule), but never before the note's move
+        at = max(now, self.moved.get(path, (None, now))[1])
         with self.writer_lock.hold(), self.store.transaction():
             key = self._ensure_note(note, now)
             card = self.store.card(key)
@@ -376,13 +419,13 @@ class ReviewService:
                 if not suspended:
                     return False
                 card = derive_card(note, key, self.scheduler, now)[0]
-                self._log(kind, path, now, seed=card.to_json())
+                self._log(kind, path, at, seed=card.to_json())
                 card.suspended = True
                 self.store.put_card(card)
                 return True
             if card.suspended == suspended:
                 return False
-            self._log(kind, path, now)
+            self._log(kind, path, at)
             if not suspended and not self.store.has_reviews(key):
                 self.store.delete_card(key)
             else:
@@ -394,6 +437,31 @@ class ReviewService:
         if row is not None:
             return row.key
         return self.store.add_note(note.path, note.content_hash, note.title, now)
+
+
+def move_time(logged, old: str, device: str, now: datetime) -> datetime:
+    """When to log the rename of `old`: `now`, unless that sorts before an event already logged
+    for `old` (a refused `rate` at an earlier `--now`, a device whose clock is behind); the
+    replay (by time, then device, then file order) would then credit that event to a path that
+    no longer exists. So the move sorts after the latest one: at its instant when the
+    tie-break already puts it after (this device's own event, or a lower device id), else 1 µs
+    later. Not later than that: a review of the new path at that same frozen `--now` must
+    still sort after the move."""
+    latest = max(((e.at, e.device) for e in logged if _is_of_path(e, old)), default=None)
+    if latest is None or latest[0] < now:
+        return now
+    at, other = latest
+    return at if device >= other else at + timedelta(microseconds=1)
+
+
+def _is_of_path(event, path: str) -> bool:
+    """An event that a replay credits to whatever note is at `path` at its time (an undo only
+    names the review it reverts, whose time is what counts)."""
+    from studyapp.history.events import EventKind
+
+    if event.kind is EventKind.MOVE:
+        return event.note == path or event.data.get("to") == path
+    return event.note == path and event.kind is not EventKind.UNDO
 
 
 def refuse_earlier_than(now: datetime, path: str, last_review: datetime | None,
@@ -415,3 +483,10 @@ def _state_name(state: int) -> str:
     from fsrs import State
 
     return State(state).name.lower()
+
+
+def _mtime_ns(path) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None

@@ -128,6 +128,7 @@ def backup_restore(args, ctx) -> int:
             raise UserError(f"there are no backups in {ctx.paths.backups_dir}; "
                             "`studyapp rebuild` takes card state from the notes instead")
         chosen = latest
+    _refuse_another_vaults(ctx, chosen.path)
     result = restore_backup(ctx.paths.database_file, ctx.paths.backups_dir, chosen, _now())
     accept_current_database(ctx.paths)
     print(f"restored {result.backup.name}: {_describe(result.summary)}")
@@ -141,6 +142,33 @@ def backup_restore(args, ctx) -> int:
         print(f"{len(caught_up.rebuilt)} note(s) were reviewed after this backup (or never in "
               "it): their cards now follow their review keys; those reviews are not in the log")
     return 0
+
+
+def _refuse_another_vaults(ctx, backup) -> None:
+    """A backup is this vault's when some device whose log it read has a log file here: one
+    taken in another vault's data dir would write that vault's reviews into this vault's log
+    and notes for good (its log's files are missing here, so the reviews are adopted). With no
+    log file here at all (the log itself lost) any backup may be restored."""
+    import sqlite3
+    from urllib.parse import quote
+
+    from studyapp.errors import UserError
+    from studyapp.history.eventlog import LOG_SUFFIX, log_dir
+
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(backup))}?mode=ro", uri=True)
+        try:
+            devices = {row[0] for row in conn.execute("SELECT device FROM log_files WHERE size > 0")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return  # damaged, or from before the log: restoring it says so
+    folder = log_dir(ctx.paths, ctx.settings)
+    here = {entry.name.removesuffix(LOG_SUFFIX) for entry in folder.glob(f"*{LOG_SUFFIX}")} if folder.is_dir() else set()
+    if devices and here and not devices & here:
+        raise UserError(f"{backup.name} holds the history of another vault (none of the devices whose "
+                        f"log it read has a log in {folder}): restoring it would write that vault's "
+                        "reviews into this vault's notes; not restored")
 
 
 def rebuild(args, ctx) -> int:
@@ -184,8 +212,13 @@ def sync(args, ctx) -> int:
         if not args.full and not result.replayed:
             result = service.sync()
     if result is not service.synced:
+        from studyapp.vault.parse import shown
+
+        # the opening already said its lines (`ctx.report`); a forced replay finds them again
+        said = set(service.startup_lines()) if ctx.report is not None else set()
         for line in result.problems:
-            print(f"studyapp: warning: {line}", file=sys.stderr)
+            if line not in said:  # it can name another device's file: shown, not obeyed
+                print(f"studyapp: warning: {shown(line)}", file=sys.stderr)
     if result.adopted:
         print(f"wrote {_count(result.adopted, 'review')} of the database into the review log")
     if not result.replayed:
@@ -206,8 +239,11 @@ def history_log(args, ctx) -> int:
     if args.place is None:
         print(f"{ctx.settings.history_log}: {log_dir(ctx.paths, ctx.settings)}")
         return 0
-    source, target, moved = move_log(ctx, args.place)
-    set_setting(ctx.paths.config_file, "history_log", args.place)
+    from studyapp.locking import WriterLock
+
+    with WriterLock(ctx.paths.writer_lock_file).hold():  # no review appends to it meanwhile
+        source, target, moved = move_log(ctx, args.place)
+        set_setting(ctx.paths.config_file, "history_log", args.place)
     if source == target:
         print(f"the review log is already kept in {target}")
     else:

@@ -336,8 +336,10 @@ def _plain_review(raw: dict[str, Any]) -> bool:
     if type(after) is not list or len(after) != 6:
         return False
     state, step, stability, difficulty, due, last_review = after
+    # the step's range as `_card_ok` checks it: which check runs depends on the dates seen
+    # before (`_good_days`), and the answer must not
     if not (type(state) is int and 1 <= state <= 3
-            and (type(step) is int if state != 2 else step is None or type(step) is int)
+            and ((type(step) is int and 0 <= step < 2**31) or (step is None and state == 2))
             and type(stability) is float and 0 < stability < math.inf
             and type(difficulty) is float and 1 <= difficulty <= 10):
         return False

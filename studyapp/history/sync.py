@@ -128,6 +128,10 @@ def _catch_up(service, force: bool) -> SyncResult:
     result.adopted = adopt_database(store, events_log, service.ctx.now(), logged)
     if not force and not result.adopted and sizes == cached:
         return result
+    # only the recheck row asked for this replay: the log is as the last one read it, and
+    # that one already said what it left out (said once, not on every command until it settles)
+    recheck_only = (not force and not result.adopted and RECHECK in cached
+                    and sizes == {d: n for d, n in cached.items() if d != RECHECK})
     from studyapp.history.replay import replay
 
     contents = events_log.read()
@@ -148,8 +152,9 @@ def _catch_up(service, force: bool) -> SyncResult:
                                       replayed.drill_marks)
     service.scheduler = schedule.scheduler_for(service.ctx, store)
     result.replayed = replayed.events
-    result.problems.extend(contents.problems(events_log.folder))
-    if replayed.malformed:
+    if not recheck_only:
+        result.problems.extend(contents.problems(events_log.folder))
+    if replayed.malformed and not recheck_only:
         result.problems.append(f"{replayed.malformed} event(s) of the review log left out, as "
                                "the replay could not use them")
     write_owned_keys(service, replayed, result)
@@ -223,7 +228,9 @@ SETTLE_SECONDS = 5.0
 replay: another device (or process) may be between writing it and logging the review, and a
 replay then wrote the review away. The next command replays again (`RECHECK`): it finds the note
 agrees once that log line has landed, or corrects it once it has settled. A note behind the log
-(a stale copy put back, a review that came by the log) is corrected at once."""
+(a stale copy put back, a review that came by the log) is corrected at once. An mtime in the
+future (a skewed clock, a tool setting mtimes) counts as settled: it would never settle, and
+every command would replay the whole log again."""
 RECHECK = "~recheck"
 """A cached log size no device's file has: its row makes the next command replay the log."""
 
@@ -240,12 +247,13 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
         return
     snapshot = service.vault.load()
     status = service.store.drill_status()
-    settled = (time.time() - SETTLE_SECONDS) * 1e9
+    now_ns = time.time_ns()
+    recent = now_ns - int(SETTLE_SECONDS * 1e9)
     for note in snapshot.notes:
         pair = wanted.get(note.path)
         if pair is None or not note.has_block or not _disagrees(note, pair[1]):
             continue
-        if note.mtime_ns > settled and _ahead(note, pair[1]):
+        if recent < note.mtime_ns <= now_ns and _ahead(note, pair[1]):
             # a review written a moment ago whose log line may still be coming
             service.store.set_log_size(RECHECK, 0)  # no such log: the next command replays again
             continue
