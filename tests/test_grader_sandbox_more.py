@@ -236,3 +236,33 @@ def test_a_spawned_child_gets_the_same_walls_as_a_forked_one(monkeypatch):
     assert "PATH" in message and "SECRET_TOKEN_TEST" not in message and KERNELS_ENV not in message
     if "scratch quota" in probe().to_dict()["active"]:
         assert stages["disk"]["stage"] == "disk", stages["disk"]
+
+
+def test_a_full_scratch_is_named_whatever_size_the_limits_gave_it(tmp_path):
+    """The quota's tmpfs is as big as the job's `scratch_bytes`, which may exceed the default:
+    filled (here its inodes, the errors swallowed), it is still named as too much disk."""
+    from types import SimpleNamespace
+
+    from studyapp.grader import sandbox
+    from studyapp.grader.child import run_and_exit
+    from studyapp.grader.confine import probe
+    from studyapp.grader.limits import SCRATCH_BYTES, Limits
+
+    confinement = probe()
+    if "scratch quota" not in confinement.to_dict()["active"]:
+        pytest.skip("no scratch quota here")
+    source = textwrap.dedent("""
+        def add(a, b):
+            for n in range(64):
+                try:
+                    open(f"f{n}", "w").close()
+                except OSError:
+                    pass
+            return a + b
+    """)
+    drill = SimpleNamespace(entry="add", run_case=lambda entry, payload: {"value": entry(1, 2)})
+    limits = Limits(timeout=5.0, memory_budget=512 << 20, scratch_bytes=2 * SCRATCH_BYTES, scratch_files=16)
+    run = sandbox.run_forked(lambda fd, nonce: run_and_exit(drill, source, "/x.py", [{}], fd, nonce, limits),
+                             limits, lambda: False, confinement)
+    assert run.outcome is not None, run.output.decode(errors="replace")
+    assert sandbox.load_outcome(run.outcome)["stage"] == "disk"

@@ -19,7 +19,7 @@ import types
 # imported now: once confined, the app's source is unreadable
 from studyapp.grader.channel import seal
 from studyapp.grader.contract import ChildExit, Stage
-from studyapp.grader.limits import SCRATCH_BYTES
+from studyapp.grader.limits import Limits
 
 MODULE_NAME = "submission"
 STR_FAILED = "<str() of the exception failed>"
@@ -58,14 +58,15 @@ def _errno(exc: BaseException) -> int | None:
     return exc.errno if isinstance(exc, OSError) and isinstance(exc.errno, int) else None
 
 
-def _scratch_filled(scratch: str) -> bool:
-    """The scratch quota's tmpfs (no bigger than the grader's cap) has no room left: the learner's
-    writes hit it, even if their code caught the ENOSPC."""
+def _scratch_filled(scratch: str, scratch_bytes: int) -> bool:
+    """The scratch quota's tmpfs has no room left: the learner's writes hit it, even if their code
+    caught the ENOSPC. `scratch_bytes` is the size this job's tmpfs was mounted with: a file
+    system no bigger is ours, not a full host disk that is none of the learner's doing."""
     try:
         fs = os.statvfs(scratch)
     except OSError:
         return False
-    return fs.f_blocks * fs.f_frsize <= SCRATCH_BYTES and (fs.f_bavail == 0 or fs.f_favail == 0)
+    return fs.f_blocks * fs.f_frsize <= scratch_bytes and (fs.f_bavail == 0 or fs.f_favail == 0)
 
 
 def _raised_by_the_call(exc: BaseException, filename: str) -> bool:
@@ -154,8 +155,9 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: int, nonce: bytes) -> None:
-    """The child's whole life after its limits are set: evaluate, send, flush, `_exit`."""
+def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: int, nonce: bytes,
+                 limits: Limits) -> None:
+    """The child's whole life after its limits (`limits`, as applied) are set: evaluate, send, flush, `_exit`."""
     status = 0
     owner = os.getpid()
     try:
@@ -163,7 +165,7 @@ def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: i
         outcome = evaluate(drill, source, filename, payloads)
         if os.getpid() != owner:  # a copy made by the learner's os.fork(): only the child answers
             os._exit(0)
-        if outcome["stage"] == Stage.RAN.value and _scratch_filled(scratch):
+        if outcome["stage"] == Stage.RAN.value and _scratch_filled(scratch, limits.scratch_bytes):
             outcome = {"stage": Stage.DISK.value}
         write_all(result_fd, seal(nonce, serialize(outcome)))
     except BaseException:  # noqa: BLE001 - the parent reports a child that sent nothing

@@ -8,7 +8,7 @@ The child process (C) is forked from the worker; with a PID namespace it forks o
 learner's code runs in the namespace's first process (L): when L ends, or when C or the worker
 dies (PDEATHSIG), the kernel kills every process left in the namespace.
 
-~470 lines on purpose: every wall (probe, apply, and the scratch folder's tmpfs quota) lives
+~520 lines on purpose: every wall (probe, apply, and the scratch folder's tmpfs quota) lives
 here, so what the sandbox promises can be read, and audited, in one file.
 """
 
@@ -405,8 +405,10 @@ def _existing(paths: Iterable[str]) -> list[str]:
 def readable_roots() -> list[str]:
     """What the learner's process may read: Python's install, its site-packages, torch, system libs.
 
-    Never the current folder, the app's own source, the data dir, the vault or $HOME as such
-    (a venv or a user site-packages inside $HOME is granted, the rest of $HOME is not).
+    Never the current folder, the data dir, the vault or $HOME as such (a venv or a user
+    site-packages inside $HOME is granted, the rest of $HOME is not), nor `hidden_folders()`: the
+    app's own package and the kernels, even where pip put them in a readable site-packages. Called
+    by the worker once the drills are loaded (the kernels' folder is known then).
     """
     import site
 
@@ -422,7 +424,58 @@ def readable_roots() -> list[str]:
         roots.append(os.path.dirname(os.path.dirname(torch_file)))
     roots += [os.path.join("/etc", name) for name in ETC_FILES]
     roots += DEVICES_READ
-    return _existing(roots)
+    return granted_around(_existing(roots), hidden_folders())
+
+
+def hidden_folders() -> list[str]:
+    """Folders learner code must not read wherever they lie: the kernels (every drill's reference
+    and bank) as loaded, as bundled and as the tests' switch names them, and studyapp's own package,
+    which a wheel ships them in. The child needs neither: all it runs was imported before Landlock."""
+    import studyapp
+    from studyapp.grader.worker import KERNELS_ENV
+    from studyapp.kernels_loader import PACKAGE_NAME
+    from studyapp.paths import kernels_dir
+
+    loaded = list(getattr(sys.modules.get(PACKAGE_NAME), "__path__", []))
+    return _existing([os.path.dirname(studyapp.__file__ or ""), str(kernels_dir()),
+                      os.environ.get(KERNELS_ENV, ""), *loaded])
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def granted_around(roots: Iterable[str], hidden: Iterable[str]) -> list[str]:
+    """`roots` (real paths) less every `hidden` folder and all below it.
+
+    Landlock only adds rights, and a rule on a folder covers all that lies below it, so a root
+    holding a hidden folder is granted entry by entry instead, recursing only into the folders on
+    the way down to it; those folders themselves cannot be listed then (the import caches the
+    worker filled already know what they hold). Symbolic links there are skipped: a rule follows
+    them, and would grant wherever they point.
+    """
+    hidden = list(hidden)
+    granted: list[str] = []
+    seen: set[str] = set()
+
+    def grant(path: str) -> None:
+        if path in seen or any(_inside(path, folder) for folder in hidden):
+            return
+        seen.add(path)
+        if not any(_inside(folder, path) for folder in hidden):
+            granted.append(path)
+            return
+        try:
+            with os.scandir(path) as entries:
+                children = sorted(entry.path for entry in entries if not entry.is_symlink())
+        except OSError:
+            return
+        for child in children:
+            grant(child)
+
+    for root in roots:
+        grant(root)
+    return granted
 
 
 def _cuda_devices() -> list[str]:

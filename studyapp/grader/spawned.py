@@ -47,7 +47,7 @@ def main() -> None:
     drill = load_drills(kernels)[job["drill"]]
     restrict(confinement, workdir, cuda=True)
     os.write(result_fd, READY)
-    run_and_exit(drill, job["source"], job["filename"], job["payloads"], result_fd, nonce)
+    run_and_exit(drill, job["source"], job["filename"], job["payloads"], result_fd, nonce, limits)
 
 
 if __name__ == "__main__":

@@ -151,7 +151,7 @@ class Worker:
         spare = frozenset([self.cuda_worker.pid]) if self.cuda_worker else frozenset()
         if not self.cuda_mode:
             return sandbox.run_forked(
-                lambda fd, nonce: run_and_exit(drill, source, file, payloads, fd, nonce), limits,
+                lambda fd, nonce: run_and_exit(drill, source, file, payloads, fd, nonce, limits), limits,
                 _stop_running_job, self.confinement, spare=spare)
         buffer = io.BytesIO()
         self.torch.save({"drill": drill.id, "source": source, "filename": file, "payloads": payloads}, buffer)
