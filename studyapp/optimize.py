@@ -121,6 +121,19 @@ def fit_parameters(logs: Sequence[ReviewLog],
     return FitResult(fitted, loss_before, loss_after, usable)
 
 
+def refuse_fit_before(review_times: Sequence[datetime], now: datetime) -> None:
+    """UserError when a review was made after `now`. A fit is logged at `now`, and every replay
+    (`sync --full`, another device, a rebuilt database) schedules each later review with it,
+    while this cache scheduled them with the parameters before: as a review cannot be recorded
+    before the previous one (`rate`), parameters cannot be fitted before a review either."""
+    latest = max(review_times, default=None)
+    if latest is not None and latest > now:
+        raise UserError(
+            f"the review log holds reviews up to {latest.astimezone().isoformat(timespec='minutes')}, "
+            f"after the time given ({now.astimezone().isoformat(timespec='minutes')}); "
+            "parameters cannot be fitted before reviews already made")
+
+
 def logs_from_store(store) -> list[ReviewLog]:
     """The user's review log as fsrs ReviewLogs (one card per note key)."""
     return [

@@ -36,6 +36,12 @@ class Retention:
 
 @dataclass
 class Stats:
+    """Statistics as of a moment. Reviews after it (a frozen clock set in the past) count
+    nowhere: they have not happened yet. The forecast, the counts by state and mastery come
+    from the cards as the whole log leaves them, seen from that moment: rebuilding every card
+    as of a past instant is a replay on each call, for a clock only tests and planning set
+    back (`rate` refuses to go back in time, `optimize` too)."""
+
     today: date
     total_reviews: int
     reviews_per_day: dict[str, int]
@@ -63,8 +69,9 @@ def local_day(moment: datetime) -> date:
 
 
 def recent_reviews(store: Store, now: datetime) -> list[ReviewRow]:
-    """The review rows the statistics look at: the last year's (the heatmap's span)."""
-    return store.reviews(since=now - timedelta(days=HEATMAP_DAYS + 1))
+    """The review rows the statistics look at: the last year's (the heatmap's span) up to
+    `now`; under a frozen clock set in the past, later ones have not happened yet."""
+    return store.reviews(since=now - timedelta(days=HEATMAP_DAYS + 1), until=now)
 
 
 def reviews_per_day(reviews) -> Counter:
@@ -79,6 +86,28 @@ def streak_ending(per_day: Counter, today: date) -> int:
         streak += 1
         day -= timedelta(days=1)
     return streak
+
+
+def streak_as_of(store: Store, per_day: Counter, now: datetime) -> int:
+    """`streak_ending` over the whole log, given `per_day` of `recent_reviews`: a streak that
+    reaches back to that year's first day asks the database for the year before it, and so on,
+    so only a streak that long reads more than the year every stats call reads anyway."""
+    today = local_day(now)
+    days = Counter(per_day)
+    since = now - timedelta(days=HEATMAP_DAYS + 1)
+    while True:
+        streak = streak_ending(days, today)
+        end = today if days.get(today) else today - timedelta(days=1)
+        gap = end - timedelta(days=streak)  # the day without reviews that ended the streak
+        # local_day(since) holds only the reviews from `since` on: a gap there may be none
+        if streak == 0 or gap > local_day(since):
+            return streak
+        earlier = since - timedelta(days=HEATMAP_DAYS + 1)
+        times = store.review_times(since=earlier, until=since)
+        if not times:
+            return streak
+        days.update(local_day(at) for at in times)
+        since = earlier
 
 
 def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now: datetime,
@@ -100,7 +129,7 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
         retention.append(Retention(days, len(graded), passed,
                                    passed / len(graded) if graded else None))
 
-    streak = streak_ending(per_day, today)
+    streak = streak_as_of(store, per_day, now)
 
     forecast: Counter[int] = Counter()
     counts = Counter({"new": 0, "learning": 0, "review": 0, "relearning": 0, "suspended": 0})
@@ -119,7 +148,7 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
 
     return Stats(
         today=today,
-        total_reviews=store.review_count(),
+        total_reviews=store.review_count(until=now),
         reviews_per_day=heatmap,
         forecast=[((today + timedelta(days=i)).isoformat(), forecast[i])
                   for i in range(FORECAST_DAYS)],
@@ -165,14 +194,14 @@ def top_topics_mastery(note_cards: Sequence, now: datetime, scheduler: Scheduler
 def reviewed_today_and_streak(store: Store, now: datetime) -> tuple[int, int]:
     """Today's review count and the streak, without the rest (Today's figures come first)."""
     per_day = reviews_per_day(recent_reviews(store, now))
-    today = local_day(now)
-    return per_day.get(today, 0), streak_ending(per_day, today)
+    return per_day.get(local_day(now), 0), streak_as_of(store, per_day, now)
 
 
 def weekly_retention(store: Store, now: datetime, weeks: int = 26) -> list[tuple[date, float]]:
-    """True retention per week (Monday-dated) over the last `weeks`, weeks with reviews only."""
+    """True retention per week (Monday-dated) over the last `weeks`, weeks with reviews only
+    (none after `now`: under a frozen clock in the past they have not happened yet)."""
     by_week: dict[date, list[int]] = defaultdict(lambda: [0, 0])
-    for row in store.reviews(since=now - timedelta(weeks=weeks)):
+    for row in store.reviews(since=now - timedelta(weeks=weeks), until=now):
         if row.state_before != State.Review:
             continue
         day = local_day(row.reviewed_at)

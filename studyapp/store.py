@@ -314,18 +314,24 @@ class Store:
         with self.transaction():
             self.conn.execute("DELETE FROM reviews WHERE id = ?", (review_id,))
 
-    def reviews(self, since: datetime | None = None) -> list[ReviewRow]:
-        """The review log in time order (optionally from `since`)."""
-        if since is None:
-            rows = self.conn.execute("SELECT * FROM reviews ORDER BY reviewed_at, id")
-        else:
-            rows = self.conn.execute(
-                "SELECT * FROM reviews WHERE reviewed_at >= ? ORDER BY reviewed_at, id",
-                (utc_text(since),))
+    def reviews(self, since: datetime | None = None, until: datetime | None = None) -> list[ReviewRow]:
+        """The review log in time order (optionally from `since`, up to and including `until`:
+        statistics under a frozen clock leave out the reviews after it)."""
+        where, args = _time_range(since, until)
+        rows = self.conn.execute(f"SELECT * FROM reviews{where} ORDER BY reviewed_at, id", args)
         return [ReviewRow.from_sql(row) for row in rows]
 
-    def review_count(self) -> int:
-        return self.conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+    def review_times(self, since: datetime | None = None, until: datetime | None = None) -> list[datetime]:
+        """Just the instants of `reviews(since, until)`: a long streak looks further back
+        than the statistics' year without reading whole rows."""
+        where, args = _time_range(since, until)
+        rows = self.conn.execute(f"SELECT reviewed_at FROM reviews{where} ORDER BY reviewed_at", args)
+        return [parse_utc(row[0]) for row in rows]
+
+    def review_count(self, until: datetime | None = None) -> int:
+        """Reviews in the log (up to and including `until`)."""
+        where, args = _time_range(None, until)
+        return self.conn.execute(f"SELECT COUNT(*) FROM reviews{where}", args).fetchone()[0]
 
     def reviews_started_since(self, since: datetime) -> tuple[int, int]:
         """(new cards first reviewed, review-state reviews) since `since`, for daily limits."""
@@ -636,6 +642,18 @@ class Store:
     def clear_journal(self, entry_id: int) -> None:
         with self.transaction():
             self.conn.execute("DELETE FROM journal WHERE id = ?", (entry_id,))
+
+
+def _time_range(since: datetime | None, until: datetime | None) -> tuple[str, tuple[str, ...]]:
+    """A WHERE clause on `reviewed_at` (stored as `utc_text`, whose text order is time order)."""
+    conditions, args = [], []
+    if since is not None:
+        conditions.append("reviewed_at >= ?")
+        args.append(utc_text(since))
+    if until is not None:
+        conditions.append("reviewed_at <= ?")
+        args.append(utc_text(until))
+    return (" WHERE " + " AND ".join(conditions) if conditions else ""), tuple(args)
 
 
 def _inserted_key(cursor: sqlite3.Cursor) -> int:

@@ -117,16 +117,20 @@ def _store_with_history(tmp_path) -> list[str]:
     from studyapp.store import Store, utc_text
 
     (tmp_path / "vault").mkdir()
+    logs = _simulated_log(FORGETFUL, cards=120, reviews=8, seed=1)
     with Store(tmp_path / "data" / "studyapp.sqlite3") as store:
         keys: dict[int, int] = {}
-        for log in _simulated_log(FORGETFUL, cards=120, reviews=8, seed=1):
+        for log in logs:
             if log.card_id not in keys:
                 keys[log.card_id] = store.add_note(f"n{log.card_id}.md", None, None, T0)
             store.insert_review({
                 "note_key": keys[log.card_id], "rating": int(log.rating),
                 "reviewed_at": utc_text(log.review_datetime), "state_after": 2,
                 "due_after": utc_text(log.review_datetime), "scheduled_days": 1, "path": "x.md"})
-    return ["--vault", str(tmp_path / "vault"), "--data-dir", str(tmp_path / "data")]
+    # the simulated reviews run for decades: fit after the last (never before one, `refuse_fit_before`)
+    after = max(log.review_datetime for log in logs) + timedelta(days=1)
+    return ["--vault", str(tmp_path / "vault"), "--data-dir", str(tmp_path / "data"),
+            "--now", after.isoformat()]
 
 
 def test_optimize_command_fits_the_users_log_and_stores_the_parameters(tmp_path, capsys):

@@ -134,11 +134,25 @@ def stats(args, ctx) -> int:
 
 
 def optimize(args, ctx) -> int:
-    from studyapp.optimize import NotEnoughHistory, fit_parameters, fsrs_rs, keep_fit, logs_from_store
-    from studyapp.store import Store
+    """Fit on every device's reviews: the database is only a cache of the review log, so the
+    service replays what arrived (or rebuilds a deleted database) before anything is read.
+    The fit runs without the write lock (it can outlast a waiting `rate`); keeping it takes
+    the lock, replays what was logged meanwhile and checks the time again."""
+    from studyapp.optimize import (
+        NotEnoughHistory,
+        fit_parameters,
+        fsrs_rs,
+        keep_fit,
+        logs_from_store,
+        refuse_fit_before,
+    )
 
     fsrs_rs()  # not installed: one line saying how, before any work
-    with Store.open(ctx.paths) as store:
+    now = ctx.now()
+    with _service(ctx) as service:
+        _sync_and_report(ctx, service)  # its opening skips the replay while another process writes
+        store = service.store
+        refuse_fit_before(store.review_times(since=now), now)
         logs = logs_from_store(store)
         current = store.latest_params()
         print(f"fitting FSRS parameters to {len(logs)} reviews...", file=sys.stderr)
@@ -146,8 +160,21 @@ def optimize(args, ctx) -> int:
             fit = fit_parameters(logs, current)
         except NotEnoughHistory as exc:
             raise UserError(str(exc)) from None
-        keep_fit(ctx, store, fit)
+        with service.writer_lock.hold():
+            _sync_and_report(ctx, service)
+            kept_at = ctx.now()  # a review made during the fit came before it: kept_at is later
+            refuse_fit_before(store.review_times(since=kept_at), kept_at)
+            keep_fit(ctx, store, fit)
     print(f"log loss on {fit.review_count} reviews: {fit.log_loss_before:.4f} before, "
           f"{fit.log_loss_after:.4f} after")
     print("parameters: " + ", ".join(f"{p:.4f}" for p in fit.parameters))
     return ExitCode.OK
+
+
+def _sync_and_report(ctx, service) -> None:
+    """Replay what the log gained since the service opened, saying what it left out (as the
+    opening does, `ctx.report`)."""
+    result = service.sync()
+    if ctx.report is not None:
+        for line in result.problems:
+            ctx.report(line)
