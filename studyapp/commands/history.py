@@ -260,73 +260,128 @@ def import_history(args, ctx) -> int:
         return import_anki(args, ctx)
     if args.file:
         raise UsageError("import-history osr reads the vault itself: it takes no FILE")
+    from studyapp.errors import UserError
     from studyapp.history.events import Event, EventKind
     from studyapp.history.osr import (
+        OsrValueError,
         card_from,
         import_event_id,
         import_time,
         schedule_of,
+        unusable,
     )
     from studyapp.reviews import ReviewService
+    from studyapp.schedule import has_legacy_history
+    from studyapp.vault.parse import shown
 
     with ReviewService(ctx) as service:
         snapshot = service.load()
         keys = {row.path: row.key for row in service.store.live_notes()}
         cards = service.store.cards()
         logged = {event.id for event in service.history_log.read().events}
-        planned, already, scheduled = [], 0, 0
+        planned, already, scheduled, odd = [], 0, 0, []
         for note in snapshot.notes:
-            found = schedule_of(note)
+            # a card of ours, or review keys a card is taken from (README: it keeps them)
+            ours = keys.get(note.path) in cards or has_legacy_history(note.review_count,
+                                                                      note.last_reviewed)
+            try:
+                found = schedule_of(note)
+            except OsrValueError as exc:
+                scheduled += ours  # left alone either way: its OSR values do not matter
+                if not ours:
+                    odd.append(f"{note.path}: {exc}")
+                continue
+            except UserError as exc:  # the note cannot be read
+                odd.append(str(exc))
+                continue
             if found is None:
                 continue
             event_id = import_event_id(note.path, found)
             if event_id in logged:
                 already += 1
                 continue
-            if keys.get(note.path) in cards:
+            if ours:
                 scheduled += 1
                 continue
-            card = card_from(found, ctx.settings.desired_retention)
-            planned.append((note.path, found, Event(
-                event_id, EventKind.IMPORT, import_time(card), service.history_log.device,
-                note.path, {"seed": card.to_json(), "source": "osr"})))
+            try:
+                card = card_from(found, ctx.settings.desired_retention)
+            except ValueError as exc:  # what the SM-2 conversion refuses
+                odd.append(f"{note.path}: the SM-2 conversion refused it ({exc})")
+                continue
+            event = Event(event_id, EventKind.IMPORT, import_time(card),
+                          service.history_log.device, note.path,
+                          {"seed": card.to_json(), "source": "osr"})
+            reason = unusable(event)
+            if reason is not None:
+                odd.append(f"{note.path}: the review log would not keep its import ({reason})")
+                continue
+            planned.append((note.path, found, event))
         verb = "would import" if args.dry_run else "imported"
+        for line in odd:
+            print(f"studyapp: warning: {shown(line)}: left out", file=sys.stderr)
         for path, found, _ in planned:
             print(f"{path}: due {found.due}, interval {found.interval_days}d, "
                   f"ease {found.ease:g}")
         if planned and not args.dry_run:
             service.history_log.append(*(event for _, _, event in planned))
             service.sync()
+    left_out = f"; {len(odd)} with OSR values studyapp cannot use (left out)" if odd else ""
     print(f"{verb} {_count(len(planned), 'note')}; {already} already imported; "
-          f"{scheduled} already scheduled by studyapp (left alone)")
+          f"{scheduled} already scheduled by studyapp (left alone){left_out}")
     return 0
 
 
 def import_anki(args, ctx) -> int:
     from pathlib import Path
 
-    from studyapp.errors import UsageError, UserError
+    from studyapp.context import EARLIEST_NOW, LATEST_NOW
+    from studyapp.errors import UsageError
     from studyapp.history.anki import import_package, read_package
     from studyapp.reviews import ReviewService
+    from studyapp.vault.parse import shown
 
     source = Path(args.file).expanduser()
     if not source.is_file():
-        raise UserError(f"no such file: {source}")
-    folder = Path(args.folder)
-    if folder.is_absolute() or ".." in folder.parts:
-        raise UsageError("--folder is a folder inside the vault (a relative path)")
+        raise UsageError(f"no such file: {source}" if not source.exists()
+                         else f"{source} is not a file (an .apkg or .colpkg export)")
+    folder = _anki_folder(args.folder, ctx.paths.vault_dir)
     package = read_package(source)
     with ReviewService(ctx) as service:
-        plan = import_package(service, package, folder.as_posix(), dry_run=args.dry_run)
+        plan = import_package(service, package, folder, dry_run=args.dry_run)
     verb = "would import" if args.dry_run else "imported"
     for path in plan.written:
-        print(f"{path}: new note")
-    for line in plan.problems:
-        print(f"studyapp: warning: {line}", file=sys.stderr)
+        print(f"{shown(path)}: new note")
+    for line in plan.problems:  # the export's own names: shown, never obeyed by the terminal
+        print(f"studyapp: warning: {shown(line)}", file=sys.stderr)
     print(f"{verb} {_count(len(plan.written), 'note')}, {_count(plan.reviews, 'review')} and "
           f"{_count(len(plan.media), 'media file')} from {source.name} ({package.format}); "
           f"{plan.already_notes} note(s) and {plan.already_reviews} review(s) already imported")
+    if plan.out_of_range:
+        print(f"{_count(plan.out_of_range, 'review')} with a time outside "
+              f"{EARLIEST_NOW.year} to {LATEST_NOW.year} left out")
     if plan.other_card_reviews:
         print(f"{_count(plan.other_card_reviews, 'review')} of further cards (reverse cards) "
               "left out: a note is one card here")
     return 0
+
+
+def _anki_folder(given: str, vault_dir) -> str:
+    """`--folder` as a vault-relative path: a folder inside the vault (symlinks followed),
+    not the vault itself, not hidden (`.studyapp` holds the log, `.obsidian` an app's own)."""
+    from pathlib import Path
+
+    from studyapp.errors import UsageError
+
+    wanted = Path(given).expanduser()
+    root = Path(vault_dir).resolve()
+    try:
+        inside = (wanted if wanted.is_absolute() else root / wanted).resolve().relative_to(root)
+    except (ValueError, OSError, RuntimeError):
+        raise UsageError(f"--folder {given}: not a folder inside the vault ({root})") from None
+    if not inside.parts:
+        raise UsageError(f"--folder {given}: name a folder inside the vault (e.g. anki), "
+                         "not the vault itself")
+    if any(part.startswith(".") for part in inside.parts):
+        raise UsageError(f"--folder {given}: a hidden folder ({inside.as_posix()}) is no place "
+                         "for notes")
+    return inside.as_posix()

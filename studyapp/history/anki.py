@@ -16,17 +16,24 @@ importing the same export again adds nothing.
 from __future__ import annotations
 
 import html
+import io
 import json
+import os
 import re
 import sqlite3
 import tempfile
 import uuid
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import IO
 
+from studyapp.atomic import TEMP_SUFFIX
+from studyapp.context import EARLIEST_NOW, LATEST_NOW
 from studyapp.errors import UserError
+from studyapp.vault.model import EARLIEST_DATE
 
 COLLECTIONS = ("collection.anki21b", "collection.anki21", "collection.anki2")
 """Newest first: a new export also carries an old-format stub saying "please update Anki"."""
@@ -34,6 +41,21 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 FIELD_SEPARATOR = "\x1f"
 REVIEWED_TYPES = (0, 1, 2, 3)
 """revlog.type: learn, review, relearn, filtered; 4 (manual) and 5 (rescheduled) are not reviews."""
+
+MiB = 1 << 20
+MAX_COLLECTION_BYTES = 512 * MiB
+"""The largest collection read (uncompressed): heavy users' collections are a few hundred MB;
+a small export that unpacks to more is refused before it fills memory or the disk."""
+MAX_MEDIA_BYTES = 100 * MiB
+"""The largest media file (uncompressed) copied: AnkiWeb syncs none larger."""
+MAX_NAME_BYTES = 255 - len(".") - len(".12345678") - len(TEMP_SUFFIX)
+"""The longest file name written: its temp file `.<name>.<8 hex>.studyapp-tmp` must fit the
+255 bytes (UTF-8) a file system allows a name."""
+_CHUNK = MiB
+_DAY_MS = 86_400_000
+_FIRST_MS = -3 * _DAY_MS
+_LAST_MS = int(datetime(LATEST_NOW.year, 12, 31, tzinfo=timezone.utc).timestamp() * 1000) + 3 * _DAY_MS
+"""Revlog ids (epoch ms) this far out are outside the log's days in every zone."""
 
 
 @dataclass(frozen=True)
@@ -69,94 +91,176 @@ class AnkiNote:
 @dataclass
 class AnkiPackage:
     notes: list[AnkiNote]
-    media: dict[str, bytes]
-    """File name -> content, for the media the notes use."""
+    media: dict[str, str]
+    """File name -> zip member, for the media the notes use (read one at a time on import:
+    together they can be far larger than memory)."""
     format: str
     """The collection file read (`collection.anki21b`, ...)."""
+    source: Path
+    problems: list[str] = field(default_factory=list)
+    """Media refused while reading (one line each)."""
+    out_of_range: int = 0
+    """Reviews at a time outside the days the log keeps (1970 to 8900): left out."""
+
+
+class TooLarge(UserError):
+    """A member of the export unpacks to more than its limit."""
 
 
 def read_package(path: Path) -> AnkiPackage:
     """The notes, reviews and media of an export; UserError for anything that is not one."""
     try:
         archive = zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
         raise UserError(f"{path} is not an Anki export (.apkg/.colpkg): {exc}") from None
     with archive:
         names = set(archive.namelist())
         chosen = next((name for name in COLLECTIONS if name in names), None)
         if chosen is None:
             raise UserError(f"{path} holds no Anki collection (collection.anki2/anki21/anki21b)")
-        raw = archive.read(chosen)
-        if chosen.endswith("b") or raw.startswith(ZSTD_MAGIC):
-            raw = _unzstd(raw)
-        notes = _read_collection(raw, path)
-        media = _read_media(archive, names)
-    used = {name for note in notes for name in media_names(" ".join(note.fields))}
-    return AnkiPackage(notes, {k: v for k, v in media.items() if k in used}, chosen)
+        with tempfile.TemporaryDirectory(prefix="studyapp-anki-") as folder:
+            db = Path(folder) / "collection.sqlite"
+            with open(db, "wb") as out:
+                extract(archive, chosen, MAX_COLLECTION_BYTES, out,
+                        f"{path}: the collection", zstd=chosen.endswith("b"))
+            notes, out_of_range = _read_collection(db, path)
+        used = {name for note in notes for name in media_names(" ".join(note.fields))}
+        media, problems = _media_members(archive, names, used)
+    return AnkiPackage(notes, media, chosen, path, problems, out_of_range)
 
 
-def _unzstd(raw: bytes) -> bytes:
+def extract(archive: zipfile.ZipFile, member: str, limit: int, out: IO[bytes], what: str,
+            zstd: bool = False) -> None:
+    """Copy a member into `out`, zstd-decompressed when it is zstd; TooLarge past `limit`
+    bytes, by its declared size and again while it is read (a zip's sizes can lie, and a few
+    bytes of zstd can unpack to gigabytes). UserError for a damaged member."""
     import zstandard
 
+    info = archive.getinfo(member)
+    if info.file_size > limit:
+        raise TooLarge(f"{what} is larger than {_size(limit)} ({_size(info.file_size)})")
     try:
-        return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
-    except zstandard.ZstdError as exc:
-        raise UserError(f"the collection in this export cannot be decompressed: {exc}") from None
+        with archive.open(info) as stream:
+            zstd = zstd or stream.read(len(ZSTD_MAGIC)) == ZSTD_MAGIC
+        with archive.open(info) as stream:
+            source = zstandard.ZstdDecompressor().stream_reader(stream) if zstd else stream
+            total = 0
+            while chunk := source.read(_CHUNK):
+                total += len(chunk)
+                if total > limit:
+                    raise TooLarge(f"{what} is larger than {_size(limit)} once decompressed")
+                out.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError,
+            zstandard.ZstdError) as exc:
+        raise UserError(f"{what} cannot be read: {exc}") from None
 
 
-def _read_collection(raw: bytes, source: Path) -> list[AnkiNote]:
-    with tempfile.TemporaryDirectory(prefix="studyapp-anki-") as folder:
-        db = Path(folder) / "collection.sqlite"
-        db.write_bytes(raw)
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            return _notes_of(conn)
-        except sqlite3.DatabaseError as exc:
-            raise UserError(f"{source}: not a readable Anki collection ({exc})") from None
-        finally:
-            conn.close()
+def _size(count: int) -> str:
+    return f"{count / MiB:.0f} MiB" if count >= MiB else f"{count} bytes"
 
 
-def _notes_of(conn: sqlite3.Connection) -> list[AnkiNote]:
-    notes = {nid: AnkiNote(nid, guid, flds.split(FIELD_SEPARATOR), tags.split())
+def _read_collection(db: Path, source: Path) -> tuple[list[AnkiNote], int]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")  # one bad note is no reason
+    try:
+        return _notes_of(conn)
+    except sqlite3.DatabaseError as exc:
+        raise UserError(f"{source}: not a readable Anki collection ({exc})") from None
+    finally:
+        conn.close()
+
+
+def _text(value: object) -> str:
+    """A column as text: SQLite keeps whatever a writer put there (NULL, a blob, a number)."""
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _notes_of(conn: sqlite3.Connection) -> tuple[list[AnkiNote], int]:
+    """The notes with their first card's reviews, and how many reviews were at a time the log
+    cannot keep (left out)."""
+    notes = {nid: AnkiNote(nid, _text(guid) or f"nid:{nid}",
+                           _text(flds).split(FIELD_SEPARATOR), _text(tags).split())
              for nid, guid, flds, tags in conn.execute(
-                 "SELECT id, guid, flds, tags FROM notes ORDER BY id")}
+                 "SELECT id, guid, flds, tags FROM notes ORDER BY id") if type(nid) is int}
     first_card: dict[int, int] = {}
     card_note: dict[int, int] = {}
     for cid, nid in conn.execute("SELECT id, nid FROM cards ORDER BY nid, ord, id"):
         card_note[cid] = nid
         first_card.setdefault(nid, cid)
+    out_of_range = 0
     for revlog_id, cid, ease, duration, kind in conn.execute(
             "SELECT id, cid, ease, time, type FROM revlog ORDER BY id"):
-        note = notes.get(card_note.get(cid))
+        note = notes.get(card_note.get(cid))  # type: ignore[arg-type]
         if note is None or ease not in (1, 2, 3, 4) or kind not in REVIEWED_TYPES:
             continue
         if first_card[note.note_id] != cid:
             note.other_card_reviews += 1
             continue
-        note.reviews.append(AnkiReview(int(revlog_id), int(ease), max(int(duration or 0), 0)))
-    return list(notes.values())
+        if not kept_time(revlog_id):
+            out_of_range += 1
+            continue
+        duration = duration if type(duration) is int and 0 <= duration <= _DAY_MS else 0
+        note.reviews.append(AnkiReview(revlog_id, int(ease), duration))
+    return list(notes.values()), out_of_range
 
 
-def _read_media(archive: zipfile.ZipFile, names: set[str]) -> dict[str, bytes]:
-    """The `media` member maps zip member names ("0", "1", ...) to file names: JSON in older
+def kept_time(revlog_id: object) -> bool:
+    """Whether a revlog id (epoch ms) is a time the review log keeps: a day from 1970 to 8900
+    in UTC and in this machine's zone, as the log's reader checks it."""
+    if type(revlog_id) is not int or not _FIRST_MS <= revlog_id <= _LAST_MS:
+        return False
+    at = datetime.fromtimestamp(revlog_id / 1000, timezone.utc)
+    return all(EARLIEST_NOW <= day <= LATEST_NOW for day in (at.date(), at.astimezone().date()))
+
+
+_BAD_NAME = re.compile(r"[\x00-\x1f\x7f/\\]")
+
+
+def _media_members(archive: zipfile.ZipFile, names: set[str],
+                   used: set[str]) -> tuple[dict[str, str], list[str]]:
+    """The used media's file names -> zip members, and a line for each used one refused.
+
+    The `media` member maps zip member names ("0", "1", ...) to file names: JSON in older
     exports, a zstd-compressed protobuf list (index = member name) in newer ones."""
     if "media" not in names:
-        return {}
-    raw = archive.read("media")
+        return {}, []
+    listing = io.BytesIO()
+    extract(archive, "media", MAX_MEDIA_BYTES, listing, "the media list of this export")
+    raw = listing.getvalue()
     try:
         mapping = {str(k): str(v) for k, v in json.loads(raw or b"{}").items()}
     except (ValueError, AttributeError):
-        mapping = {str(i): name for i, name in enumerate(_media_entry_names(_unzstd(raw)))}
-    media = {}
+        mapping = {str(i): name for i, name in enumerate(_media_entry_names(raw))}
+    media: dict[str, str] = {}
+    problems = []
     for member, name in mapping.items():
-        if member not in names or "/" in name or "\\" in name or name in ("", ".", ".."):
+        if member not in names or name not in used:
             continue
-        content = archive.read(member)
-        if content.startswith(ZSTD_MAGIC):
-            content = _unzstd(content)
-        media[name] = content
-    return media
+        why = _bad_media_name(name)
+        if why is not None:
+            problems.append(f"media file {name!r}: {why}: left out")
+            continue
+        media[name] = member
+    return media, problems
+
+
+def _bad_media_name(name: str) -> str | None:
+    """Why `name` cannot be a file in the attachments folder (None: it can)."""
+    if name in ("", ".", ".."):
+        return "not a file name"
+    if _BAD_NAME.search(name):
+        return "its name has a slash or a control character"
+    try:
+        size = len(name.encode())
+    except UnicodeEncodeError:
+        return "a name that is not Unicode text"
+    if size > MAX_NAME_BYTES:
+        return f"a name longer than {MAX_NAME_BYTES} bytes"
+    return None
 
 
 def _media_entry_names(raw: bytes) -> list[str]:
@@ -228,15 +332,26 @@ def field_markdown(text: str, attachments: str) -> str:
 
 
 def note_title(note: AnkiNote) -> str:
-    front = field_markdown(note.fields[0] if note.fields else "", "")
+    """The front as one line of text: its images and sounds stay in the note's text, not in
+    the title (nor the file name made from it)."""
+    front = note.fields[0] if note.fields else ""
+    front = field_markdown(_SOUND.sub(" ", _IMG.sub(" ", front)), "")
     return " ".join(front.split()) or f"Anki note {note.note_id}"
 
 
 def file_stem(title: str) -> str:
     """A file name from the title: the characters file systems and sync tools refuse removed."""
-    stem = re.sub(r'[\\/:*?"<>|#^\[\]\x00-\x1f]', " ", title)
+    stem = re.sub(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]', " ", title)
     stem = " ".join(stem.split()).strip(" .")[:80].rstrip(" .")
     return stem or "note"
+
+
+def fitted_name(stem: str, tail: str) -> str:
+    """`stem + tail`, the stem cut at a character so the name fits `MAX_NAME_BYTES` (a long
+    Chinese title is three bytes a character)."""
+    room = MAX_NAME_BYTES - len(tail.encode())
+    cut = stem.encode()[:room].decode("utf-8", "ignore").rstrip(" .")
+    return (cut or "note") + tail
 
 
 def tag_of(anki_tag: str) -> str:
@@ -258,8 +373,9 @@ def note_text(note: AnkiNote, attachments: str, today: str) -> str:
     block = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True,
                            default_flow_style=False, width=4096)
     parts = [f"---\n{block}---\n# {note_title(note)}\n"]
-    front = field_markdown(note.fields[0] if note.fields else "", attachments)
-    if "\n" in front:  # a long front: the title is its first line, the rest stays with it
+    first = note.fields[0] if note.fields else ""
+    front = field_markdown(first, attachments)
+    if "\n" in front or media_names(first):  # the title is its text; all of it stays here
         parts.append(f"\n{front}\n")
     if len(note.fields) > 1:
         parts.append(f"\n## 面试标准答案\n\n{field_markdown(note.fields[1], attachments)}\n")
@@ -300,70 +416,73 @@ class AnkiImport:
     already_notes: int = 0
     already_reviews: int = 0
     other_card_reviews: int = 0
+    out_of_range: int = 0
+    """Reviews left out: at a time outside the days the log keeps."""
     problems: list[str] = field(default_factory=list)
 
 
 def import_package(service, package: AnkiPackage, folder: str, dry_run: bool) -> AnkiImport:
     """Write the package's notes and media into the vault's `folder` and its reviews into this
-    device's log, then replay; what is already there (by guid, by event id) is skipped."""
+    device's log, then replay; what is already there (by guid, by event id) is skipped.
+
+    Everything is planned and checked first (each event as the log's reader will check it),
+    so nothing can stop the import halfway; a note, file or review that cannot be written is
+    one line in `problems`, and the rest goes on. A dry run plans the same and writes nothing."""
     from studyapp.atomic import atomic_create_bytes
     from studyapp.history.events import Event, EventKind
+    from studyapp.history.osr import unusable
 
     vault_dir = service.ctx.paths.vault_dir
     target = vault_dir / folder
     attachments = target / "attachments"
-    result = AnkiImport()
+    result = AnkiImport(problems=list(package.problems), out_of_range=package.out_of_range)
     known = imported_guids(target, vault_dir)
     logged = {event.id for event in service.history_log.read().events}
     taken: set[str] = set(known.values())
     device = service.history_log.device
-    events: list[Event] = []
+    planned: list[tuple[str, bytes | None, list[Event]]] = []
     for note in package.notes:
         result.other_card_reviews += note.other_card_reviews
         path = known.get(note.guid)
+        text = None
         if path is None:
             path = _free_path(vault_dir, folder, note, taken)
-            text = note_text(note, "attachments", _day_of(note.note_id))
-            if not dry_run:
-                try:
-                    (target).mkdir(parents=True, exist_ok=True)
-                    atomic_create_bytes(vault_dir / path, text.encode())
-                except OSError as exc:
-                    result.problems.append(f"{path}: could not write it: {exc}")
-                    continue
-            result.written.append(path)
+            text = note_text(note, "attachments", _day_of(note.note_id)).encode()
         else:
             result.already_notes += 1
         taken.add(path)
         title = note_title(note)
+        events = []
         for review in note.reviews:
             if review.event_id in logged:
                 result.already_reviews += 1
                 continue
-            events.append(Event(review.event_id, EventKind.REVIEW, review.at, device, path, {
+            event = Event(review.event_id, EventKind.REVIEW, review.at, device, path, {
                 "rating": review.rating, "duration_ms": review.duration_ms, "fuzz": True,
                 "title": title, "values_before": {"review_count": 0}, "source": "anki",
-                "anki_revlog": review.revlog_id}))
-    result.reviews = len(events)
-    for name, content in sorted(package.media.items()):
-        place = attachments / name
-        if place.exists():
-            try:
-                same = place.read_bytes() == content
-            except OSError:
-                same = False
-            if not same:
-                result.problems.append(f"{place.relative_to(vault_dir)} already exists with "
-                                       "other content: kept as it is")
-            continue
-        if not dry_run:
-            try:
-                attachments.mkdir(parents=True, exist_ok=True)
-                atomic_create_bytes(place, content)
-            except OSError as exc:
-                result.problems.append(f"{place.relative_to(vault_dir)}: could not write: {exc}")
+                "anki_revlog": review.revlog_id})
+            reason = unusable(event)
+            if reason is not None:
+                result.problems.append(f"{path}: Anki review {review.revlog_id}: {reason}: "
+                                       "left out")
                 continue
-        result.media.append(place.relative_to(vault_dir).as_posix())
+            events.append(event)
+        planned.append((path, text, events))
+
+    events = []
+    for path, text, note_events in planned:
+        if text is not None:
+            if not dry_run:
+                try:
+                    target.mkdir(parents=True, exist_ok=True)
+                    atomic_create_bytes(vault_dir / path, text)
+                except OSError as exc:
+                    result.problems.append(f"{path}: could not write it: {exc}")
+                    continue  # its reviews would name no note
+            result.written.append(path)
+        events.extend(note_events)
+    result.reviews = len(events)
+    _copy_media(package, attachments, vault_dir, dry_run, result)
     if not dry_run and (events or result.written):
         if events:
             service.history_log.append(*events)
@@ -371,22 +490,69 @@ def import_package(service, package: AnkiPackage, folder: str, dry_run: bool) ->
     return result
 
 
-def _day_of(note_id: int) -> str:
-    """An Anki note id is the time it was made, in epoch milliseconds."""
+def _copy_media(package: AnkiPackage, attachments: Path, vault_dir: Path, dry_run: bool,
+                result: AnkiImport) -> None:
+    """Copy each used media file into `attachments`, one at a time (a dry run reads each as
+    well, so that it finds the same files too large or damaged)."""
+    from studyapp.atomic import atomic_create_bytes
+
+    if not package.media:
+        return
     try:
-        return datetime.fromtimestamp(note_id / 1000, timezone.utc).date().isoformat()
+        archive = zipfile.ZipFile(package.source)
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
+        result.problems.append(f"{package.source}: its media cannot be read again: {exc}")
+        return
+    with archive:
+        for name, member in sorted(package.media.items()):
+            place = attachments / name
+            shown = place.relative_to(vault_dir).as_posix()
+            content = io.BytesIO()
+            try:
+                extract(archive, member, MAX_MEDIA_BYTES, content, shown)
+            except UserError as exc:
+                result.problems.append(f"{exc}: left out")
+                continue
+            if os.path.lexists(place):
+                try:
+                    same = place.read_bytes() == content.getvalue()
+                except OSError:
+                    same = False
+                if not same:
+                    result.problems.append(f"{shown} already exists with other content: "
+                                           "kept as it is")
+                continue
+            if not dry_run:
+                try:
+                    attachments.mkdir(parents=True, exist_ok=True)
+                    atomic_create_bytes(place, content.getvalue())
+                except OSError as exc:
+                    result.problems.append(f"{shown}: could not write: {exc}")
+                    continue
+            result.media.append(shown)
+
+
+def _day_of(note_id: int) -> str:
+    """An Anki note id is the time it was made, in epoch milliseconds; one outside the days a
+    note's dates may hold gives today."""
+    try:
+        day = datetime.fromtimestamp(note_id / 1000, timezone.utc).date()
+        if EARLIEST_DATE <= day <= LATEST_NOW:
+            return day.isoformat()
     except (OverflowError, OSError, ValueError):
-        return datetime.now(timezone.utc).date().isoformat()
+        pass
+    return datetime.now(timezone.utc).date().isoformat()
 
 
 def _free_path(vault_dir: Path, folder: str, note: AnkiNote, taken: set[str]) -> str:
+    """A vault path for the note no other note has: its title, else with its id."""
     stem = file_stem(note_title(note))
-    for candidate in (f"{folder}/{stem}.md", f"{folder}/{stem} ({note.note_id}).md"):
-        if candidate not in taken and not (vault_dir / candidate).exists():
-            return candidate
+    tails = [".md", f" ({note.note_id}).md"]
     number = 2
     while True:
-        candidate = f"{folder}/{stem} ({note.note_id}-{number}).md"
-        if candidate not in taken and not (vault_dir / candidate).exists():
-            return candidate
+        for tail in tails:
+            candidate = f"{folder}/{fitted_name(stem, tail)}"
+            if candidate not in taken and not os.path.lexists(vault_dir / candidate):
+                return candidate
+        tails = [f" ({note.note_id}-{number}).md"]
         number += 1

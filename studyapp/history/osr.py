@@ -9,11 +9,13 @@ touched. The event's id is drawn from the note and its values, so importing agai
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from studyapp.context import EARLIEST_NOW, LATEST_NOW
 from studyapp.store import CardRow
 
 INLINE = re.compile(r"<!--SR:!(\d{4}-\d{2}-\d{2}),(\d+),(\d+(?:\.\d+)?)")
@@ -29,26 +31,81 @@ class OsrSchedule:
     """As a factor (2.5), whichever way it was written."""
 
 
+class OsrValueError(ValueError):
+    """OSR values that cannot start a card (the message says which and why): the note is
+    reported and left out, and the other notes still import."""
+
+
+MAX_INTERVAL_DAYS = 36_500
+"""A hundred years: more is no interval anyone reviews at (and overflows date arithmetic)."""
+
+
 def schedule_of(note) -> OsrSchedule | None:
-    """The note's OSR schedule: front matter first, else the first inline comment."""
+    """The note's OSR schedule: front matter first, else the first inline comment; None when
+    it has none, OsrValueError when its values are not a schedule studyapp can start from."""
     meta = note.meta
     if meta.get("sr-due") is not None:
-        try:
-            due = meta["sr-due"]
-            due = due if isinstance(due, date) else date.fromisoformat(str(due).strip())
-            return OsrSchedule(due, int(float(meta["sr-interval"])),
-                               _factor(float(meta["sr-ease"])))
-        except (KeyError, TypeError, ValueError):
-            return None
+        missing = [key for key in ("sr-interval", "sr-ease") if meta.get(key) is None]
+        if missing:
+            raise OsrValueError(f"sr-due without {' and '.join(missing)}")
+        due = meta["sr-due"]
+        if not isinstance(due, date):
+            try:
+                due = date.fromisoformat(str(due).strip())
+            except ValueError:
+                raise OsrValueError(f"sr-due: {_shown(due)} is not a date") from None
+        return _checked(due, meta["sr-interval"], meta["sr-ease"])
     if "<!--SR:" not in (note.body or ""):
         return None
     found = INLINE.search(note.body)
     if found is None:
         return None
     try:
-        return OsrSchedule(date.fromisoformat(found[1]), int(found[2]), _factor(float(found[3])))
+        due = date.fromisoformat(found[1])
     except ValueError:
+        raise OsrValueError(f"<!--SR:!{found[1]}: not a date") from None
+    return _checked(due, found[2], found[3])
+
+
+def _checked(due: date, interval: object, ease: object) -> OsrSchedule:
+    """The schedule if its values make a card whose times the log keeps (1970 to 8900)."""
+    days = _number(interval)
+    if days is None or not days.is_integer() or not 0 <= days <= MAX_INTERVAL_DAYS:
+        raise OsrValueError(f"interval {_shown(interval)} is not a number of days from 0 to "
+                            f"{MAX_INTERVAL_DAYS:,}")
+    factor = _number(ease)
+    if factor is None or factor <= 0:
+        raise OsrValueError(f"ease {_shown(ease)} is not a positive number (250 or 2.5)")
+    day = due.date() if isinstance(due, datetime) else due  # a datetime keeps its event id
+    low, high = EARLIEST_NOW + _MARGIN, LATEST_NOW - _MARGIN
+    if not low <= day <= high:
+        raise OsrValueError(f"due {day.isoformat()} is outside the days studyapp keeps "
+                            f"({low} to {high})")
+    if (day - low).days < days:
+        raise OsrValueError(f"due {day.isoformat()} less its interval of {int(days)}d is "
+                            f"before {low}, the first day studyapp keeps")
+    return OsrSchedule(due, int(days), _factor(factor))
+
+
+_MARGIN = timedelta(days=3)
+"""The import happens at local midnight: this far inside the log's range it is inside it in
+every time zone."""
+
+
+def _number(value: object) -> float | None:
+    """A finite number (OSR writes ints; YAML may give a float or a string), else None."""
+    if isinstance(value, bool):
         return None
+    try:
+        number = float(value) if isinstance(value, (int, float, str)) else None
+    except (ValueError, OverflowError):
+        return None
+    return number if number is not None and math.isfinite(number) else None
+
+
+def _shown(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 30 else text[:25] + "…"
 
 
 def _factor(ease: float) -> float:
@@ -82,3 +139,18 @@ def import_time(card: CardRow) -> datetime:
     """When the imported state held: at its last review, before any later review of ours."""
     assert card.last_review is not None, "card_from always sets last_review"
     return card.last_review
+
+
+def unusable(event) -> str | None:
+    """Why the log's reader would leave `event` out, None if it keeps it: an import checks each
+    event so before appending it, since a line the reader drops is no import on any device and
+    would be appended again by every later run."""
+    import json
+
+    from studyapp.history.events import Event
+
+    try:  # NaN and infinity are no JSON the reader takes: refused here as well
+        Event.from_json(json.loads(json.dumps(event.to_json(), allow_nan=False)))
+    except (ValueError, OverflowError) as exc:  # BadEvent is a ValueError
+        return str(exc)
+    return None
