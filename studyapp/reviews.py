@@ -10,6 +10,10 @@ result):
 A crash between 2 and 3 leaves a journal row, which `review_journal.repair_pending` (run
 whenever a service opens) finishes or drops. `studyapp due`'s listing is here too, until the
 review session has a module of its own (issue 11).
+
+~490 lines on purpose: every write to a note and the history (rate, undo, suspend, drill
+results, renames) goes through this one service and its lock, so the order of those writes
+can be checked in one file.
 """
 
 from __future__ import annotations

@@ -55,10 +55,13 @@ def items_from(seed: int, count: int) -> list[NoteCard]:
 class Store:
     """What `compute_stats` asks of the store, with no history."""
 
-    def reviews(self, since=None):
+    def reviews(self, since=None, until=None):
         return []
 
-    def review_count(self):
+    def review_times(self, since=None, until=None):
+        return []
+
+    def review_count(self, until=None):
         return 0
 
     def drill_status(self):

@@ -11,6 +11,9 @@ further fields below it); its first card's review log (`revlog`: ease 1-4, id = 
 becomes review events, so FSRS replays the same reviews and continues where Anki stopped.
 Event ids are drawn from Anki's revlog ids, and a note's file carries its Anki guid, so
 importing the same export again adds nothing.
+
+~560 lines on purpose: reading the untrusted package (size limits, odd fields and times, media
+names) and planning the notes belong together, checked before a single file is written.
 """
 
 from __future__ import annotations

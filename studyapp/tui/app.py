@@ -7,6 +7,9 @@ One screen per purpose: each mode holds only its own screen; a review or a drill
 top of the current mode and closed (saving, or asking when it cannot) before the app goes to
 another mode, so no hidden screen keeps a review open or grades a file. A drill opened from a
 review (`p`) sits over that review, and Esc goes back to it.
+
+~420 lines on purpose: the modes, the vault loader and watcher, the palette and the app's
+last-resort error handling are the app's own; the screens hold the rest.
 """
 
 from __future__ import annotations
