@@ -72,3 +72,14 @@ def test_replaying_the_history_leaves_a_linked_note_alone(tmp_path, capsys):
     for _ in range(3):
         assert main(["sync", "--full", *common]) == ExitCode.OK
         assert (vault / "real.md").read_bytes() == reviewed
+
+
+def test_a_folder_linked_inside_the_vault_is_studied_under_its_own_path(tmp_path, capsys):
+    """A link to a folder of the vault is cut as a loop would be: whichever the scan met first
+    was kept, so a link sorting first ("0-...") could take the notes' paths."""
+    vault = tmp_path / "vault"
+    write(vault / "real-folder" / "note.md", USERS_NOTE)
+    os.symlink("real-folder", vault / "0-link-to-it")
+    common = ["--vault", str(vault), "--data-dir", str(tmp_path / "data"), "--now", NOW]
+    paths, _ = due_paths(common, capsys)
+    assert paths == ["real-folder/note.md"]

@@ -54,11 +54,10 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
     files: list[FoundFile] = []
     problems: list[Problem] = []
     seen_dirs: set[tuple[int, int]] = set()
-    seen_files: dict[tuple[int, int], str] = {}
-    aliased: set[tuple[int, int]] = set()
-    stack = [(root, "")]
+    linked: list[FoundFile] = []
+    stack = [(root, "", False)]
     while stack:
-        folder, prefix = stack.pop()
+        folder, prefix, through_link = stack.pop()
         fd = None
         try:  # closed on every way out, and only then: the entries' `stat` calls use it
             try:
@@ -76,49 +75,50 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
             except OSError as exc:
                 problems.append((prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}"))
                 continue
-            _scan_entries(folder, prefix, entries, files, problems, stack, seen_files, aliased)
+            _scan_entries(folder, prefix, entries, files, problems, stack, through_link, linked)
         finally:
             if fd is not None:
                 os.close(fd)
-    if aliased:
-        files = _one_path_per_file(root, files, problems, seen_files, aliased)
+    if linked:
+        files = _one_path_per_file(root, files, problems, linked)
     files.sort()  # by path: paths are unique, so the tuples' other fields never decide
     return files, problems
 
 
 def _one_path_per_file(root: str, files: list[FoundFile], problems: list[Problem],
-                       seen_files: dict[tuple[int, int], str], aliased: set[tuple[int, int]]) -> list[FoundFile]:
+                       linked: list[FoundFile]) -> list[FoundFile]:
     """Each file reached by several paths (symbolic links to it or to a folder holding it) kept
-    under one: its own path in the vault when it has one, else the first. Two paths were two
-    cards sharing one file, and every replay of the history rewrote it to one card or the other."""
-    groups: dict[tuple[int, int], list[FoundFile]] = {}
-    for found in files:
+    under one: its own path in the vault when the scan found it there, else the first of its
+    paths through links. Two paths were two cards sharing one file, and every replay of the
+    history rewrote it to one card or the other. Only paths through a link are looked at: a
+    vault without links pays nothing here."""
+    found = {f[0] for f in files}
+    real_root = os.path.realpath(root) + os.sep
+    dropped: dict[str, str] = {}
+    by_file: dict[tuple[int, int], str] = {}
+    for path, absolute, _, _ in sorted(linked):
+        real = os.path.realpath(absolute)
+        own = real[len(real_root):].replace(os.sep, "/") if real.startswith(real_root) else None
+        if own is not None and own != path and own in found:
+            dropped[path] = own
+            continue
         try:
-            st = os.stat(found[1])
+            st = os.stat(absolute)
         except OSError:
             continue
-        key = (st.st_dev, st.st_ino)
-        if key in aliased:
-            groups.setdefault(key, []).append(found)
-    real_root = os.path.realpath(root)
-    dropped: set[str] = set()
-    for group in groups.values():
-        group.sort()
-        own = [f for f in group if os.path.realpath(f[1]) == os.path.join(real_root, *f[0].split("/"))]
-        keep = (own or group)[0][0]
-        for found in group:
-            if found[0] != keep:
-                dropped.add(found[0])
-                problems.append((found[0], f"the same file as {keep} (through a symbolic link): "
-                                           f"studied as {keep}"))
-    return [found for found in files if found[0] not in dropped]
+        first = by_file.setdefault((st.st_dev, st.st_ino), path)
+        if first != path:
+            dropped[path] = first
+    for path, keep in sorted(dropped.items()):
+        problems.append((path, f"the same file as {keep} (through a symbolic link): studied as {keep}"))
+    return [f for f in files if f[0] not in dropped]
 
 
 def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: list[FoundFile],
-                  problems: list[Problem], stack: list[tuple[str, str]],
-                  seen_files: dict[tuple[int, int], str], aliased: set[tuple[int, int]]) -> None:
-    """One folder's entries: its notes into `files`, its subfolders onto `stack`; a file seen
-    before under another path goes into `aliased` (`_one_path_per_file`)."""
+                  problems: list[Problem], stack: list[tuple[str, str, bool]], through_link: bool,
+                  linked: list[FoundFile]) -> None:
+    """One folder's entries: its notes into `files`, its subfolders onto `stack`; a note whose
+    path goes through a symbolic link also into `linked` (`_one_path_per_file`)."""
     base = folder if folder.endswith("/") else folder + "/"
     for entry in entries:
         name = entry.name
@@ -133,7 +133,10 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
                 if odd:
                     problems.append((shown_path(rel), odd))
                     continue
-                stack.append((base + name, rel + "/"))
+                if through_link or entry.is_symlink():  # after every real folder: the same
+                    stack.insert(0, (base + name, rel + "/", True))  # folder is then its own path
+                else:
+                    stack.append((base + name, rel + "/", False))
                 continue
             if not name.endswith(NOTE_SUFFIX):
                 continue
@@ -156,10 +159,9 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
         if problem:
             problems.append((rel, problem))
             continue
-        key = (st.st_dev, st.st_ino)
-        if st.st_ino and seen_files.setdefault(key, rel) is not rel:  # Windows' scandir: no inode
-            aliased.add(key)
         files.append((rel, base + name, st.st_size, st.st_mtime_ns))
+        if through_link or entry.is_symlink():
+            linked.append(files[-1])
 
 
 def shown_path(path: str) -> str:
