@@ -260,3 +260,30 @@ async def test_an_outside_save_the_drill_cannot_read_keeps_the_learners_code(ctx
         await settle(pilot)
         assert "my_unsaved_work = 42" in drill.path.read_text(encoding="utf-8")
     assert app.return_code in (None, 0)
+
+
+async def test_reopening_a_drill_that_waits_for_its_rating_keeps_the_keys_as_text(ctx):
+    """Reopened with its try passed but not rated, the drill put the focus on the results: the
+    learner typing `x = 1` rated it Again and closed it. It opens with its editor focused."""
+    from textual.widgets import TextArea
+
+    app = app_with_grader(ctx, ScriptedGrader(PASS))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert app.screen.proposal is not None
+        await pilot.press("escape")
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        editor = drill.query_one("#code", TextArea)
+        assert isinstance(drill, DrillScreen) and drill.proposal is not None and drill.focused is editor
+        await pilot.press(*"x = 1")
+        await settle(pilot)
+        assert app.screen is drill and "x = 1" in editor.text
+        assert app.study.service.store.drill_reviews("sdpa") == []
+        assert "F6" in text_of(drill, "#drill-proposal")

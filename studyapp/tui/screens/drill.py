@@ -169,7 +169,7 @@ class DrillScreen(StudyScreen):
         self.query_one("#result-box").display = False
         if self.detail.last_verdict:
             self.show_verdict(self.detail.last_verdict)
-        self.refresh_review_state()
+        self.refresh_review_state(opening=True)
         if self.backup is not None:
             self.notify(f"The drill is due: write it again from memory. Your previous file is kept as "
                         f"{self.backup}.", timeout=6)
@@ -367,8 +367,10 @@ class DrillScreen(StudyScreen):
 
     # -- the drill as a review item: hints, give-up, the proposed rating -------------------
 
-    def refresh_review_state(self) -> None:
-        """Hints shown, the proposed rating and the reference, as the try stands now."""
+    def refresh_review_state(self, opening: bool = False) -> None:
+        """Hints shown, the proposed rating and the reference, as the try stands now. Opening,
+        the editor keeps the focus even when a try waits for its rating (typed keys are text:
+        `x = 1` rated a reopened drill Again); F6 reaches the rating keys."""
         hints = self.study.drill_hints_shown(self.drill_id)
         hints_widget = self.query_one("#drill-hints", Static)
         hints_widget.update("\n".join(hint_markup(h) for h in hints))
@@ -377,7 +379,8 @@ class DrillScreen(StudyScreen):
         self.proposal = self.study.drill_proposal(self.drill_id)
         proposal_widget = self.query_one("#drill-proposal", Static)
         editor = self.query_one("#code", TextArea)
-        typing = self.focused is editor and self.text_at_run is not None and editor.text != self.text_at_run
+        typing = opening or (self.focused is editor and self.text_at_run is not None
+                             and editor.text != self.text_at_run)
         if self.proposal is not None:
             first = "F6 (to the results), then " if typing or self.focused is editor else ""
             proposal_widget.update(
