@@ -175,9 +175,12 @@ class StudyFacade:
         loads only stat unchanged files, but that is still ~0.4 s at 10,000 notes); then take
         the session's notes as they are now. Returns the paths of notes that were added,
         removed or changed, or became unreadable."""
-        if self._service is None or self._vault is None or all(self._vault.same_on_disk(path) for path in paths):
+        if self._service is None or self._vault is None:
+            return ()
+        folders = any(path.endswith("/") for path in paths)  # renamed, moved in or removed
+        if not folders and all(self._vault.same_on_disk(path) for path in paths):
             return ()  # the echo of the app's own writes
-        edited = self.vault.reread_edited(paths)
+        edited = None if folders else self.vault.reread_edited(paths)
         if edited is not None:
             if edited and self.session.active:
                 self.session.requeue(keep_first=True)

@@ -13,17 +13,23 @@ WATCH_DEBOUNCE_MS = 300
 
 
 def note_paths(root: Path, changed: Iterable[str]) -> tuple[str, ...]:
-    """The vault-relative posix paths of changed notes; hidden files (temp files, `.obsidian/`)
+    """The vault-relative posix paths of changed notes, and of changed folders with a `/` at
+    the end (a folder renamed, moved in or removed is one event, none for its notes: the whole
+    vault is loaded again); hidden files (temp files, `.obsidian/`), other files (`image.png`)
     and anything outside the vault are left out."""
     paths = set()
     for raw in changed:
+        path = Path(raw)
         try:
-            rel = Path(raw).resolve().relative_to(root)
+            rel = path.resolve().relative_to(root)
         except ValueError:
             continue
-        if rel.suffix != NOTE_SUFFIX or any(part.startswith(".") for part in rel.parts):
+        if not rel.parts or any(part.startswith(".") for part in rel.parts):
             continue
-        paths.add(rel.as_posix())
+        if rel.suffix == NOTE_SUFFIX:
+            paths.add(rel.as_posix())
+        elif path.is_dir() or (not rel.suffix and not path.exists()):
+            paths.add(rel.as_posix() + "/")
     return tuple(sorted(paths))
 
 

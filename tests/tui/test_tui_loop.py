@@ -504,3 +504,23 @@ async def test_a_question_shows_both_answers_whole(width):
             label = str(button.label)
             assert button.content_region.width >= len(label), (label, button.content_region)
             assert dialog.content_region.contains_region(button.region), (label, button.region)
+
+
+async def test_a_folder_renamed_outside_is_taken_in_without_a_key(app, ctx):
+    """Renaming a folder (as Obsidian does) left Notes listing the old paths and the session
+    holding notes that could no longer be read, until some note changed."""
+    vault = ctx.paths.vault_dir
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        before = {row.path for row in app.screen.rows}
+        assert any(path.startswith("基础/") for path in before)
+        (vault / "基础").rename(vault / "basics")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not any(r.path.startswith("basics/") for r in app.screen.rows):
+            await pilot.pause(0.1)
+        await settle(pilot)
+        paths = {row.path for row in app.screen.rows}
+        assert any(path.startswith("basics/") for path in paths), paths
+        assert not any(path.startswith("基础/") for path in paths), paths

@@ -27,3 +27,12 @@ def test_only_a_device_log_file_in_the_log_folder_counts_as_a_log_change(tmp_pat
     assert touches_log(log.resolve(), [str(log / "laptop-1a2b.jsonl")])
     assert not touches_log(log.resolve(), [str(log / ".laptop.jsonl.tmp-x"), str(log / "notes.md"),
                                            str(tmp_path / "vault" / "other.jsonl")])
+
+
+def test_a_folder_renamed_moved_in_or_removed_is_reported_as_a_folder(tmp_path):
+    """A folder renamed in Obsidian (or moved in) is one event for the folder, none for its
+    notes: the app never noticed, and showed the old paths until some note changed."""
+    vault = tmp_path / "vault"
+    (vault / "renamed").mkdir(parents=True)
+    changed = [vault / "renamed", vault / "gone-folder", vault / "image.png", vault / ".hidden"]
+    assert note_paths(vault.resolve(), [str(p) for p in changed]) == ("gone-folder/", "renamed/")
