@@ -13,9 +13,9 @@ WATCH_DEBOUNCE_MS = 300
 
 
 def note_paths(root: Path, changed: Iterable[str]) -> tuple[str, ...]:
-    """The vault-relative posix paths of changed notes, and of changed folders with a `/` at
-    the end (a folder renamed, moved in or removed is one event, none for its notes: the whole
-    vault is loaded again); hidden files (temp files, `.obsidian/`), other files (`image.png`)
+    """The vault-relative posix paths of changed notes, and of changed folders and links with a
+    `/` at the end (a folder renamed, moved in or removed is one event, none for its notes; a
+    link may make a note an alias: the whole vault is loaded again); hidden files (temp files, `.obsidian/`), other files (`image.png`)
     and anything outside the vault are left out."""
     paths = set()
     for raw in changed:
@@ -26,7 +26,9 @@ def note_paths(root: Path, changed: Iterable[str]) -> tuple[str, ...]:
             continue
         if not rel.parts or any(part.startswith(".") for part in rel.parts):
             continue
-        if rel.suffix == NOTE_SUFFIX:
+        if path.is_symlink():  # a link to another note is an alias: only a whole load says so
+            paths.add(rel.as_posix() + "/")
+        elif rel.suffix == NOTE_SUFFIX:
             paths.add(rel.as_posix())
         elif path.is_dir() or (not rel.suffix and not path.exists()):
             paths.add(rel.as_posix() + "/")

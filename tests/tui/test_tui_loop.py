@@ -7,6 +7,7 @@ Every test runs the real facade, vault and database; only the grader is a stub.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -524,3 +525,22 @@ async def test_a_folder_renamed_outside_is_taken_in_without_a_key(app, ctx):
         paths = {row.path for row in app.screen.rows}
         assert any(path.startswith("basics/") for path in paths), paths
         assert not any(path.startswith("基础/") for path in paths), paths
+
+
+async def test_a_note_replaced_by_a_link_to_another_is_not_studied_twice(app, ctx):
+    """`rm a.md; ln -s b.md a.md` while the app runs: the app read a.md again as an edited note
+    (b.md's text under a.md's path, b.md listed twice); the whole vault is loaded again, and the
+    link is an alias, as a fresh load says."""
+    vault = ctx.paths.vault_dir
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        (vault / "基础" / "cls.md").unlink()
+        os.symlink("层归一化.md", vault / "基础" / "cls.md")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "基础/cls.md" in {r.path for r in app.screen.rows}:
+            await pilot.pause(0.1)
+        await settle(pilot)
+        paths = sorted(row.path for row in app.screen.rows)
+        assert "基础/cls.md" not in paths and paths.count("基础/层归一化.md") == 1, paths
