@@ -159,3 +159,26 @@ def test_a_root_holding_a_hidden_folder_is_granted_around_it(tmp_path):
     assert sorted(granted) == sorted(str(p) for p in (
         root / "bin", root / "pyvenv.cfg", root / "lib" / "site-packages" / "torch",
         root / "lib" / "site-packages" / "six.py", other))
+
+
+def test_a_site_packages_entry_removed_while_the_worker_runs_breaks_no_grade(installed_kernels):
+    """The worker lists site-packages entry by entry once; a package removed later (pip, or two
+    test workers' folders) made every child fail to confine itself, and no grade ran."""
+    from studyapp.grader.client import GraderClient
+    from studyapp.grader.worker import KERNELS_ENV
+
+    if "files" not in probe().to_dict()["active"]:
+        pytest.skip("no Landlock here")
+    site_packages = installed_kernels.parent.parent
+    passing = installed_kernels / "sdpa" / "reference.py"
+    going = Path(tempfile.mkdtemp(prefix="studyapp-test-going-", dir=site_packages))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env[KERNELS_ENV] = str(installed_kernels)
+    try:
+        with GraderClient(grade_limits(), env=env) as grader:
+            assert grader.grade("sdpa", passing, device="cpu", seed=1)["status"] == "pass"
+            shutil.rmtree(going)
+            verdict = grader.grade("sdpa", passing, device="cpu", seed=1)
+    finally:
+        shutil.rmtree(going, ignore_errors=True)
+    assert verdict["status"] == "pass", verdict

@@ -512,7 +512,10 @@ def restrict(confinement: Confinement, scratch: str, cuda: bool = False) -> None
             ruleset.allow_path(path, access)
 
         for root in readable_roots():  # cached by the worker
-            allow(root, read)
+            try:
+                allow(root, read)
+            except FileNotFoundError:  # removed since (pip, another process): nothing to read
+                pass
         allow("/dev/null", AccessFS.WRITE_FILE)
         # its own entry as /proc names it: in a PID namespace getpid() is 1, the host's init
         allow(os.path.realpath("/proc/self"), AccessFS.READ_FILE | AccessFS.READ_DIR)
