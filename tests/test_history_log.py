@@ -205,3 +205,19 @@ def test_the_history_package_imports_neither_textual_nor_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=root, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_an_append_never_makes_the_vault_folder_again(tmp_path):
+    """The vault renamed while the app ran: an append (an adoption after the log seemed to
+    shrink) made `<old vault>/.studyapp/log` again, a phantom vault that `--vault` then opened
+    with 0 notes, and that nested the vault when it was moved back."""
+    import pytest
+
+    vault = tmp_path / "vault"
+    log = EventLog(vault / ".studyapp" / "log", "dev1")
+    with pytest.raises(FileNotFoundError):
+        log.append(review("dev1", "a.md", T0))
+    assert not vault.exists()
+    vault.mkdir()
+    log.append(review("dev1", "a.md", T0))  # a vault without a log folder yet: made as before
+    assert log.own_file.is_file()

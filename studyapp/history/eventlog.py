@@ -9,6 +9,7 @@ on a fresh line, so it never breaks the file.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -88,6 +89,10 @@ class EventLog:
             for e in events)
         created = not self.folder.is_dir()
         if created:
+            holder = self.folder.parent.parent  # the vault (or the data dir's parent)
+            if not holder.is_dir():  # moved or removed: never make it again, empty, at its old path
+                raise FileNotFoundError(errno.ENOENT, "the folder holding the review log is gone",
+                                        str(holder))
             self.folder.mkdir(parents=True, exist_ok=True)
         # non-blocking: opening a FIFO put in the file's place would wait for a reader forever
         fd = os.open(self.own_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK, 0o644)
