@@ -26,6 +26,7 @@ from studyapp.views import (
     DrillDetail,
     DrillView,
     NoteChangedOutside,
+    NoteSuspendedElsewhere,
     NoteView,
     OtherDevicesReviews,
     Problem,
@@ -369,6 +370,12 @@ class StudyFacade:
             if note is None or note.content_hash != revision:
                 self.session.requeue(keep_first=True)
                 raise NoteChangedOutside(path, title, readable=note is not None)
+        row = self.service.store.note_by_path(path)
+        stored = self.service.store.card(row.key) if row is not None else None
+        if stored is not None and stored.suspended:  # this app leaves the notes it suspends
+            note = self.vault.notes.get(path)
+            self.session.requeue(keep_first=True)
+            raise NoteSuspendedElsewhere(path, note.title if note is not None else path)
         result = self.session.rate(path, Rating(rating), duration_seconds)
         return ReviewOutcome(path, rating, format_interval(result.interval), result.due.astimezone().date())
 

@@ -50,6 +50,15 @@ class NoteChangedOutside(Exception):
         self.title = title
 
 
+class NoteSuspendedElsewhere(NoteChangedOutside):
+    """A rating was refused: the note was suspended by another process (`studyapp suspend`)
+    while it was shown; it leaves the session."""
+
+    def __init__(self, path: str, title: str) -> None:
+        super().__init__(path, title)
+        self.args = (f"“{title}” was suspended elsewhere; it leaves this session unrated.",)
+
+
 @dataclass(frozen=True)
 class RatingOption:
     """A rating button: what pressing it would schedule, shown before the learner chooses."""

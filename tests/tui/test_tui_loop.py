@@ -544,3 +544,22 @@ async def test_a_note_replaced_by_a_link_to_another_is_not_studied_twice(app, ct
         await settle(pilot)
         paths = sorted(row.path for row in app.screen.rows)
         assert "基础/cls.md" not in paths and paths.count("基础/层归一化.md") == 1, paths
+
+
+async def test_a_note_suspended_elsewhere_leaves_the_review_unrated(app, ctx):
+    """`studyapp suspend` from another shell while the note is on screen: the app rated it
+    anyway (a review logged after the suspension)."""
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        shown = app.screen.card.path
+        before = (ctx.paths.vault_dir / shown).read_bytes()
+        with ReviewService(ctx) as cli:  # what `studyapp suspend` does, in another process
+            cli.set_suspended(shown, True)
+        await pilot.press("space", "3")
+        await settle(pilot)
+        assert review_count(app) == 0
+        assert (ctx.paths.vault_dir / shown).read_bytes() == before
+        assert notified(app, "suspended")
+        assert app.screen.card is None or app.screen.card.path != shown
