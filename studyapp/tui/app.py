@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     from studyapp.history_guard import Notice
 
 
+WATCH_RETRY_SECONDS = 5.0
+"""First wait before watching the vault again after the watch failed (doubling, up to a minute)."""
+
+
 def _today_screen():
     from studyapp.tui.screens.today import TodayScreen
 
@@ -284,14 +288,28 @@ class StudyApp(App):
             return
 
         def run() -> None:
-            try:
-                watch_notes(self.ctx.paths.vault_dir, self._stop_watching,
-                            lambda paths: self.post_message(VaultFilesChanged(paths)),
-                            log_dir=log_dir(self.ctx.paths, self.ctx.settings),
-                            on_log_change=lambda: self.post_message(ReviewLogChanged()))
-            except Exception as exc:  # noqa: BLE001 - e.g. out of inotify watches: the app still works
-                self.call_from_thread(self.notify, f"Changes made outside the app will show after a restart ({exc}).",
-                                      title="Not watching the vault", severity="warning")
+            """Watch until the app ends; a failed watch (a symbolic link loop, out of inotify
+            watches) is said once and tried again, a little later each time, and what changed
+            meanwhile is taken in by loading the vault again."""
+            delay, said = WATCH_RETRY_SECONDS, False
+            while True:
+                try:
+                    watch_notes(self.ctx.paths.vault_dir, self._stop_watching,
+                                lambda paths: self.post_message(VaultFilesChanged(paths)),
+                                log_dir=log_dir(self.ctx.paths, self.ctx.settings),
+                                on_log_change=lambda: self.post_message(ReviewLogChanged()))
+                    return  # stopped with the app
+                except Exception as exc:  # noqa: BLE001 - the app still works without it
+                    if not said:
+                        said = True
+                        self.call_from_thread(self.notify, f"Changes made outside the app show when watching "
+                                              f"works again; trying every few seconds ({exc}).",
+                                              title="Not watching the vault", severity="warning")
+                if self._stop_watching.wait(delay):
+                    return
+                delay = min(delay * 2, 60.0)
+                self.post_message(VaultFilesChanged(("/",)))  # load again: changes went unseen
+                self.post_message(ReviewLogChanged())
 
         self._watcher = threading.Thread(target=run, name="studyapp vault watcher", daemon=True)
         self._watcher.start()

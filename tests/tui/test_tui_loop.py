@@ -563,3 +563,30 @@ async def test_a_note_suspended_elsewhere_leaves_the_review_unrated(app, ctx):
         assert (ctx.paths.vault_dir / shown).read_bytes() == before
         assert notified(app, "suspended")
         assert app.screen.card is None or app.screen.card.path != shown
+
+
+async def test_the_watcher_comes_back_after_a_symlink_loop(app, ctx, monkeypatch):
+    """One symbolic link to itself in the vault stopped the vault watcher (and the review log's)
+    for the rest of the run: edits made after the link was removed never showed."""
+    import studyapp.tui.app as tui_app
+
+    monkeypatch.setattr(tui_app, "WATCH_RETRY_SECONDS", 0.5)
+    path = ctx.paths.vault_dir / SCALING
+    loop = ctx.paths.vault_dir / "loop.md"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        screen = app.screen
+        assert screen.card.path == SCALING
+        os.symlink("loop.md", loop)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not notified(app, "Not watching"):
+            await pilot.pause(0.1)
+        loop.unlink()
+        await pilot.pause(1.5)  # the watch starts again
+        path.write_text(path.read_text(encoding="utf-8").replace("为什么注意力", "为何注意力"), encoding="utf-8")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not screen.card.title.startswith("为何"):
+            await pilot.pause(0.1)
+        assert screen.card.title.startswith("为何")
