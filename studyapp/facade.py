@@ -71,6 +71,11 @@ def _new_grader(ctx: Context) -> GraderClient:
     return new_grader_client(ctx.settings)
 
 
+APP_WRITE_WAIT_SECONDS = 3.0
+"""How long a write in the app waits for another studyapp process to finish (the CLI waits 20 s):
+the app's writes run on its event loop, and a rating that waited 20 s froze the screen, quitting
+included. Past it the learner is told, and the same key tries again."""
+
 class StudyFacade:
     """One learner's vault, review history and grader for the lifetime of the app.
 
@@ -105,6 +110,7 @@ class StudyFacade:
 
         if self._service is None:
             self._service = service = ReviewService(self.ctx)
+            service.writer_lock.wait_seconds = APP_WRITE_WAIT_SECONDS
             self._vault = vault = LiveVault(service, on_forget=lambda path: self.session.drop(path, requeue=False))
             self._session = ReviewSession(service, vault)
 

@@ -590,3 +590,33 @@ async def test_the_watcher_comes_back_after_a_symlink_loop(app, ctx, monkeypatch
         while time.monotonic() < deadline and not screen.card.title.startswith("为何"):
             await pilot.pause(0.1)
         assert screen.card.title.startswith("为何")
+
+
+async def test_a_rating_while_another_process_writes_gives_up_quickly(app, ctx):
+    """With another process holding the writer lock (a long sync --full or rebuild), a rating
+    froze the whole app for 20 s, ctrl+q included: the app waits a few seconds, then says so."""
+    import subprocess
+    import sys
+
+    hold = ("import fcntl, sys, time\nhandle = open(sys.argv[1], 'a')\nfcntl.flock(handle, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\ntime.sleep(30)\n")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        holder = subprocess.Popen([sys.executable, "-c", hold, str(ctx.paths.writer_lock_file)],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+            started = time.monotonic()
+            await pilot.press("space", "3")
+            await settle(pilot)
+            waited = time.monotonic() - started
+        finally:
+            holder.kill()
+            holder.wait()
+        assert waited < 10, waited
+        assert review_count(app) == 0 and notified(app, "still writing")
+        await pilot.press("3")  # the lock is free again: the same rating goes through
+        await settle(pilot)
+        assert review_count(app) == 1
