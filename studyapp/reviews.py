@@ -267,6 +267,7 @@ class ReviewService:
         payload: dict[str, Any] = {"review": review_row, "card_after": after.to_json(), "title": note.title,
                    "file_values": json_values(file_values), "owner": current_process().as_text(),
                    "event": event.to_json()}
+        self.history_log.check_writable()  # before the note: a review the log cannot hold changes nothing
         entry = self.store.add_journal("review", path, note.content_hash, None, payload, now)
         try:
             written = self.vault.rewrite_review_keys(note, file_values)
@@ -328,6 +329,8 @@ class ReviewService:
         undo_event = None if event is None else event.to_json()
         payload = {"review_id": last.id, "file_values": json_values(old_values),
                    "owner": current_process().as_text(), "event": undo_event}
+        if event is not None:
+            self.history_log.check_writable()  # before the note, as a review does
         entry = self.store.add_journal("undo", path, note.content_hash, None, payload,
                                        self.ctx.now())
         try:

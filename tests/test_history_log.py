@@ -221,3 +221,35 @@ def test_an_append_never_makes_the_vault_folder_again(tmp_path):
     vault.mkdir()
     log.append(review("dev1", "a.md", T0))  # a vault without a log folder yet: made as before
     assert log.own_file.is_file()
+
+
+def test_a_review_whose_log_cannot_be_written_changes_nothing(tmp_path, capsys):
+    """This device's log file replaced by a folder (a sync tool's conflict) while the app was
+    open: the note was written, the app said "Rating not saved", and the next command finished
+    the review anyway. Now the review is refused before the note is touched."""
+    import pytest
+    from vault_fixtures import USERS_NOTE, write
+
+    from studyapp.cli import main
+    from studyapp.context import build_context
+    from studyapp.errors import UserError
+    from studyapp.reviews import ReviewService
+
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    note = write(vault / "a.md", USERS_NOTE)
+    common = ["--vault", str(vault), "--data-dir", str(data)]
+    assert main(["rate", "a.md", "--rating", "good", *common, "--now", "2026-11-20T09:00"]) == 0
+    ctx = build_context(vault=str(vault), data_dir=str(data), now="2026-11-22T09:00")
+    with ReviewService(ctx) as service:  # the app, open
+        own = service.history_log.own_file
+        own.unlink()
+        own.mkdir()
+        before = note.read_bytes()
+        with pytest.raises(UserError, match="review log.*nothing was changed"):
+            service.record_review("a.md", "good")
+        assert note.read_bytes() == before
+    own.rmdir()
+    capsys.readouterr()
+    assert main(["due", *common, "--now", "2026-11-22T09:00"]) == 0
+    assert "interrupted" not in capsys.readouterr().err
+    assert note.read_bytes() == before

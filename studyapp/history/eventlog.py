@@ -82,6 +82,28 @@ class EventLog:
     def own_file(self) -> Path:
         return self.folder / f"{self.device}{LOG_SUFFIX}"
 
+    def check_writable(self) -> None:
+        """UserError when this device's file cannot take a line (a folder or a FIFO in its place,
+        no permission): asked before a review writes its note, so a review the log cannot hold
+        changes nothing, instead of leaving a note written and its log line to a later repair."""
+        from studyapp.errors import UserError
+
+        target = self.own_file if self.folder.is_dir() else self.folder.parent.parent
+        try:
+            if target == self.own_file and self.own_file.exists():
+                fd = os.open(self.own_file, os.O_WRONLY | os.O_APPEND | _NONBLOCK)
+                try:
+                    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+                finally:
+                    os.close(fd)
+                if not regular:
+                    raise OSError(errno.EINVAL, "not a regular file")
+            elif not os.access(target if target != self.own_file else self.folder, os.W_OK):
+                raise OSError(errno.EACCES, "not writable")
+        except OSError as exc:
+            raise UserError(f"cannot write the review log {self.own_file} ({exc.strerror or exc}): "
+                            "nothing was changed; move it away or make it writable") from None
+
     def append(self, *events: Event) -> int:
         """Append whole lines to this device's file and fsync; returns the file's new size."""
         payload = b"".join(
