@@ -253,3 +253,28 @@ def test_a_review_whose_log_cannot_be_written_changes_nothing(tmp_path, capsys):
     assert main(["due", *common, "--now", "2026-11-22T09:00"]) == 0
     assert "interrupted" not in capsys.readouterr().err
     assert note.read_bytes() == before
+
+
+def test_an_undo_whose_log_cannot_be_written_changes_nothing(tmp_path):
+    """The same for `undo`: it writes the note back, then logs the undo."""
+    import pytest
+    from vault_fixtures import USERS_NOTE, write
+
+    from studyapp.context import build_context
+    from studyapp.errors import UserError
+    from studyapp.reviews import ReviewService
+
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    note = write(vault / "a.md", USERS_NOTE)
+    ctx = build_context(vault=str(vault), data_dir=str(data), now="2026-11-22T09:00")
+    with ReviewService(ctx) as service:
+        service.record_review("a.md", "good")
+        reviewed = note.read_bytes()
+        own = service.history_log.own_file
+        own.unlink()
+        own.mkdir()
+        with pytest.raises(UserError, match="review log.*nothing was changed"):
+            service.undo_last()
+        assert note.read_bytes() == reviewed
+        own.rmdir()
+        assert service.store.last_review() is not None  # the review is still there to undo
