@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _say(line: str) -> None:
     """A line about the history on stderr; it can name another device's file, whose control
     characters are shown, not obeyed."""
-    from studyapp.vault.parse import shown
+    from studyapp.textwidth import shown
 
     print(f"studyapp: {shown(line)}", file=sys.stderr)
 

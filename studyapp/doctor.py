@@ -131,7 +131,7 @@ def run_doctor(ctx, out=None, probe: bool = False) -> int:
         notes_ahead_line,
         review_log_line,
     )
-    from studyapp.vault.parse import shown
+    from studyapp.textwidth import shown
 
     history = check_history(paths, record=False)
     lines.extend(doctor_lines(history))

@@ -7,6 +7,10 @@ import unicodedata
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Characters a terminal obeys rather than shows (ESC starts colours, titles, cursor moves)."""
+_CONTROL_BUT_BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""The same, less the line break and the tab, which a block of text keeps."""
 
 
 def char_width(ch: str) -> int:
@@ -69,3 +73,22 @@ def valid_text(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(valid_text(v) for v in value)
     return value
+
+
+def shown(line: str) -> str:
+    """A line as text to show: each control character as its symbol (ESC as ␛, BEL as ␇, a
+    tab as a space), so that a web-clipped title, a learner's output or another device's file
+    name printed by the CLI or drawn by the app never recolours, retitles or rings the terminal."""
+    if _CONTROL.search(line) is None:  # nearly always: one scan
+        return line
+    return _CONTROL.sub(_symbol, line)
+
+
+def printable(text: str) -> str:
+    """`shown` for a block of text: its line breaks and tabs are kept."""
+    return _CONTROL_BUT_BREAKS.sub(_symbol, text) if _CONTROL_BUT_BREAKS.search(text) is not None else text
+
+
+def _symbol(match: re.Match) -> str:
+    code = ord(match[0])
+    return " " if code == 9 else chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"

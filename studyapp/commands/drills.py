@@ -14,7 +14,7 @@ from typing import Any
 
 from studyapp import drills
 from studyapp.errors import ExitCode, UsageError
-from studyapp.vault.parse import shown
+from studyapp.textwidth import shown
 
 DEVICES = ("auto", "cpu", "cuda")
 

@@ -212,7 +212,7 @@ def sync(args, ctx) -> int:
         if not args.full and not result.replayed:
             result = service.sync()
     if result is not service.synced:
-        from studyapp.vault.parse import shown
+        from studyapp.textwidth import shown
 
         # the opening already said its lines (`ctx.report`); a forced replay finds them again
         said = set(service.startup_lines()) if ctx.report is not None else set()
@@ -272,7 +272,7 @@ def import_history(args, ctx) -> int:
     )
     from studyapp.reviews import ReviewService
     from studyapp.schedule import has_legacy_history
-    from studyapp.vault.parse import shown
+    from studyapp.textwidth import shown
 
     with ReviewService(ctx) as service:
         snapshot = service.load()
@@ -338,7 +338,7 @@ def import_anki(args, ctx) -> int:
     from studyapp.errors import UsageError
     from studyapp.history.anki import import_package, read_package
     from studyapp.reviews import ReviewService
-    from studyapp.vault.parse import shown
+    from studyapp.textwidth import shown
 
     source = Path(args.file).expanduser()
     if not source.is_file():

@@ -88,21 +88,27 @@ class EventLog:
         changes nothing, instead of leaving a note written and its log line to a later repair."""
         from studyapp.errors import UserError
 
-        target = self.own_file if self.folder.is_dir() else self.folder.parent.parent
         try:
-            if target == self.own_file and self.own_file.exists():
-                fd = os.open(self.own_file, os.O_WRONLY | os.O_APPEND | _NONBLOCK)
-                try:
-                    regular = stat.S_ISREG(os.fstat(fd).st_mode)
-                finally:
-                    os.close(fd)
-                if not regular:
-                    raise OSError(errno.EINVAL, "not a regular file")
-            elif not os.access(target if target != self.own_file else self.folder, os.W_OK):
+            if self.own_file.exists():
+                os.close(self._open_own(create=False)[0])
+            elif not os.access(self.folder if self.folder.is_dir() else self.folder.parent.parent, os.W_OK):
                 raise OSError(errno.EACCES, "not writable")
         except OSError as exc:
             raise UserError(f"cannot write the review log {self.own_file} ({exc.strerror or exc}): "
                             "nothing was changed; move it away or make it writable") from None
+
+    def _open_own(self, create: bool) -> tuple[int, int]:
+        """This device's file opened to append, and its size; OSError when its place holds no
+        regular file. Non-blocking: opening a FIFO put in its place would wait for a reader
+        forever."""
+        flags = os.O_WRONLY | os.O_APPEND | _NONBLOCK | (os.O_CREAT if create else 0)
+        fd = os.open(self.own_file, flags, 0o644)
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            os.close(fd)
+            raise OSError(errno.EINVAL, f"{self.own_file} is not a regular file: move it away, and "
+                          "this device's reviews are logged again")
+        return fd, status.st_size
 
     def append(self, *events: Event) -> int:
         """Append whole lines to this device's file and fsync; returns the file's new size."""
@@ -116,14 +122,8 @@ class EventLog:
                 raise FileNotFoundError(errno.ENOENT, "the folder holding the review log is gone",
                                         str(holder))
             self.folder.mkdir(parents=True, exist_ok=True)
-        # non-blocking: opening a FIFO put in the file's place would wait for a reader forever
-        fd = os.open(self.own_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK, 0o644)
+        fd, size = self._open_own(create=True)
         try:
-            status = os.fstat(fd)
-            if not stat.S_ISREG(status.st_mode):
-                raise OSError(f"{self.own_file} is not a regular file: move it away, and "
-                              "this device's reviews are logged again")
-            size = status.st_size
             if size and _last_byte(self.own_file, size) != b"\n":
                 payload = b"\n" + payload  # a torn line from a crash stays a line of its own
             view = memoryview(payload)

@@ -159,7 +159,7 @@ class StudyApp(App):
         """Notifications are text, never markup: they carry note titles, paths and error
         messages, and a `[/b` in one ended the app (`markup` is ignored; no caller uses it).
         Control characters in them are shown, not obeyed (`printable`)."""
-        from studyapp.tui.markup import printable
+        from studyapp.textwidth import printable
 
         super().notify(printable(message), title=printable(title), severity=severity, timeout=timeout,
                        markup=False)

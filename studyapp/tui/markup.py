@@ -7,11 +7,7 @@ Textual's own `escape` leaves a `[` alone when no `]` closes it, so a learner pr
 
 from __future__ import annotations
 
-import re
-
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""Control characters but the line break and the tab: a terminal obeys them (ESC colours,
-clears the screen, moves the cursor) rather than showing them."""
+from studyapp.textwidth import printable
 
 
 def plain(text: str) -> str:
@@ -20,14 +16,3 @@ def plain(text: str) -> str:
     reads `\\[` as a bracket): an invisible zero-width space comes between."""
     text = printable(text).replace("[", "\\[")
     return text + "\u200b" if text.endswith("\\") else text
-
-
-def printable(text: str) -> str:
-    """`text` with each control character as its symbol (ESC as ␛), line breaks and tabs kept:
-    learner output cannot recolour, move or clear the screen."""
-    return _CONTROL.sub(_symbol, text) if _CONTROL.search(text) is not None else text
-
-
-def _symbol(match: re.Match) -> str:
-    code = ord(match[0])
-    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"

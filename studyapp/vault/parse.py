@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from studyapp.textwidth import shown
+
 BOM = "\ufeff"
 _FENCE_LINE = re.compile(r"^---[ \t]*\r?$", re.M)
 _HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*?)[ \t]*\r?$)", re.M)
@@ -17,24 +19,6 @@ _ODD_LINE_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 _BREAK_NAMES = {"\r": "a lone CR", "\x85": "NEL (U+0085)", "\u2028": "U+2028", "\u2029": "U+2029"}
 PLAIN_TITLE_MAX_CHARS = 80
 """A first line that is not a heading is the title only when it is at most this long."""
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-"""Characters a terminal obeys rather than shows (ESC starts colours, titles, cursor moves)."""
-
-
-def shown(title: str) -> str:
-    """A title as text to show: each control character as its symbol (ESC as ␛, BEL as ␇, a
-    tab as a space), so that a web-clipped title printed by the CLI or drawn by the app never
-    recolours, retitles or rings the user's terminal."""
-    if _CONTROL.search(title) is None:  # nearly always: one scan
-        return title
-    return _CONTROL.sub(_symbol, title)
-
-
-def _symbol(match: re.Match) -> str:
-    code = ord(match[0])
-    return " " if code == 9 else chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
-
-
 class NoteFormatError(ValueError):
     """The note cannot be read safely; the message is one line a user understands."""
 

@@ -19,8 +19,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, LoadingIndicator, Markdown, Static, TextArea
 
 from studyapp.grader.contract import FailureOrigin
+from studyapp.textwidth import printable
 from studyapp.tui.editor import edit_file
-from studyapp.tui.markup import plain, printable
+from studyapp.tui.markup import plain
 from studyapp.tui.messages import GradeFinished
 from studyapp.tui.screens.base import StudyScreen, footer_hides
 from studyapp.tui.screens.confirm import Confirm

@@ -11,8 +11,7 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from studyapp.textwidth import display_width, fit
-from studyapp.tui.markup import printable
+from studyapp.textwidth import display_width, fit, printable
 from studyapp.tui.messages import DrillsListed
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.footer import KeysFooter
