@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from enum import Enum
 
@@ -52,6 +52,8 @@ class DrillTry:
     gave_up: bool = False
     ended_at: datetime | None = None
     """The first pass or the give-up, whichever came first; None while the try goes on."""
+    id: str | None = None
+    """Which try it is: its start mark's event id (None for a try built without one)."""
 
     @property
     def passed(self) -> bool:
@@ -79,6 +81,8 @@ class Proposal:
 
     rating: Rating
     reason: str
+    try_id: str | None = None
+    """The try it is for (`DrillTry.id`): a screen rates that try only, never a newer one."""
 
     @property
     def label(self) -> str:
@@ -103,6 +107,11 @@ def propose_rating(attempt: DrillTry, past_seconds: Sequence[float] = ()) -> Pro
     - passed after a failed run, or after a hint: Hard
     - passed on the first run with no hint: Good, or Easy when faster than `fast_limit`
     """
+    proposal = _proposed(attempt, past_seconds)
+    return None if proposal is None else replace(proposal, try_id=attempt.id)
+
+
+def _proposed(attempt: DrillTry, past_seconds: Sequence[float]) -> Proposal | None:
     if not attempt.finished:
         return None
     if attempt.gave_up:

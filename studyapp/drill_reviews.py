@@ -81,7 +81,12 @@ class Hint:
 
 
 class TryAlreadyRated(LookupError):
-    """The try a screen offered to rate was rated meanwhile (another process)."""
+    """The try a screen offered to rate no longer waits for a rating: another process rated it,
+    or (`newer_try`) a newer try of the drill, begun elsewhere, has taken its place."""
+
+    def __init__(self, message: str, newer_try: bool = False) -> None:
+        super().__init__(message)
+        self.newer_try = newer_try
 
 
 class NoHintsLeft(Exception):
@@ -190,7 +195,9 @@ class DrillReviews:
                     for r in self.store.drill_attempts(drill) if r.attempted_at >= start.at]
         hints = [m.at for m in after if m.kind == MarkKind.HINT.value]
         giveups = [m.at for m in after if m.kind == MarkKind.GIVEUP.value]
-        return build_try(drill, start.at, attempts, hints, giveups[0] if giveups else None)
+        attempt = build_try(drill, start.at, attempts, hints, giveups[0] if giveups else None)
+        # a mark from before the log had event ids is known by its time
+        return replace(attempt, id=start.event_id or utc_text(start.at))
 
     def _start_mark(self, drill: str) -> str | None:
         starts = [m for m in self.store.drill_marks(drill) if m.kind == MarkKind.START.value]
@@ -334,13 +341,15 @@ class DrillReviews:
             raise LookupError(f"the drill {drill!r} ships no reference solution yet")
         return Path(info.reference_path).read_text(encoding="utf-8")
 
-    def record(self, drill: str, rating: int | None = None, this_try: bool = False) -> DrillReviewResult:
+    def record(self, drill: str, rating: int | None = None,
+               this_try: Proposal | None = None) -> DrillReviewResult:
         """Record the drill's review: the proposed rating, or `rating` (1-4) overriding it.
 
-        Without a finished try a rating must be given, unless `this_try`: a screen showing a
-        try's proposal rates that try only, and `TryAlreadyRated` says another process did (the
-        check is under the writer lock). The try's time is the review duration; its runs, hints
-        and give-up go with the review into the log."""
+        Without a finished try a rating must be given. `this_try` is the proposal a screen
+        shows: only the try it was made for is rated (with its rating when none is given), and
+        `TryAlreadyRated` says that try no longer waits: another process rated it, or a newer
+        try made elsewhere took its place (checked under the writer lock). The try's time is
+        the review duration; its runs, hints and give-up go with the review into the log."""
         from studyapp.errors import UsageError
         from studyapp.history.events import EventKind, new_event
         from studyapp.history.replay import review_for_event
@@ -352,8 +361,14 @@ class DrillReviews:
             proposal = None
             if attempt is not None:
                 proposal = propose_rating(attempt, self.past_seconds(drill))
-            if this_try and proposal is None:
-                raise TryAlreadyRated(f"{drill}: no try waits for a rating (rated elsewhere?)")
+            if this_try is not None:
+                if proposal is None:
+                    raise TryAlreadyRated(f"{drill}: no try waits for a rating (rated elsewhere?)")
+                if proposal.try_id != this_try.try_id:
+                    raise TryAlreadyRated(f"{drill}: the try shown no longer waits for a rating; a "
+                                          "newer try, made elsewhere, does", newer_try=True)
+                if rating is None:
+                    rating = int(this_try.rating)  # what the screen said Enter records
             if rating is None:
                 if proposal is None:
                     raise UsageError(f"{drill}: nothing to rate yet (pass the drill or give up "

@@ -94,6 +94,9 @@ class StudyFacade:
         """Today was drawn from the last start's snapshot: no need for `cached_counts`."""
         self._to_keep: tuple | None = None
         """What `today(keep_later=True)` computed and `keep_today` saves."""
+        self._undone_elsewhere: list[str] = []
+        """Titles of notes whose rating in this session another process undid, not yet said
+        (`undone_elsewhere`)."""
         from studyapp.drills import Grading
 
         self._grading = Grading(lambda: self.make_grader(ctx))
@@ -189,20 +192,45 @@ class StudyFacade:
             return ()  # the echo of the app's own writes
         edited = None if folders else self.vault.reread_edited(paths)
         if edited is not None:
+            self._follow_undos()  # `studyapp undo` rewrote a note this session rated
             if edited and self.session.active:
                 self.session.requeue(keep_first=True)
             return edited
         changed = self.vault.reload_changes()
+        self._follow_undos()
         if changed:
             self.session.keep_only(self.vault.notes)
         return tuple(sorted(changed))
+
+    def _follow_undos(self) -> None:
+        """Ratings of this session undone by another process leave it, and their notes are due
+        in it again (`ReviewSession.undone_elsewhere`); `undone_elsewhere` says which."""
+        if self._session is None or not self._session.active:
+            return
+        for path in self._session.undone_elsewhere():
+            note = self.vault.notes.get(path)
+            self._undone_elsewhere.append(note.title if note is not None else path)
+
+    @_locked
+    def undone_elsewhere(self) -> tuple[str, ...]:
+        """The titles of the notes whose rating in this session another process undid since
+        the last call (each is due in the session again); () when none."""
+        titles, self._undone_elsewhere = tuple(self._undone_elsewhere), []
+        return titles
 
     @_locked
     def take_other_devices_reviews(self) -> OtherDevicesReviews | None:
         """Replay what other devices appended to their review logs (a sync tool copied their
         files in): card states, the notes' owned keys and the session's queue follow. None when
-        no log file changed, or another process holding the writer lock syncs it instead."""
-        if self._service is None or self._vault is None or not self.service.log_changed():
+        no log file changed, or another process holding the writer lock syncs it instead.
+
+        Polled every few seconds, it also looks for this session's ratings that another process
+        on this device undid (its log and the database agree then): the vault watcher sees the
+        note change, and this catches what it saw before the undo was committed."""
+        if self._service is None or self._vault is None:
+            return None
+        if not self.service.log_changed():
+            self._follow_undos()
             return None
         before = self.service.store.review_count()
         result = self.service.sync(wait=False)
@@ -211,6 +239,7 @@ class StudyFacade:
         self.vault.cards_changed()
         for path in result.written:
             self.vault.written(path)
+        self._follow_undos()  # another device's undo of a review made here
         if self.session.active:
             self.session.requeue(keep_first=True)
         return OtherDevicesReviews(self.service.store.review_count() - before, tuple(result.written),
@@ -390,6 +419,7 @@ class StudyFacade:
         """Revert the newest change made here (a suspension, else the last recorded review, of
         a note or a drill); returns what was undone and the note to show again, or None when
         there is nothing."""
+        self._follow_undos()  # first: what `u` undoes next is newer than those
         step = self.session.undo()
         if step is None:
             return None
@@ -599,9 +629,10 @@ class StudyFacade:
             return None
 
     @_locked
-    def record_drill_review(self, drill_id: str, rating: int | None = None, this_try: bool = False):
-        """Record the drill's review (`drill_reviews.DrillReviewResult`); with `this_try`, only
-        while a finished try waits for its rating (`TryAlreadyRated` otherwise)."""
+    def record_drill_review(self, drill_id: str, rating: int | None = None, this_try=None):
+        """Record the drill's review (`drill_reviews.DrillReviewResult`); with `this_try` (the
+        proposal the screen shows), only for the try it was made for, while it waits for its
+        rating (`TryAlreadyRated` otherwise: rated elsewhere, or a newer try made there)."""
         return self._drill_reviews().record(drill_id, rating, this_try=this_try)
 
     @_locked

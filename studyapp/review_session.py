@@ -1,6 +1,7 @@
 """The review session, for every front end: today's queue (daily limits, Anki's order and
 counts), and, while a learner reviews, what comes next: rated notes leave, an "again" comes
-back after the rest, a note edited outside is taken as it is now, progress and a summary.
+back after the rest, a note edited outside is taken as it is now, a rating undone outside
+(`studyapp undo`, another app) leaves the tally and its note comes back, progress and a summary.
 
 `studyapp due` lists the queue this module builds; the TUI's review screen walks it through
 the facade. Textual-free and torch-free.
@@ -85,7 +86,8 @@ class ReviewSession:
         self.gone: set[str] = set()
         """Notes of the session whose file went away: back in it if the file comes back."""
         self.left: QueueCounts | None = None
-        self.ratings: list[tuple[str, int]] = []
+        self.ratings: list[tuple[str, int, str | None]] = []
+        """The ratings given, in order: (note path, rating, the review's event id in the log)."""
         self.started = clock()
         self.undo_stack: list[tuple[UndoKind, str, bool]] = []
         """What `undo` reverts, newest last: (kind, note path, was in the session)."""
@@ -122,7 +124,8 @@ class ReviewSession:
         session, even when its next learning step is minutes away, so it is not rated twice."""
         shown = self.order[0] if keep_first and self.order else None
         mark = self.front_mark
-        if shown is not None and mark is not None and mark[0] == shown and shown in self.notes and mark != self._mark():
+        if shown is not None and mark is not None and mark[0] == shown and shown in self.notes \
+                and self._reviewed_since(mark):
             self.members.discard(shown)
             shown = None
         now = self.service.ctx.now()
@@ -144,6 +147,16 @@ class ReviewSession:
         card, _new = self.card_state(self.order[0])
         return self.order[0], card.last_review, card.reps
 
+    def _reviewed_since(self, mark: tuple) -> bool:
+        """Whether a review of the front note was recorded since `mark`: its card counts more
+        reviews, or a later one. An undo (here or elsewhere) takes one away: the note stays."""
+        now = self._mark()
+        if now is None or now == mark:
+            return False
+        _, last_then, reps_then = mark
+        _, last_now, reps_now = now
+        return reps_now > reps_then or (last_now is not None and (last_then is None or last_now > last_then))
+
     def card_state(self, path: str) -> tuple[CardRow, bool]:
         """(the note's card now, whether it is new): stored, else derived from its metadata."""
         from studyapp.cards import derive_card, never_reviewed
@@ -161,11 +174,11 @@ class ReviewSession:
         result = self.service.record_review(path, rating, duration_seconds)
         self.undo_stack.append((UndoKind.RATING, path, True))
         self.vault.written(path)
-        self.rated(path, int(rating))
+        self.rated(path, int(rating), result.event_id)
         return result
 
-    def rated(self, path: str, rating: int) -> None:
-        self.ratings.append((path, rating))
+    def rated(self, path: str, rating: int, event_id: str | None = None) -> None:
+        self.ratings.append((path, rating, event_id))
         self.members.add(path)
         self.requeue()
 
@@ -217,6 +230,35 @@ class ReviewSession:
                 del self.ratings[i]
                 break
 
+    def undone_elsewhere(self) -> list[str]:
+        """Ratings of this session that another process took back since (`studyapp undo`,
+        another app, another device's undo replayed from its log): each leaves the tally and
+        the undo stack, and its note is due in this session again, behind the note shown.
+        Returns the notes' paths, in the order they were rated; [] when none (one query)."""
+        if not self.members:
+            return []
+        tracked = [event for _, _, event in self.ratings if event is not None]
+        if not tracked:
+            return []
+        kept = self.service.store.reviews_still_logged(tracked)
+        undone = [i for i, (_, _, event) in enumerate(self.ratings) if event is not None and event not in kept]
+        if not undone:
+            return []
+        paths = list(dict.fromkeys(self.ratings[i][0] for i in undone))
+        for i in reversed(undone):
+            path = self.ratings.pop(i)[0]
+            for j in range(len(self.undo_stack) - 1, -1, -1):
+                if self.undo_stack[j][:2] == (UndoKind.RATING, path):
+                    del self.undo_stack[j]
+                    break
+        self.vault.cards_changed()
+        for path in paths:
+            self.vault.reread_if_changed(path)  # its review keys as the undo left them
+            if path in self.notes and path not in self.gone:
+                self.members.add(path)
+        self.requeue(keep_first=True)
+        return paths
+
     def bring_back(self, path: str) -> None:
         """A note back in the session, shown next (an undone rating or suspension)."""
         self.members.add(path)
@@ -245,7 +287,7 @@ class ReviewSession:
         return self.left or QueueCounts(), len(self.ratings)
 
     def tally(self) -> SessionTally:
-        counts = Counter(rating for _, rating in self.ratings)
+        counts = Counter(rating for _, rating, _ in self.ratings)
         return SessionTally(len(self.ratings), dict(counts), (self.clock() - self.started).total_seconds())
 
 

@@ -58,6 +58,8 @@ class ReviewResult:
     state: str
     interval: timedelta
     mastery: float
+    event_id: str | None = None
+    """The review's event in the log: how a session knows its rating was undone elsewhere."""
 
 
 class ReviewService:
@@ -278,7 +280,7 @@ class ReviewService:
         review_id = finish_review(self.store, entry, payload, written.note.content_hash,
                                    written.replaced, now, self.history_log)
         return ReviewResult(path, schedule.rating_name(rating), review_id, after.due,
-                            _state_name(after.state), after.due - now, value)
+                            _state_name(after.state), after.due - now, value, event.id)
 
     def _refuse_before_move(self, now: datetime, path: str) -> None:
         """A review at `now` would sort before the move this service logged for `path` (its old

@@ -300,6 +300,18 @@ class Store:
         row = self.conn.execute("SELECT * FROM reviews ORDER BY id DESC LIMIT 1").fetchone()
         return None if row is None else ReviewRow.from_sql(row)
 
+    def reviews_still_logged(self, event_ids: Iterable[str]) -> set[str]:
+        """Which of these review events still have their review row: an undo (here, in another
+        process, or replayed from another device's log) removes it; a rebuild keeps the ids."""
+        wanted = list(dict.fromkeys(event_ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):  # under SQLite's limit on parameters
+            chunk = wanted[start:start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            found.update(row[0] for row in self.conn.execute(
+                f"SELECT event_id FROM reviews WHERE event_id IN ({marks})", chunk))
+        return found
+
     def review(self, review_id: int) -> ReviewRow | None:
         row = self.conn.execute("SELECT * FROM reviews WHERE id = ?", (review_id,)).fetchone()
         return None if row is None else ReviewRow.from_sql(row)

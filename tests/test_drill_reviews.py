@@ -22,7 +22,7 @@ from studyapp.drill_rating import (
     propose_rating,
     weekly_retention,
 )
-from studyapp.drill_reviews import DrillReviews, NoHintsLeft, new_drill_card
+from studyapp.drill_reviews import DrillReviews, NoHintsLeft, TryAlreadyRated, new_drill_card
 from studyapp.errors import UsageError
 from studyapp.reviews import ReviewService
 from studyapp.schedule import review as fsrs_review
@@ -439,3 +439,44 @@ def test_a_new_drill_whose_try_began_keeps_its_place_in_todays_drills(tmp_path, 
     assert main(["start", "causal_mask", *common]) == 0
     assert main(["rate", "c.md", "--rating", "easy", *common]) == 0
     assert "causal_mask" in due_drills()
+
+
+def test_a_rating_for_the_try_shown_is_not_given_to_a_newer_try_made_elsewhere(service, ctx, catalog):
+    """A screen showed its try's proposal; another process rated that try and the next day gave
+    up a new one. The screen's rating went to that newer try, one it never showed."""
+    drills = DrillReviews(service, catalog)
+    drills.begin("sdpa")
+    run(service, "sdpa", passed=True)
+    shown = drills.proposal("sdpa")
+    assert shown is not None and shown.rating is Rating.Good
+    with ReviewService(ctx) as other:  # another shell, as another process would
+        elsewhere = DrillReviews(other, catalog)
+        elsewhere.record("sdpa", rating=1)
+        ctx.frozen_now = T0 + timedelta(days=1, hours=1)
+        elsewhere.give_up("sdpa")
+    with pytest.raises(TryAlreadyRated) as refused:
+        drills.record("sdpa", rating=4, this_try=shown)
+    assert refused.value.newer_try
+    assert [row.rating for row in service.store.drill_reviews("sdpa")] == [1]
+    newer = drills.proposal("sdpa")  # the newer try, shown now, is rated as it is
+    assert newer is not None and newer.rating is Rating.Again
+    assert drills.record("sdpa", this_try=newer).rating == 1
+    assert len(service.store.drill_reviews("sdpa")) == 2
+
+
+def test_a_try_rated_elsewhere_and_then_undone_there_is_still_the_try_shown(service, ctx, catalog):
+    """What is right already: the try's rating undone elsewhere opens the same try again, and
+    the screen's rating is for it."""
+    drills = DrillReviews(service, catalog)
+    drills.begin("sdpa")
+    run(service, "sdpa", passed=True)
+    shown = drills.proposal("sdpa")
+    with ReviewService(ctx) as other:
+        elsewhere = DrillReviews(other, catalog)
+        elsewhere.record("sdpa", rating=1)
+        with pytest.raises(TryAlreadyRated) as refused:
+            drills.record("sdpa", this_try=shown)
+        assert not refused.value.newer_try
+        elsewhere.undo_last()
+    assert drills.record("sdpa", this_try=shown).rating == int(Rating.Good)
+    assert [row.rating for row in service.store.drill_reviews("sdpa")] == [int(Rating.Good)]

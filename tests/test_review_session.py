@@ -126,3 +126,89 @@ def test_a_note_moved_out_of_the_vault_and_back_returns_to_the_session(session):
     session.vault.reload_changes()
     session.keep_only(session.vault.notes)
     assert path in session.order and len(session.order) == 2
+
+
+# -- a rating undone by another process (`studyapp undo`, another app) ----------------------
+
+
+@pytest.fixture
+def facade(ctx):
+    from studyapp.facade import StudyFacade
+
+    study = StudyFacade(ctx)
+    study.load()
+    study.begin_review()
+    yield study
+    study.close()
+
+
+def undo_in_another_process(ctx) -> str:
+    """What `studyapp undo` does in another shell: the newest review goes; its note's path."""
+    from studyapp.drill_reviews import undo_newest_review
+
+    with ReviewService(ctx) as other:
+        done = undo_newest_review(other)
+    assert done is not None and done.kind == "note"
+    return done.key
+
+
+def test_a_rating_undone_by_another_process_leaves_the_tally_and_the_note_is_due_again(facade, ctx):
+    """The session went on counting the rating, and the note came back only in the next one."""
+    first = facade.current_card().path
+    facade.rate(first, int(Rating.Good))
+    assert facade.progress().reviewed == 1 and first not in facade.session.order
+    assert undo_in_another_process(ctx) == first
+    facade.notes_changed((first,))  # the vault watcher saw the note's review keys go back
+    assert facade.progress().reviewed == 0 and facade.summary().reviewed == 0
+    assert first in facade.session.order
+    assert facade.undone_elsewhere() == (facade.vault.notes[first].title,)
+    assert facade.undone_elsewhere() == (), "said once"
+    assert facade.undo() is None, "the app's own undo has nothing left of it"
+
+
+def test_the_note_on_screen_stays_when_its_rating_is_undone_elsewhere(facade, ctx):
+    """An "again" back on screen, its rating undone by another process: the session took the
+    changed card for a review made elsewhere and dropped the note, unreviewed."""
+    first = facade.current_card().path
+    facade.rate(first, int(Rating.Good))
+    second = facade.current_card().path
+    facade.rate(second, int(Rating.Again))
+    assert facade.current_card().path == second, "the again is the only note left"
+    assert undo_in_another_process(ctx) == second
+    facade.notes_changed((second,))
+    card = facade.current_card()
+    assert card is not None and card.path == second
+    assert facade.summary().by_rating == {int(Rating.Good): 1}
+
+
+def test_a_rating_undone_elsewhere_is_found_by_the_poll_without_a_file_event(facade, ctx):
+    """The watcher may see the note change before the other process commits its undo (or not
+    at all): the few-second poll of the review log finds it too."""
+    first = facade.current_card().path
+    facade.rate(first, int(Rating.Good))
+    undo_in_another_process(ctx)
+    assert facade.take_other_devices_reviews() is None  # no other device wrote: nothing to replay
+    assert facade.progress().reviewed == 0 and first in facade.session.order
+    assert facade.undone_elsewhere() == (facade.vault.notes[first].title,)
+
+
+def test_a_rating_undone_on_another_device_leaves_the_session_once_its_log_is_synced(facade, ctx):
+    """Another device's undo of a review made here, in its log file a sync tool copied in."""
+    import os
+    import time
+    from datetime import timedelta
+
+    from studyapp.history.eventlog import EventLog, log_dir
+    from studyapp.history.events import EventKind, new_event
+
+    first = facade.current_card().path
+    facade.rate(first, int(Rating.Good))
+    (event_id,) = [row.event_id for row in facade.service.store.reviews()]
+    a_while_ago = time.time_ns() - 60 * 10**9  # past `sync.SETTLE_SECONDS`: the replay corrects it
+    os.utime(facade.note_file(first), ns=(a_while_ago, a_while_ago))
+    laptop = EventLog(log_dir(ctx.paths, ctx.settings), "laptop")
+    laptop.append(new_event(EventKind.UNDO, T0 + timedelta(minutes=1), "laptop", first, review=event_id))
+    taken = facade.take_other_devices_reviews()
+    assert taken is not None and facade.service.store.reviews() == []
+    assert facade.progress().reviewed == 0 and first in facade.session.order
+    assert facade.undone_elsewhere() == (facade.vault.notes[first].title,)

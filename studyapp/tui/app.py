@@ -8,7 +8,7 @@ top of the current mode and closed (saving, or asking when it cannot) before the
 another mode, so no hidden screen keeps a review open or grades a file. A drill opened from a
 review (`p`) sits over that review, and Esc goes back to it.
 
-~420 lines on purpose: the modes, the vault loader and watcher, the palette and the app's
+~470 lines on purpose: the modes, the vault loader and watcher, the palette and the app's
 last-resort error handling are the app's own; the screens hold the rest.
 """
 
@@ -28,6 +28,7 @@ from studyapp.tui.commands import ScreenActionsProvider, StudyCommandsProvider
 from studyapp.tui.messages import (
     CachedCountsRead,
     HistoryRepaired,
+    RatingsUndoneElsewhere,
     ReviewLogChanged,
     TodayComputed,
     VaultFilesChanged,
@@ -319,7 +320,30 @@ class StudyApp(App):
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="sync", name="Vault changes")
     def take_outside_changes(self, paths: tuple[str, ...]) -> None:
-        self.post_message(VaultSynced(self.study.notes_changed(paths)))
+        changed = self.study.notes_changed(paths)
+        self._post_undone_elsewhere()
+        self.post_message(VaultSynced(changed))
+
+    def _post_undone_elsewhere(self) -> None:
+        """After a sync (from a worker): ratings of the review session another process undid."""
+        undone_elsewhere = getattr(self.study, "undone_elsewhere", None)
+        titles = undone_elsewhere() if undone_elsewhere is not None else ()
+        if titles:
+            self.post_message(RatingsUndoneElsewhere(tuple(titles)))
+
+    def on_ratings_undone_elsewhere(self, message: RatingsUndoneElsewhere) -> None:
+        from studyapp.tui.screens.review import ReviewScreen
+
+        titles = message.titles
+        if len(titles) == 1:
+            self.notify(f"The rating of “{titles[0]}” was undone in another studyapp: the note is "
+                        "due again in this session.", title="Review", timeout=6)
+        else:
+            self.notify(f"{len(titles)} ratings of this session were undone in another studyapp: "
+                        "those notes are due again in it.", title="Review", timeout=6)
+        for screen in self.screen_stack:
+            if isinstance(screen, ReviewScreen):
+                screen.ratings_undone_elsewhere()
 
     def on_review_log_changed(self, message: ReviewLogChanged) -> None:
         self.take_other_devices_reviews()
@@ -327,6 +351,7 @@ class StudyApp(App):
     @work(thread=True, exclusive=True, exit_on_error=False, group="history", name="Reviews from other devices")
     def take_other_devices_reviews(self) -> None:
         taken = self.study.take_other_devices_reviews()
+        self._post_undone_elsewhere()
         if taken is None:
             return
         self.call_from_thread(self._refresh_current_screen)

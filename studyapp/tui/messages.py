@@ -116,3 +116,11 @@ class VaultSynced(Message):
     """The facade took outside changes in: these notes were added, removed or changed."""
 
     changed: tuple[str, ...]
+
+
+@dataclass
+class RatingsUndoneElsewhere(Message):
+    """Another studyapp (`studyapp undo`, another app or device) took back ratings this review
+    session gave: these notes' titles; each is due in the session again."""
+
+    titles: tuple[str, ...]

@@ -469,10 +469,15 @@ class DrillScreen(StudyScreen):
         from studyapp.drill_reviews import TryAlreadyRated
 
         try:
-            result = self.study.record_drill_review(self.drill_id, rating, this_try=True)
-        except TryAlreadyRated:  # `studyapp rate-drill`, or the app in another terminal
-            self.notify("This try was rated elsewhere meanwhile: nothing recorded here.",
-                        severity="warning", timeout=6)
+            result = self.study.record_drill_review(self.drill_id, rating, this_try=self.proposal)
+        except TryAlreadyRated as exc:  # `studyapp rate-drill`, or the app in another terminal
+            if exc.newer_try:  # its rating would have gone to a try this screen never showed
+                self.notify("The try graded here no longer waits for a rating: a newer try of this "
+                            "drill was made elsewhere. Nothing recorded here; what that try "
+                            "earned is shown now, if it is finished.", severity="warning", timeout=8)
+            else:
+                self.notify("This try was rated elsewhere meanwhile: nothing recorded here.",
+                            severity="warning", timeout=6)
             self.refresh_review_state()
             return
         except Exception as exc:  # noqa: BLE001

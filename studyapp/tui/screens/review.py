@@ -57,6 +57,8 @@ class ReviewScreen(StudyScreen):
         last session (no note left, a drill due), so the screen shows nothing to act on."""
         self.refresh_skipped = False
         """A refresh asked for before then, done once the session is shown."""
+        self.reopen = False
+        """Ratings of the session were undone elsewhere: past its summary, the notes come back."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -111,13 +113,15 @@ class ReviewScreen(StudyScreen):
         if not self.begun:
             self.refresh_skipped = True
             return
-        if not self.is_active or self.finished and self.card is None:
+        if not self.is_active or self.finished and self.card is None and not self.reopen:
             return
+        self.reopen = False
         card = self.study.current_card()
         if card is None and self.card is None:
             self._show(None)  # back from a drill: the next drill, or the summary
             return
         if card == self.card:
+            self._update_progress()  # a rating undone elsewhere, a review from another device
             return
         was_revealed = self.revealed and card is not None and self.card is not None and card.path == self.card.path
         if self.card is not None and (card is None or card.path != self.card.path):
@@ -126,6 +130,12 @@ class ReviewScreen(StudyScreen):
         self._show(card)
         if was_revealed:
             self.action_reveal()
+
+    def ratings_undone_elsewhere(self) -> None:
+        """Another studyapp undid ratings of this session: their notes are due in it again
+        (shown once the note on screen is rated, or at once past the summary); the counts follow."""
+        self.reopen = True
+        self.refresh_data()
 
     def _show(self, card: Card | None) -> None:
         self.showing_full = False
