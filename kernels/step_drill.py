@@ -143,6 +143,8 @@ class StepsDrill(Drill):
     late_checks: dict[str, str] = {AGAIN_CHECK: "state_on_module"}
     """Check -> the mistake it names, when no known mistake's trace explains the failures (a
     check of HOW the code ran, e.g. work redone or state kept, whose values can be right)."""
+    second_inputs_said = "batch items swapped, states and memory negated"
+    """How the second inputs' steps differ from the case's, in the message (`second_steps`)."""
 
     # --- per-drill pieces -------------------------------------------------------------------
     def call_step(self, module, step: dict, previous_cache):
@@ -355,8 +357,8 @@ class StepsDrill(Drill):
         again = self._second_case(case)
         expected, ignored = self._expected(again), self._ignored(again)
         trace, _ = self.learner_trace(result["runs"][2])
-        said = (f"{where}: run a third time on the same module, on other inputs of the same shapes (batch "
-                "items swapped, states and memory negated)")
+        said = (f"{where}: run a third time on the same module, on other inputs of the same shapes "
+                f"({self.second_inputs_said})")
         if trace is None or len(trace) != len(expected) or any(
                 tuple(a.shape) != tuple(e.shape) for got, want in zip(trace, expected) for a, e in zip(got, want)):
             book.failed(AGAIN_CHECK, case, result, f"{said}, it did not return the same kind of results")

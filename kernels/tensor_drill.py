@@ -85,6 +85,8 @@ class AttentionDrill(Drill):
     second_input_mistake = "memoized_output"
     """What a case failing only on its second inputs (`AGAIN`) is named: a result kept from an
     earlier call (a module drill names it state_on_module)."""
+    second_inputs_said = "batch items swapped, queries reversed, K and V negated"
+    """How the second inputs differ from the case's, in the message (`second_inputs`)."""
 
     # --- per-drill pieces -------------------------------------------------------------------
     def oracle(self, case: Case) -> tuple[torch.Tensor, torch.Tensor]:
@@ -246,8 +248,7 @@ class AttentionDrill(Drill):
         again = self._second_case(case)
         (expected, _), ignore = self._expected(again)
         out, _, problem = unpack_output(result["calls"][2], allow_weights=True)
-        said = (f"{where}: called a third time, on other inputs of the same shapes (batch items swapped, "
-                "queries reversed, K and V negated)")
+        said = f"{where}: called a third time, on other inputs of the same shapes ({self.second_inputs_said})"
         if problem or tuple(out["shape"]) != tuple(expected.shape):
             book.failed(AGAIN_CHECK, case, result, f"{said}, it {problem or 'returned another shape'}")
             return

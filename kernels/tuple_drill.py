@@ -4,8 +4,9 @@ The sdpa family's `AttentionDrill` grades one output and optional weights; these
 several tensors, each with its own shape and dtype, must give exact values (0 or -inf) on fully
 masked rows, and have mistakes whose symptom is a NaN or an overflow. What is shared with
 `AttentionDrill`: the tolerance policy (assert_close's defaults, raised to ten times the error of
-a correct same-dtype computation), the determinism and mutation checks, the device probe, and
-diagnosis by re-enacting known mistakes on the failing public cases.
+a correct same-dtype computation), the determinism and mutation checks, the call on second
+inputs (`AGAIN`), the device probe, and diagnosis by re-enacting known mistakes on the failing
+public cases.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import torch
 
 from .device_probe import PROBE, check_probe, follow_inputs
 from .grading import (
+    AGAIN,
+    AGAIN_CHECK,
     CORE,
     DEFAULT_TOLERANCE,
     EXTRA,
@@ -41,7 +44,7 @@ LOW_PRECISION_FACTOR = 4.0
 HEAD_CHECKS = [("return type", CORE), ("shape", CORE), ("dtype", CORE), ("device", CORE),
                ("inputs unchanged", CORE), ("deterministic", CORE)]
 VALUE_CHECKS = [("values float32", CORE), ("values float64", CORE), ("fully masked rows", CORE),
-                ("float16 accuracy", EXTRA), ("bfloat16 accuracy", EXTRA)]
+                (AGAIN_CHECK, CORE), ("float16 accuracy", EXTRA), ("bfloat16 accuracy", EXTRA)]
 PLAIN = {"return type": "wrong_return_type", "shape": "wrong_shape", "dtype": "wrong_dtype",
          "device": "wrong_device", "inputs unchanged": "mutates_inputs", "deterministic": "nondeterministic"}
 ADVICE = {
@@ -99,6 +102,11 @@ class TupleDrill(Drill):
     """Checks on what the child recorded while the learner's code ran (memory, fused calls...)."""
     masked_values: tuple[float, ...] = ()
     """The exact value each output must hold at fully masked positions (0.0, -inf)."""
+    second_input_mistake = "memoized_output"
+    """What a case failing only on its second inputs (`AGAIN`) is named: a result kept from an
+    earlier call. `run_case` makes that third call where the payload has `AGAIN`."""
+    second_inputs_said = "other values"
+    """How the second inputs differ from the case's, in the message."""
 
     @property
     def check_order(self):  # type: ignore[override]
@@ -198,12 +206,48 @@ class TupleDrill(Drill):
                 book.failed("deterministic", case, result, f"{where}: two calls on the same inputs returned different results")
         if core and "record" in result:
             self.check_record(case, result["record"], book, where)
-        self._check_values(case, result, book, [o["tensor"] for o in outputs], expected, masked, where)
+        right = self._check_values(case, result, book, [o["tensor"] for o in outputs], expected, masked, where)
+        if core and right and AGAIN in case.payload and len(calls) > 2:
+            # only where the case's own inputs come out right: else the values checks say it
+            self._check_second_input(case, result, book, where)
 
     def _check_inputs(self, case, result, book, where):
         check_inputs_unchanged(self.input_names, case, result, book, where)
 
-    def _check_values(self, case, result, book, actual, expected, masked, where):
+    def _second_case(self, case: Case) -> Case:
+        """The case's second inputs as a case of their own (oracle and error floor kept)."""
+        if "second" not in case.extra:
+            payload = {key: value for key, value in case.payload.items() if key != AGAIN}
+            payload.update(case.payload[AGAIN])
+            case.extra["second"] = Case(f"{case.name}, second inputs", payload, tier=case.tier,
+                                        value_check=case.value_check, notes=case.notes,
+                                        public=case.public, size=case.size)
+        return case.extra["second"]
+
+    def _check_second_input(self, case, result, book, where):
+        """The third call, on other inputs of the same shapes, graded like the first: code that
+        returns an answer kept from an earlier call passes two calls on the same inputs, not this."""
+        again = self._second_case(case)
+        expected, masked = self._expected(again)
+        outputs, problem = tensors_of(result["calls"][2], len(self.output_names))
+        said = f"{where}: called a third time, on other inputs of the same shapes ({self.second_inputs_said})"
+        if problem or any(tuple(o["shape"]) != tuple(e.shape) for o, e in zip(outputs, expected)):
+            book.failed(AGAIN_CHECK, case, result, f"{said}, it {problem or 'returned other shapes'}")
+            return
+        for k, (label, got, want, hidden) in enumerate(zip(self.output_names, outputs, expected, masked)):
+            rtol, atol = self.tolerance(again, k)
+            ok, err, index, value, target = compare_values(_graded(got["tensor"], hidden), _graded(want, hidden),
+                                                           rtol, atol)
+            if not ok:
+                book.failed(AGAIN_CHECK, case, result,
+                            f"{said}, its {label} is off by {err:.3g} at {label}{format_index(index)} (got "
+                            f"{value:.6g}, expected {target:.6g}), while the calls on the case's own inputs are "
+                            "right: something kept from an earlier call was reused (a result cached by shape)")
+                return
+        book.passed(AGAIN_CHECK)
+
+    def _check_values(self, case, result, book, actual, expected, masked, where) -> bool:
+        """The values checks; whether every output is right (fully masked positions aside)."""
         bad = None
         for k, (label, got, want, hidden) in enumerate(zip(self.output_names, actual, expected, masked)):
             rtol, atol = self.tolerance(case, k)
@@ -218,7 +262,7 @@ class TupleDrill(Drill):
             book.passed(case.value_check)
         hidden_any = [h for h in masked if h is not None and bool(h.any())]
         if not hidden_any:
-            return
+            return bad is None
         check = "fully masked rows" if case.tier == CORE else case.value_check
         for label, got, hidden, value in zip(self.output_names, actual, masked, self.masked_values):
             if hidden is None or not hidden.any():
@@ -229,9 +273,10 @@ class TupleDrill(Drill):
                 book.failed(check, case, result,
                             f"{where}: {label}{format_index(index)} is {float(got[index]):.6g} on a fully masked "
                             f"row; the statement asks for {value:g} there (no key may be attended to)")
-                return
+                return bad is None
         if case.tier == CORE:
             book.passed(check)
+        return bad is None
 
     # --- diagnosis --------------------------------------------------------------------------
     def diagnose(self, failures: list[Failure]):
@@ -251,10 +296,15 @@ class TupleDrill(Drill):
         shaped = [f for f in failures if f.check == "shape"]
         if shaped:
             return self.match_mistakes(shaped) or self.diagnose_without_match(shaped)
-        valued = [f for f in failures if f.check not in PLAIN and f.check not in dict(self.record_checks)]
+        valued = [f for f in failures
+                  if f.check not in PLAIN and f.check not in dict(self.record_checks) and f.check != AGAIN_CHECK]
         named = self.match_mistakes(valued) if valued else None
         if named:
             return named
+        again = [f for f in failures if f.check == AGAIN_CHECK]
+        if again and not valued:  # right on every case's own inputs, wrong only when called again
+            mistake = self.second_input_mistake
+            return mistake, f"Looks like {self.mistakes.get(mistake, mistake)}. {AGAIN_CHECK}: {again[0].message}"
         return self.diagnose_without_match([f for f in failures if f.check == "device"] or valued or failures)
 
     def match_mistakes(self, failures: list[Failure]):

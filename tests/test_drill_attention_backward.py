@@ -51,3 +51,13 @@ def test_every_way_into_autograd_is_named(grader, tmp_path, way):
     assert f"looks like: {INFO.mistakes['used_autograd']}" in verdict["summary"], (verdict["summary"], verdict["hint"])
     row = next(row for row in verdict["checks"] if row["name"] == "no autograd")
     assert row["status"] == "fail" and "no_grad" in row["message"], row
+
+
+def test_autograd_out_of_sight_of_the_function_watch_is_named(grader):
+    """torch._C.DisableTorchFunction() hides enable_grad, requires_grad_ and autograd.grad from
+    the function watch; the dispatch mode around the call still sees the ops run inside it."""
+    path = FOLDER / "bank" / "wrong" / "hidden_calls__autograd_out_of_sight.py"
+    verdict = grader.grade("attention_backward", path, device="cpu", seed=3)
+    assert f"looks like: {INFO.mistakes['hidden_calls']}" in verdict["summary"], (verdict["summary"], verdict["hint"])
+    row = next(row for row in verdict["checks"] if row["name"] == "no autograd")
+    assert row["status"] == "fail" and "torch._C.DisableTorchFunction" in row["message"], row

@@ -37,6 +37,9 @@ def test_reference_passes_in_the_sandbox(grader):
     ("fused_call__sdpa_and_logsumexp", "no fused call", "scaled_dot_product_attention"),
     ("no_causal_skip__mask_every_block", "causal blocks skipped", "above the diagonal"),
     ("wrong_block_size__fixed_64", "block sizes", "keys wide"),
+    ("query_block_ignored__key_loop_all_queries", "query blocks", "queries tall"),
+    ("query_block_ignored__fixed_query_tile", "query blocks", "queries tall"),
+    ("hidden_calls__fused_kernel_with_lse", "no fused call", "torch._C.DisableTorchFunction"),
 ])
 def test_recorded_checks_fail_in_the_sandbox_with_a_message_saying_so(grader, name, check, words):
     verdict = grader.grade("flash_attention", FOLDER / "bank" / "wrong" / f"{name}.py", device="cpu", seed=7)
@@ -69,6 +72,40 @@ def test_the_widest_score_tile_counts_only_matmuls_over_d():
     with Watch() as watch:
         q @ k.transpose(-2, -1)
     assert watch.record()["widest_tile"] == 0
+
+
+def test_the_tallest_score_tile_is_its_query_extent():
+    """Tiles of every query block at once, batched as (blocks, block_q, block_k), are block_q
+    tall; one tile of all the queries is n tall."""
+    q, k = torch.randn(2, 12, 10), torch.randn(2, 6, 10)
+    with Watch(score_dim=10) as watch:
+        q.reshape(2, 3, 4, 10) @ k.transpose(-2, -1).unsqueeze(1)
+    assert watch.record()["tallest_tile"] == 4
+    with Watch(score_dim=10) as watch:
+        q @ k.transpose(-2, -1)
+    assert (watch.record()["tallest_tile"], watch.record()["tallest_tile_shape"]) == (12, [2, 12, 6])
+
+
+def test_calls_made_with_torch_functions_disabled_are_recorded():
+    """torch._C.DisableTorchFunction() switches the function watch off, not the dispatch mode,
+    which records the ops it runs; DisableTorchFunctionSubclass switches off subclasses only,
+    and the function watch still sees the fused call."""
+    import torch.nn.functional as F
+
+    q = torch.randn(2, 8, 4)
+    with Watch() as watch:
+        with torch._C.DisableTorchFunction():
+            F.scaled_dot_product_attention(q, q, q)
+    record = watch.record()
+    assert not record["fused"] and record["hidden"], record
+    with Watch() as watch:
+        with torch._C.DisableTorchFunctionSubclass():
+            F.scaled_dot_product_attention(q, q, q)
+    record = watch.record()
+    assert record["fused"] == ["scaled_dot_product_attention"] and not record["hidden"], record
+    with Watch() as watch:  # the reference, and plain code, hide nothing
+        (q @ q.transpose(-2, -1)).softmax(-1) @ q
+    assert not watch.record()["hidden"]
 
 
 def test_matmul_work_is_counted_for_every_matmul_spelling():

@@ -59,3 +59,21 @@ def test_a_diagnosis_quotes_the_failing_case_and_largest_error():
 def test_tuple_returns_have_their_weights_graded():
     verdict = kernels.grade_in_process("sdpa", bank("sdpa", "right", "einsum_tuple"))
     assert {c["name"]: c for c in verdict["checks"]}["weights"]["status"] == "pass"
+
+
+@pytest.mark.parametrize("drill_id", ["rope", "kv_cache_mha", "flash_attention", "attention_backward"])
+def test_a_memoized_answer_is_right_on_its_own_inputs_and_named_on_second_inputs(drill_id):
+    """A result cached by shape passes two calls on the same inputs (values, determinism); the
+    call on other inputs of the same shapes names it."""
+    verdict = kernels.grade_in_process(drill_id, bank(drill_id, "wrong", "memoized_output"), seed=5)
+    rows = {c["name"]: c for c in verdict["checks"]}
+    assert verdict["status"] == "fail" and verdict["mistake"] == "memoized_output", verdict["summary"]
+    assert rows["second input"]["status"] == "fail" and "third" in rows["second input"]["message"]
+    assert all(rows[name]["status"] == "pass" for name in ("values float32", "values float64") if name in rows)
+
+
+def test_state_the_kv_cache_contract_allows_passes_the_second_inputs():
+    """Masks built from the sizes alone and kept on the module are not stale on other inputs."""
+    verdict = kernels.grade_in_process("kv_cache_mha", bank("kv_cache_mha", "right", "mask_cached_on_module"), seed=5)
+    rows = {c["name"]: c for c in verdict["checks"]}
+    assert verdict["status"] == "pass" and rows["second input"]["status"] == "pass", verdict["summary"]

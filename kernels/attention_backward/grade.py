@@ -8,7 +8,21 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..device_probe import PROBE, probe_result
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, Failure, clone_tree, export, shape_text
+from ..grading import (
+    AGAIN,
+    BIG,
+    CORE,
+    EXTRA,
+    ONE_CALL,
+    Case,
+    CheckBook,
+    Failure,
+    clone_tree,
+    export,
+    other_layout_values,
+    shape_text,
+)
+from ..hidden_calls import HiddenCalls, hidden_message
 from ..tuple_drill import Candidate, TupleDrill
 from .variants import autograd_backward, by_hand
 
@@ -36,6 +50,19 @@ class AutogradWatch(TorchFunctionMode):
 
 def _strided(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.transpose(-2, -1).contiguous().transpose(-2, -1)
+
+
+def second_inputs(payload: dict) -> dict:
+    """Other inputs of the same kind (`AGAIN`): batch items trade places in every input (a
+    per-item mask with its item) and dO is negated, which flips the sign of all three gradients
+    (dV = P^T dO; dQ and dK through dP = dO V^T) whether or not there is a batch to swap."""
+    def swap(tensor, negate=False):
+        if tensor is None:
+            return None
+        return other_layout_values(tensor, flip=(0,) if tensor.dim() > 2 else (), negate=negate)
+
+    return {"Q": swap(payload["Q"]), "K": swap(payload["K"]), "V": swap(payload["V"]),
+            "dO": swap(payload["dO"], negate=True), "mask": swap(payload["mask"])}
 
 
 def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None, dtype=torch.float32,
@@ -71,6 +98,8 @@ def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None
             payload["K"] = payload["K"].narrow(0, 0, 1).expand(payload["K"].shape)
     if max(n, m) > BIG:
         payload[ONE_CALL] = True
+    elif tier == CORE and public:  # called again on other inputs: an answer kept from a call shows
+        payload[AGAIN] = second_inputs(payload)
     mask_text = "no mask" if allowed is None else f"{mask} mask {shape_text(allowed.shape)}"
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
              f"{str(dtype).replace('torch.', '')}, {mask_text}, scale "
@@ -101,6 +130,7 @@ def public_cases(device: str) -> list[Case]:
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     probe = build_case(gen, "public device probe", lead=(2,), n=5, m=7, mask="random")
     probe.payload[PROBE] = True
+    probe.payload.pop(AGAIN, None)
     probe.notes = "inputs on a stand-in device: every tensor must follow them"
     return cases + [probe]
 
@@ -136,6 +166,7 @@ class AttentionBackwardDrill(TupleDrill):
     input_names = ("Q", "K", "V", "dO", "mask")
     masked_values = (0.0, 0.0, 0.0)
     record_checks = [("no autograd", CORE)]
+    second_inputs_said = "batch items swapped, dO negated"
 
     def public_cases(self, device):
         return public_cases(device)
@@ -145,25 +176,31 @@ class AttentionBackwardDrill(TupleDrill):
 
     def run_case(self, entry_obj, payload: dict) -> dict:
         """In the child, under torch.no_grad(): autograd has nothing recorded to differentiate,
-        and `AutogradWatch` names any way back into it."""
+        and `AutogradWatch` names any way back into it (`HiddenCalls`: any it was kept from
+        seeing). Small cases are called twice, then once on their second inputs (`AGAIN`)."""
         if PROBE in payload:
             tensors, keywords = _arguments(payload)
             with torch.no_grad():
                 return probe_result(lambda: entry_obj(*tensors[:4], **keywords), default_is_wrong=True)
-        calls, inputs_after, used = [], [], []
+        calls, inputs_after, used, hidden = [], [], [], []
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             tensors, keywords = _arguments(payload)
-            watch = AutogradWatch()
-            with torch.no_grad(), watch:
+            watch, out_of_sight = AutogradWatch(), HiddenCalls()
+            with torch.no_grad(), watch, out_of_sight:
                 value = entry_obj(*tensors[:4], **keywords)
             if attempt == 0:
                 returned = value if isinstance(value, (tuple, list)) else [value]
                 used = watch.used + ["a result with a grad_fn" for t in returned
                                      if isinstance(t, torch.Tensor) and t.grad_fn is not None][:1]
+                hidden = out_of_sight.hidden
             calls.append(export(value))
             if attempt == 0 and not payload.get(ONE_CALL):
                 inputs_after = [export(t) for t in tensors if t is not None]
-        return {"calls": calls, "inputs": inputs_after, "record": {"autograd": used}}
+        if AGAIN in payload and not payload.get(ONE_CALL):
+            tensors, keywords = _arguments({**payload, **payload[AGAIN]})
+            with torch.no_grad():
+                calls.append(export(entry_obj(*tensors[:4], **keywords)))
+        return {"calls": calls, "inputs": inputs_after, "record": {"autograd": used, "hidden": hidden}}
 
     def oracle(self, case):
         p = case.payload
@@ -212,13 +249,18 @@ class AttentionBackwardDrill(TupleDrill):
             book.failed("no autograd", case, {"record": record},
                         f"{where}: the call reached autograd ({', '.join(used)}); this drill asks for the "
                         "gradients from the formulas, and the grader runs it under torch.no_grad()")
+        elif record.get("hidden"):
+            book.failed("no autograd", case, {"record": record},
+                        f"{where}: {hidden_message(record['hidden'], 'check for autograd')}")
         else:
             book.passed("no autograd")
 
     def diagnose_record(self, failures: list[Failure]):
         for failure in failures:
             if failure.check == "no autograd":
-                return "used_autograd", f"Looks like {self.mistakes['used_autograd']}. no autograd: {failure.message}"
+                record = failure.result.get("record") or {}
+                mistake = "hidden_calls" if record.get("hidden") and not record.get("autograd") else "used_autograd"
+                return mistake, f"Looks like {self.mistakes[mistake]}. no autograd: {failure.message}"
         return None
 
 

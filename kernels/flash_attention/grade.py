@@ -8,7 +8,21 @@ from typing import Any
 import torch
 
 from ..device_probe import PROBE, probe_result
-from ..grading import BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, Failure, clone_tree, export, shape_text
+from ..grading import (
+    AGAIN,
+    BIG,
+    CORE,
+    EXTRA,
+    ONE_CALL,
+    Case,
+    CheckBook,
+    Failure,
+    clone_tree,
+    export,
+    other_layout_values,
+    shape_text,
+)
+from ..hidden_calls import hidden_message
 from ..tuple_drill import Candidate, TupleDrill
 from .variants import NEG_INF, allowed_keys, block_is_kept, naive, oracle, tiled
 from .watch import Watch
@@ -33,12 +47,23 @@ def visible_share(n: int, m: int, block_q: int, block_k: int) -> float:
     return kept / max(1, n * m)
 
 
+def second_inputs(payload: dict) -> dict:
+    """The case's Q, K, V as other inputs of the same kind (`AGAIN`): batch items trade places,
+    the queries are reversed and V negated. K keeps its values, so the scores keep their size
+    (a case of very negative scores stays one)."""
+    Q, K, V = payload["Q"], payload["K"], payload["V"]
+    batch = (0,) if Q.dim() > 2 else ()
+    return {"Q": other_layout_values(Q, flip=(*batch, Q.dim() - 2)), "K": other_layout_values(K, flip=batch),
+            "V": other_layout_values(V, flip=batch, negate=True)}
+
+
 def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4, causal=False,
                dtype=torch.float32, scores="normal", layout="contiguous", tier=CORE, public=True,
                cap=False, skip=False, tiles=False, device="cpu") -> Case:
     """One case. `cap`: the memory cap applies; `skip`: causal blocks above the diagonal must be
-    skipped; `tiles`: the score tiles must be block_k keys wide (needs d > block_k, so a P @ V
-    matmul, which contracts over at most block_k keys, is never taken for a score tile)."""
+    skipped; `tiles`: the score tiles must be block_q queries tall and block_k keys wide (needs
+    d > block_k, so a P @ V matmul, which contracts over at most block_k keys, is never taken
+    for a score tile)."""
     Q = torch.randn(*lead, n, d, generator=gen, dtype=torch.float64)
     K = torch.randn(*lead, m, d, generator=gen, dtype=torch.float64)
     V = torch.randn(*lead, m, dv, generator=gen, dtype=torch.float64)
@@ -64,6 +89,8 @@ def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4,
         payload["tiles"] = True
     if max(n, m) > BIG:
         payload[ONE_CALL] = True
+    elif tier == CORE and public:  # called again on other inputs: an answer kept from a call shows
+        payload[AGAIN] = second_inputs(payload)
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
              f"{str(dtype).replace('torch.', '')}, block_q={block_q}, block_k={block_k}"
              + (", causal" if causal else "") + ("" if scores == "normal" else f", {scores.replace('_', ' ')} scores")
@@ -78,7 +105,7 @@ def public_cases(device: str) -> list[Case]:
     f64 = torch.float64
     specs: list[tuple[str, dict[str, Any]]] = [
         ("blocks larger than the inputs", dict(n=5, m=7, block_q=8, block_k=8)),
-        ("blocks not dividing n and m", dict(lead=(2,), n=13, m=22, d=8, dv=5, block_q=4, block_k=6, dtype=f64,
+        ("blocks not dividing n and m", dict(lead=(2,), n=13, m=22, d=8, dv=5, block_q=5, block_k=6, dtype=f64,
                                              tiles=True)),
         ("causal, diagonal blocks", dict(lead=(2,), n=16, m=16, block_q=4, block_k=4, causal=True, dtype=f64)),
         ("causal, n < m", dict(lead=(2, 3), n=6, m=20, d=8, dv=4, block_q=4, block_k=4, causal=True)),
@@ -100,6 +127,7 @@ def public_cases(device: str) -> list[Case]:
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     probe = build_case(gen, "public device probe", lead=(2,), n=9, m=11, block_q=4, block_k=4, causal=True)
     probe.payload[PROBE] = True
+    probe.payload.pop(AGAIN, None)
     probe.notes = "inputs on a stand-in device: every tensor must follow them"
     return cases + [probe]
 
@@ -129,7 +157,8 @@ class FlashAttentionDrill(TupleDrill):
     input_names = ("Q", "K", "V")
     masked_values = (0.0, NEG_INF)
     record_checks = [("no fused call", CORE), ("memory cap", CORE), ("causal blocks skipped", CORE),
-                     ("block sizes", CORE)]
+                     ("block sizes", CORE), ("query blocks", CORE)]
+    second_inputs_said = "batch items swapped, queries reversed, V negated"
 
     def public_cases(self, device):
         return public_cases(device)
@@ -138,7 +167,8 @@ class FlashAttentionDrill(TupleDrill):
         return fresh_cases(seed, device)
 
     def run_case(self, entry_obj, payload: dict) -> dict:
-        """In the child: the first call runs under `Watch`; small cases are called twice."""
+        """In the child: the first call runs under `Watch`; small cases are called twice, then
+        once on their second inputs (`AGAIN`)."""
         options = {key: payload[key] for key in ("block_q", "block_k", "causal")}
         if PROBE in payload:
             args = clone_tree([payload["Q"], payload["K"], payload["V"]])
@@ -157,6 +187,9 @@ class FlashAttentionDrill(TupleDrill):
             calls.append(export(value))
             if attempt == 0 and not payload.get(ONE_CALL):
                 inputs_after = [export(arg) for arg in args]
+        if AGAIN in payload and not payload.get(ONE_CALL):
+            args = clone_tree([payload[AGAIN][key] for key in ("Q", "K", "V")])
+            calls.append(export(entry_obj(*args, **options)))
         return {"calls": calls, "inputs": inputs_after, "record": record}
 
     def oracle(self, case):
@@ -210,6 +243,9 @@ class FlashAttentionDrill(TupleDrill):
             book.failed("no fused call", case, {"record": record},
                         f"{where}: called {record['fused'][0]}, which does the whole attention in one call; "
                         "this drill asks for the tiled algorithm itself")
+        elif record.get("hidden"):
+            book.failed("no fused call", case, {"record": record},
+                        f"{where}: {hidden_message(record['hidden'], 'check for fused calls')}")
         else:
             book.passed("no fused call")
         if "cap" in p:
@@ -234,11 +270,11 @@ class FlashAttentionDrill(TupleDrill):
                 book.passed("causal blocks skipped")
         if "tiles" in p and record.get("widest_tile"):  # no score matmul at all: nothing to judge
             self._check_tiles(case, record, book, where)
+            self._check_query_tiles(case, record, book, where)
 
     def _check_tiles(self, case: Case, record: dict, book: CheckBook, where: str) -> None:
         """The widest score tile spans min(block_k, m) keys: a fixed tile size, or block_q and
-        block_k swapped, gives another width. Only the key side is judged: a key loop over all
-        query blocks at once (as a GPU runs them) is a right answer, so is a (block_q, .) tile."""
+        block_k swapped, gives another width. The query side is `_check_query_tiles`."""
         p = case.payload
         wanted = min(p["block_k"], p["K"].shape[-2])
         widest = record["widest_tile"]
@@ -250,11 +286,33 @@ class FlashAttentionDrill(TupleDrill):
                     f"{widest} keys wide; with block_k={p['block_k']} each tile spans {wanted} keys (the last "
                     "one of a row may be narrower). Tile with the block_q and block_k the call passes")
 
+    def _check_query_tiles(self, case: Case, record: dict, book: CheckBook, where: str) -> None:
+        """The tallest score tile holds min(block_q, n) queries: all the queries against each key
+        block, or a fixed query tile, gives another height. Every query block at once (as a GPU
+        runs them) is right as a batch of (block_q, block_k) tiles, whose rows are block_q."""
+        p = case.payload
+        wanted = min(p["block_q"], p["Q"].shape[-2])
+        tallest = record.get("tallest_tile", 0)
+        if not tallest:  # no 2-D score tile (matrix-vector products): nothing to judge
+            return
+        if tallest == wanted:
+            book.passed("query blocks")
+            return
+        book.failed("query blocks", case, {"record": record},
+                    f"{where}: the tallest score tile its matmuls made was {shape_text(record['tallest_tile_shape'])}, "
+                    f"{tallest} queries tall; with block_q={p['block_q']} each tile holds {wanted} queries (the last "
+                    "one may hold fewer). Running every query block at once is fine as a batch of (block_q, block_k) "
+                    "tiles, not as one tile of all the queries")
+
     def diagnose_record(self, failures: list[Failure]):
         by_check = {f.check: f for f in reversed(failures)}
         for check, mistake in (("no fused call", "fused_call"), ("memory cap", "full_score_matrix"),
-                               ("causal blocks skipped", "no_causal_skip"), ("block sizes", "wrong_block_size")):
+                               ("causal blocks skipped", "no_causal_skip"), ("block sizes", "wrong_block_size"),
+                               ("query blocks", "query_block_ignored")):
             if check in by_check:
+                record = by_check[check].result.get("record") or {}
+                if check == "no fused call" and not record.get("fused") and record.get("hidden"):
+                    mistake = "hidden_calls"
                 return mistake, f"Looks like {self.mistakes[mistake]}. {check}: {by_check[check].message}"
         return None
 

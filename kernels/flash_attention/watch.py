@@ -1,5 +1,6 @@
 """What the learner's call did, recorded in the child: fused attention calls, the largest tensor
-it created, and the work its matmuls and exps did (so the parent can grade memory and skipping).
+it created, the work its matmuls and exps did (so the parent can grade memory and skipping), the
+extent of its score tiles, and ops run out of the function mode's sight.
 
 Two modes run around the call. `TorchFunctionMode` sees the functions called by name, before
 PyTorch decomposes them (`F.scaled_dot_product_attention` is one op there). `TorchDispatchMode`
@@ -9,14 +10,17 @@ Python and need no GPU, no memory accounting from the allocator and no files.
 
 The record is taken in the learner's own process, so code written to fool it could (by leaving
 the modes); it is there to catch the honest mistakes, which it names reliably, not to stop a
-determined cheat, who fools only themselves.
+determined cheat, who fools only themselves. The easy way out, `torch._C.DisableTorchFunction()`
+around a fused call, is recorded: the dispatch mode still sees the ops run inside it (`HiddenCalls`),
+on the public cases it watches, which every grade runs.
 """
 
 from __future__ import annotations
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from ..hidden_calls import HiddenCalls
 
 FUSED_NAMES = ("scaled_dot_product_attention", "flash_attention", "efficient_attention",
                "multi_head_attention", "cudnn_attention", "_fused_sdp")
@@ -58,19 +62,16 @@ class _Calls(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-class _Ops(TorchDispatchMode):
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        """No torch.compile runs here: without this, PyTorch wraps `__torch_dispatch__` in a
-        dynamo guard that imports torch._dynamo on first use (seconds, in every sandboxed child)
-        and adds ~50 us to every op."""
-        return False
+class _Ops(HiddenCalls):
+    """Records what `HiddenCalls` does as well (whose dynamo opt-out also saves ~50 us per op)."""
 
     def __init__(self, score_dim: int | None = None) -> None:
         super().__init__()
         self.score_dim = score_dim
         self.widest_tile = 0
         self.widest_tile_shape: list[int] = []
+        self.tallest_tile = 0
+        self.tallest_tile_shape: list[int] = []
         self.largest = 0
         self.largest_op = ""
         self.largest_shape: list[int] = []
@@ -79,6 +80,7 @@ class _Ops(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        self.note(func)
         result = func(*args, **kwargs)
         packet = func.overloadpacket
         if packet in MATMULS:
@@ -91,6 +93,8 @@ class _Ops(TorchDispatchMode):
                 for out in outputs:
                     if out.dim() and out.shape[-1] > self.widest_tile:
                         self.widest_tile, self.widest_tile_shape = out.shape[-1], list(out.shape)
+                    if out.dim() > 1 and out.shape[-2] > self.tallest_tile:
+                        self.tallest_tile, self.tallest_tile_shape = out.shape[-2], list(out.shape)
         elif packet in EXPS or func is aten.pow.Scalar:
             operands = _tensors(list(args))
             self.exp_elements += operands[0].numel() if operands else 0
@@ -106,7 +110,8 @@ class Watch:
 
     `ops=False` records only the functions called: the dispatch mode costs ~0.1 ms per op, so it
     runs only on the cases that grade memory, skipping or tiles. `score_dim` (d, Q's last dim):
-    matmuls contracting over it make score tiles, and the widest one's key extent is recorded.
+    matmuls contracting over it make score tiles, and the widest one's key extent and the
+    tallest one's query extent are recorded.
     """
 
     def __init__(self, ops: bool = True, score_dim: int | None = None) -> None:
@@ -129,4 +134,6 @@ class Watch:
         return {"fused": list(self._calls.fused[:3]), "largest": int(ops.largest),
                 "largest_op": ops.largest_op.replace("aten.", "")[:80], "largest_shape": ops.largest_shape[:6],
                 "matmul_work": int(ops.matmul_work), "exp_elements": int(ops.exp_elements),
-                "widest_tile": int(ops.widest_tile), "widest_tile_shape": ops.widest_tile_shape[:6]}
+                "widest_tile": int(ops.widest_tile), "widest_tile_shape": ops.widest_tile_shape[:6],
+                "tallest_tile": int(ops.tallest_tile), "tallest_tile_shape": ops.tallest_tile_shape[:6],
+                "hidden": list(ops.hidden)}

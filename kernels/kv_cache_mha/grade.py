@@ -11,8 +11,8 @@ import torch.nn.functional as F
 
 from ..attention import merge_heads, split_heads
 from ..device_probe import PROBE
-from ..grading import AGAIN_CHECK, BIG, CORE, EXTRA, ONE_CALL, Case
-from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, strided
+from ..grading import AGAIN, AGAIN_CHECK, BIG, CORE, EXTRA, ONE_CALL, Case
+from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, second_steps, strided
 
 PUBLIC_SEED = 4511
 
@@ -40,6 +40,8 @@ def build_case(gen, name, *, schedule, batch=2, d_model=8, heads=2, dtype=torch.
                "weights": {k: (w.to(dtype).to(device), b.to(dtype).to(device)) for k, (w, b) in weights.items()}}
     if total > BIG:
         payload[ONE_CALL] = True
+    elif tier == CORE and public:  # run again on another sequence: results kept by shape show
+        payload[AGAIN] = {"steps": second_steps(payload["steps"])}
     notes = (f"batch {batch}, d_model={d_model}, heads={heads}, {str(dtype).replace('torch.', '')}, chunks "
              + "+".join(str(t) for t in schedule) + (f", inputs x{scale:g}" if scale != 1 else "")
              + {"strided": ", transposed views", "expanded": ", batch expanded from one sequence"}.get(layout, ""))
@@ -125,9 +127,12 @@ def stepwise(payload: dict, *, dtype=torch.float64, grow: str = "all", mask: str
 
 
 class KvCacheDrill(StepsDrill):
-    check_order = [row for row in CHECK_ORDER if row[0] not in ("fully masked rows", AGAIN_CHECK)]
-    """No fully masked rows (every token sees itself); no second inputs (the "fresh sequence"
-    run already starts the same module over with cache=None)."""
+    check_order = [row for row in CHECK_ORDER if row[0] != "fully masked rows"]
+    """No fully masked rows (every token sees itself). The "fresh sequence" run starts the same
+    module over on the same steps, which a cache kept on the module fails; the second inputs
+    (another sequence of the same shapes) show results kept by shape or position instead."""
+    late_checks = {AGAIN_CHECK: "memoized_output"}
+    second_inputs_said = "batch items swapped, x negated"
 
     def public_cases(self, device: str) -> list[Case]:
         gen = torch.Generator().manual_seed(PUBLIC_SEED)
@@ -149,6 +154,7 @@ class KvCacheDrill(StepsDrill):
         cases = [build_case(gen, f"public {name}", device=device, **kw) for name, kw in specs]
         probe = build_case(gen, "public device probe", schedule=[3, 1, 2], batch=2, d_model=8, heads=2)
         probe.payload[PROBE] = True
+        probe.payload.pop(AGAIN, None)
         probe.notes = "inputs on a stand-in device: every tensor must follow them"
         return cases + [probe]
 

@@ -4,6 +4,9 @@ Values are compared with a float64 oracle. On top of that, the relative-position
 checked on the learner's own outputs: with the same q (and k) vector at every position, the
 score between rotated q at position i and rotated k at position j must depend only on i - j,
 and a position offset must shift positions, not restart them.
+
+~430 lines on purpose: the cases, the oracle, the property checks and the second-input check
+are this drill's alone, and read best in one place.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import torch
 
 from ..device_probe import PROBE, check_probe, follow_inputs, probe_result
 from ..grading import (
+    AGAIN,
+    AGAIN_CHECK,
     BIG,
     CORE,
     DEFAULT_TOLERANCE,
@@ -26,6 +31,7 @@ from ..grading import (
     compare_values,
     export,
     format_index,
+    other_layout_values,
     shape_text,
     unpack_output,
 )
@@ -46,7 +52,7 @@ CHECKS = {torch.float32: "values float32", torch.float64: "values float64",
 CHECK_ORDER = [
     ("return type", CORE), ("shape", CORE), ("dtype", CORE), ("device", CORE),
     ("inputs unchanged", CORE), ("deterministic", CORE), ("values float32", CORE),
-    ("values float64", CORE), (RELATIVE, CORE), (LONG_FLOAT16, CORE),
+    ("values float64", CORE), (AGAIN_CHECK, CORE), (RELATIVE, CORE), (LONG_FLOAT16, CORE),
     ("float16 accuracy", EXTRA), ("bfloat16 accuracy", EXTRA),
 ]
 DEFAULTS = {"offset": 0, "base": 10000.0, "interleaved": False}
@@ -171,6 +177,8 @@ def build_case(gen, name, *, batch=2, heads=2, n=5, d=8, dtype=torch.float32, kw
              + (", the same vector at every position (an expanded view)" if relative else ""))
     if x.numel() > 4096 or n > BIG:
         payload[ONE_CALL] = True
+    elif tier == CORE and public:  # called again on another x: a rotated x kept from a call shows
+        payload[AGAIN] = {"x": other_layout_values(x, flip=(0,), negate=True)}
     return Case(name, payload, tier=tier, value_check=check or CHECKS[dtype], notes=notes, public=public,
                 size=n)
 
@@ -209,6 +217,7 @@ def public_cases(device: str) -> list[Case]:
     probe = build_case(gen, "public device probe", batch=1, heads=2, n=5, d=8, dtype=f32,
                        kwargs={"offset": 3, "interleaved": True})
     probe.payload[PROBE] = True
+    probe.payload.pop(AGAIN, None)
     probe.notes = "x on a stand-in device: every tensor must follow it"
     return cases + [probe]
 
@@ -284,6 +293,7 @@ class RopeDrill(AttentionDrill):
 
     check_order = CHECK_ORDER
     input_names = ("x",)
+    second_inputs_said = "batch items swapped, x negated"
 
     def public_cases(self, device: str) -> list[Case]:
         return public_cases(device)
@@ -292,8 +302,9 @@ class RopeDrill(AttentionDrill):
         return fresh_cases(seed, device)
 
     def run_case(self, entry_obj, payload: dict) -> dict:
-        """In the child: call the learner twice on fresh copies (once for a big case) and, for a
-        property case, once more from position 0; export the results and the input."""
+        """In the child: call the learner twice on fresh copies (once for a big case), then on
+        the second x (`AGAIN`) and, for a property case, once more from position 0; export the
+        results and the input."""
         kwargs = payload["kwargs"]
         if PROBE in payload:
             x = clone_tree(payload["x"])
@@ -304,6 +315,8 @@ class RopeDrill(AttentionDrill):
             calls.append(export(entry_obj(x, **kwargs)))
             if attempt == 0 and not payload.get(ONE_CALL):
                 inputs_after = [export(x)]
+        if AGAIN in payload and not payload.get(ONE_CALL):
+            calls.append(export(entry_obj(clone_tree(payload[AGAIN]["x"]), **kwargs)))
         result = {"calls": calls, "inputs": inputs_after}
         if payload.get("relative"):
             x = clone_tree(payload["x"])
@@ -315,6 +328,10 @@ class RopeDrill(AttentionDrill):
         if "oracle" not in case.extra:
             case.extra["oracle"] = rotate(case.payload["x"], **settings(case.payload))
         return case.extra["oracle"]
+
+    def _expected(self, case: Case):
+        """(output, no weights), no fully masked rows: what `_check_second_input` compares with."""
+        return (self.oracle(case), None), None
 
     def _reference_error(self, case: Case) -> float:
         if "reference_error" not in case.extra:
@@ -377,6 +394,8 @@ class RopeDrill(AttentionDrill):
             book.failed(case.value_check, case, result,
                         f"{where}: largest error {err:.3g} at output{format_index(index)} "
                         f"(got {got:.6g}, expected {want:.6g}; tolerance {atol:.1g} + {rtol:.1g}*|expected|)")
+        if core and ok and AGAIN in case.payload and len(result["calls"]) > 2:
+            self._check_second_input(case, result, book, where)
         if case.payload.get("relative"):
             self._check_relative(case, result, book, out["tensor"], where)
 

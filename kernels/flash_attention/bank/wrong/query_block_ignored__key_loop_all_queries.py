@@ -1,5 +1,6 @@
-"""Every query block at once (as the GPU runs them in parallel): one loop over key blocks, and
-under causal only the queries that can see the block take part."""
+"""All the queries at once against each key block (meant as "every query block in parallel",
+but block_q is never used): right values, tiles block_k keys wide, but all n queries tall.
+Under causal only the queries that can see the key block take part."""
 import math
 
 import torch
