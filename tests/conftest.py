@@ -4,8 +4,19 @@ tests that grade without needing a fresh grader share one warm worker per test p
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
+
+
+def pytest_configure(config) -> None:
+    """One timezone for the whole run (and the processes it starts): many tests fix an instant
+    such as 09:00 or 12:00 UTC and expect it on that calendar day, which far enough from UTC is
+    another local day (checked: the failures under UTC-12 and UTC+14 were those days, not the
+    app's). STUDYAPP_TEST_TZ runs the suite in another zone; the tests of
+    local days set their own."""
+    os.environ["TZ"] = os.environ.get("STUDYAPP_TEST_TZ", "UTC")
+    time.tzset()
 
 
 @pytest.hookimpl(tryfirst=True)
