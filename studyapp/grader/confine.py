@@ -8,8 +8,8 @@ The child process (C) is forked from the worker; with a PID namespace it forks o
 learner's code runs in the namespace's first process (L): when L ends, or when C or the worker
 dies (PDEATHSIG), the kernel kills every process left in the namespace.
 
-~520 lines on purpose: every wall (probe, apply, and the scratch folder's tmpfs quota) lives
-here, so what the sandbox promises can be read, and audited, in one file.
+~650 lines on purpose: every wall (probe, apply, the seccomp filter and the scratch folder's
+tmpfs quota) lives here, so what the sandbox promises can be read, and audited, in one file.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
@@ -42,18 +43,24 @@ ETC_FILES = ("ld.so.cache", "localtime", "passwd", "group", "nsswitch.conf", "ho
 """The few files in /etc that Python and libc look at; the rest of /etc stays unreadable."""
 DEVICES_READ = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 CUDA_DEVICE_PREFIXES = ("nvidia", "dri")
+"""Device nodes the CUDA child opens after Landlock is on (read, write and ioctl)."""
 WITHOUT_ENV = "STUDYAPP_GRADER_WITHOUT"
 OPTIONAL_NAMES = ("files", "tcp", "signals", "network namespace", "pid namespace", "no unix sockets",
                   "scratch quota")
-"""Comma-separated protections to leave off, as if the kernel lacked them (tests of the fallbacks)."""
-"""Device nodes the CUDA child opens after Landlock is on (read, write and ioctl)."""
+"""Comma-separated protections to leave off, as if the kernel lacked them (tests of the fallbacks).
+Leaving "no unix sockets" off keeps the filter's truncate rule where "files" needs it."""
+TRUNCATE_ABI = 3
+"""The Landlock ABI that governs truncation (LANDLOCK_ACCESS_FS_TRUNCATE, Linux 6.2); below it the
+seccomp filter refuses truncating instead (`seccomp_program`)."""
 
 
 class Protection(str, Enum):
     """One wall around the child; the verdict and `doctor` list the ones that are up."""
 
     FILES = "files"
-    """Landlock: it writes only its scratch folder and reads only Python, torch and system libraries."""
+    """Landlock: it writes only its scratch folder and reads only Python, torch and system libraries.
+    Below ABI 3 Landlock does not govern truncation: the seccomp filter then refuses it, and without
+    that filter this wall is not claimed."""
     TCP = "tcp"
     """Landlock: no TCP bind or connect."""
     SCOPE = "signals"
@@ -61,7 +68,8 @@ class Protection(str, Enum):
     NETWORK = "network namespace"
     """A network namespace of its own: no interface but a downed loopback, so no network at all."""
     UNIX_SOCKETS = "no unix sockets"
-    """seccomp: no AF_UNIX sockets, so no reaching a session bus or docker.sock by path (Landlock < 9 can't)."""
+    """seccomp: no AF_UNIX sockets (nor io_uring, which makes them unseen, nor datagram socket pairs,
+    which send to any path), so no reaching a session bus or docker.sock by path (Landlock < 9 can't)."""
     PROCESS_TREE = "pid namespace"
     """A PID namespace: it cannot name outside processes, and all of its processes die with it."""
     SCRATCH_QUOTA = "scratch quota"
@@ -239,7 +247,13 @@ def probe() -> Confinement:
     active: list[Protection] = []
     missing: dict[Protection, str] = {}
     abi = landlock_abi()
-    if abi >= 1:
+    machine = os.uname().machine
+    seccomp = None if machine in _SECCOMP_ARCH else f"no seccomp filter for {machine}"
+    seccomp = seccomp or _try_in_a_fork(functools.partial(install_filter, unix_sockets=True, truncate=True))
+    if 1 <= abi < TRUNCATE_ABI and seccomp is not None:
+        missing[Protection.FILES] = (f"Landlock ABI {abi} < {TRUNCATE_ABI} lets any of the user's files be truncated, "
+                                     f"and the seccomp filter that refuses that is unavailable ({seccomp})")
+    elif abi >= 1:
         active.append(Protection.FILES)
     elif importlib.util.find_spec("landlockpy") is None:
         missing[Protection.FILES] = "the landlockpy package is not installed"
@@ -266,12 +280,10 @@ def probe() -> Confinement:
         active.append(Protection.SCRATCH_QUOTA)
     else:
         missing[Protection.SCRATCH_QUOTA] = f"no tmpfs of its own ({why_not}): the grader measures the folder instead"
-    why_not = None if _SECCOMP_ARCH.get(os.uname().machine) else f"no seccomp filter for {os.uname().machine}"
-    why_not = why_not or _try_in_a_fork(deny_unix_sockets)
-    if why_not is None:
+    if seccomp is None:
         active.append(Protection.UNIX_SOCKETS)
     else:
-        missing[Protection.UNIX_SOCKETS] = why_not
+        missing[Protection.UNIX_SOCKETS] = seccomp
     if os.geteuid() == 0:
         why_not = _try_in_a_fork(_become_nobody)
         if why_not is None:
@@ -345,8 +357,29 @@ def _mirror_exit(pid: int) -> None:
     os._exit(code if code >= 0 else 128 - code)
 
 
-_SECCOMP_ARCH = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
-"""machine -> (AUDIT_ARCH_*, __NR_socket)."""
+class _Syscalls(NamedTuple):
+    """One architecture's numbers for the seccomp filter (the x86_64 table, or the generic one)."""
+
+    audit_arch: int
+    socket: int
+    socketpair: int
+    truncate: int
+    open: int | None
+    """None where there is only openat (the generic table)."""
+    openat: int
+    open_by_handle_at: int
+    openat2: int
+    io_uring: tuple[int, int, int]
+    """io_uring_setup, io_uring_enter, io_uring_register."""
+
+
+_SECCOMP_ARCH = {
+    "x86_64": _Syscalls(0xC000003E, socket=41, socketpair=53, truncate=76, open=2, openat=257,
+                        open_by_handle_at=304, openat2=437, io_uring=(425, 426, 427)),
+    "aarch64": _Syscalls(0xC00000B7, socket=198, socketpair=199, truncate=45, open=None, openat=56,
+                         open_by_handle_at=265, openat2=437, io_uring=(425, 426, 427)),
+}
+"""machine -> its syscall numbers (AUDIT_ARCH_* first); any other machine gets no filter."""
 
 
 class _SockFilter(ctypes.Structure):
@@ -357,29 +390,124 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def deny_unix_sockets() -> None:
-    """seccomp: socket(AF_UNIX, ...) fails with EACCES; foreign-ABI syscalls (x32, i386) with ENOSYS.
+class _Bpf:
+    """Classic BPF written with named forward jumps (BPF jumps only forward), resolved by `code()`."""
 
-    Five instructions of classic BPF rather than a libseccomp binding: the one maintained binding
-    for ctypes runs `ldconfig` at import (a quarter second on the worker's start path).
+    LOAD, AND, JA, JEQ, JGE, JSET, RET = 0x20, 0x54, 0x05, 0x15, 0x35, 0x45, 0x06
+    """BPF_LD|W|ABS, BPF_ALU|AND|K, BPF_JMP|JA, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_JMP|JSET|K, BPF_RET|K."""
+
+    def __init__(self) -> None:
+        self.ops: list[tuple[int, str | None, str | None, int | str]] = []
+        self.labels: dict[str, int] = {}
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.ops)
+
+    def load(self, offset: int) -> None:
+        self.ops.append((self.LOAD, None, None, offset))
+
+    def and_(self, mask: int) -> None:
+        self.ops.append((self.AND, None, None, mask))
+
+    def goto(self, label: str) -> None:
+        self.ops.append((self.JA, None, None, label))
+
+    def jump(self, test: int, k: int, jt: str | None = None, jf: str | None = None) -> None:
+        """To `jt` when A `test` k holds, else to `jf`; None: on to the next instruction."""
+        self.ops.append((test, jt, jf, k))
+
+    def ret(self, value: int) -> None:
+        self.ops.append((self.RET, None, None, value))
+
+    def code(self) -> list[tuple[int, int, int, int]]:
+        def offset(label: str | None, at: int) -> int:
+            return 0 if label is None else self.labels[label] - at - 1
+
+        return [(op, offset(jt, at), offset(jf, at), offset(k, at) if isinstance(k, str) else k)
+                for at, (op, jt, jf, k) in enumerate(self.ops)]
+
+
+def seccomp_program(calls: _Syscalls, unix_sockets: bool, truncate: bool) -> list[tuple[int, int, int, int]]:
+    """The filter `install_filter` installs, as (code, jt, jf, k) instructions.
+
+    Always: foreign-ABI syscalls (i386, arm32, x32: numbers the rules below do not know) and
+    io_uring fail with ENOSYS, which libraries take for an old kernel and fall back from. io_uring
+    goes because its operations (IORING_OP_SOCKET, IORING_OP_OPENAT...) are syscalls that seccomp
+    never sees: with it every rule here could be walked around.
+
+    `unix_sockets`: socket(AF_UNIX) fails with EACCES, so no reaching a session bus or docker.sock
+    by path (Landlock < 9 cannot stop a connect by path); so does socketpair(AF_UNIX, SOCK_DGRAM),
+    since a datagram socket, paired or not, can sendto() or connect() any path (journald, /dev/log).
+    Stream and seqpacket pairs stay: already connected, they reach nothing else (EISCONN), and
+    multiprocessing.Pipe() makes one.
+
+    `truncate` (Landlock ABI < 3, which does not govern truncation): truncate(2) fails with EACCES,
+    and so does an open with O_TRUNC whose access mode is not O_WRONLY or O_RDWR: with O_RDONLY
+    Landlock checks read access only (the Python install, a venv the user owns), and with the
+    access mode 3 no access at all, yet both truncate. openat2(2) is ENOSYS, its flags lying out of
+    the filter's reach in memory. ftruncate(2) and O_WRONLY|O_TRUNC need a file opened for writing,
+    which Landlock ABI 1 governs already.
     """
     import errno as errnos
 
-    arch, socket_nr = _SECCOMP_ARCH[os.uname().machine]
-    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    args = 16  # seccomp_data.args[0], 8 bytes each: the low half (32 bits) comes first on these machines
     allow, deny = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
-    program = [
-        (load, 0, 0, 4),                  # 0: arch
-        (jeq, 0, 7, arch),                # 1: foreign ABI -> 9
-        (load, 0, 0, 0),                  # 2: syscall number
-        (jge, 5, 0, 0x40000000),          # 3: x32 -> 9
-        (jeq, 0, 2, socket_nr),           # 4: not socket() -> 7
-        (load, 0, 0, 16),                 # 5: args[0] (low half): the domain
-        (jeq, 1, 0, 1),                   # 6: AF_UNIX -> 8, else 7
-        (ret, 0, 0, allow),               # 7
-        (ret, 0, 0, deny | errnos.EACCES),  # 8
-        (ret, 0, 0, deny | errnos.ENOSYS),  # 9
-    ]
+    bpf = _Bpf()
+    bpf.load(4)                                             # A = the syscall's architecture
+    bpf.jump(bpf.JEQ, calls.audit_arch, jf="enosys")        # a foreign ABI (i386, arm32): ENOSYS
+    bpf.load(0)                                             # A = the syscall's number
+    bpf.jump(bpf.JGE, 0x40000000, jt="enosys")              # x32's numbers: ENOSYS
+    for number in calls.io_uring:
+        bpf.jump(bpf.JEQ, number, jt="enosys")              # io_uring_setup, _enter, _register: ENOSYS
+    if unix_sockets:
+        bpf.jump(bpf.JEQ, calls.socket, jt="socket")        # socket(): its domain decides
+        bpf.jump(bpf.JEQ, calls.socketpair, jt="socketpair")  # socketpair(): its domain and type decide
+    if truncate:
+        bpf.jump(bpf.JEQ, calls.truncate, jt="eacces")      # truncate(): EACCES
+        bpf.jump(bpf.JEQ, calls.openat2, jt="enosys")       # openat2(): ENOSYS (libc falls back to openat)
+        if calls.open is not None:
+            bpf.jump(bpf.JEQ, calls.open, jt="open")        # open(): its flags decide
+        bpf.jump(bpf.JEQ, calls.openat, jt="openat")        # openat(): its flags decide
+        bpf.jump(bpf.JEQ, calls.open_by_handle_at, jt="openat")  # open_by_handle_at(): its flags decide
+    bpf.ret(allow)                                          # any other syscall: allowed
+    if unix_sockets:
+        bpf.label("socket")
+        bpf.load(args)                                      # A = args[0], the domain
+        bpf.jump(bpf.JEQ, 1, jt="eacces", jf="allow")       # AF_UNIX: EACCES, else allowed
+        bpf.label("socketpair")
+        bpf.load(args)                                      # A = args[0], the domain
+        bpf.jump(bpf.JEQ, 1, jf="allow")                    # not AF_UNIX: allowed
+        bpf.load(args + 8)                                  # A = args[1], the type (| SOCK_NONBLOCK...)
+        bpf.and_(0xF)                                       # A &= SOCK_TYPE_MASK
+        bpf.jump(bpf.JEQ, 2, jt="eacces", jf="allow")       # SOCK_DGRAM: EACCES, else allowed
+    if truncate:
+        if calls.open is not None:
+            bpf.label("open")
+            bpf.load(args + 8)                              # A = args[1], open()'s flags
+            bpf.goto("flags")                               # -> the flags' test
+        bpf.label("openat")
+        bpf.load(args + 16)                                 # A = args[2], openat()'s flags
+        bpf.label("flags")
+        bpf.jump(bpf.JSET, os.O_TRUNC, jf="allow")          # no O_TRUNC: allowed
+        bpf.and_(os.O_ACCMODE)                              # A = the access mode
+        bpf.jump(bpf.JEQ, os.O_WRONLY, jt="allow")          # O_WRONLY: Landlock checks write access
+        bpf.jump(bpf.JEQ, os.O_RDWR, jt="allow", jf="eacces")  # O_RDWR: so it does; O_RDONLY or 3: EACCES
+    bpf.label("allow")
+    bpf.ret(allow)                                          # allowed
+    bpf.label("eacces")
+    bpf.ret(deny | errnos.EACCES)                           # refused: EACCES
+    bpf.label("enosys")
+    bpf.ret(deny | errnos.ENOSYS)                           # as if this kernel had no such syscall: ENOSYS
+    return bpf.code()
+
+
+def install_filter(unix_sockets: bool, truncate: bool) -> None:
+    """seccomp, for good in this process and its children: `seccomp_program` on this machine.
+
+    Classic BPF rather than a libseccomp binding: the one maintained binding for ctypes runs
+    `ldconfig` at import (a quarter second on the worker's start path).
+    """
+    program = seccomp_program(_SECCOMP_ARCH[os.uname().machine], unix_sockets, truncate)
     filters = (_SockFilter * len(program))(*[_SockFilter(*op) for op in program])
     prog = _SockFprog(len(program), filters)
     libc = _libc()
@@ -488,13 +616,15 @@ def _cuda_devices() -> list[str]:
 
 def restrict(confinement: Confinement, scratch: str, cuda: bool = False) -> None:
     """In L, just before learner code: Landlock on files, TCP, signals and abstract sockets, and
-    no unix sockets.
+    the seccomp filter: no unix sockets and, where Landlock (ABI < 3) does not govern truncation,
+    no truncating (the probe claimed "files" only where that filter could be installed).
 
     Nothing of the kernels is readable: the drills were imported before (the worker loads them
     all), and a drill's folder holds its reference, its bank of right answers and its hints.
     """
-    if confinement.has(Protection.UNIX_SOCKETS):
-        deny_unix_sockets()
+    truncate = confinement.has(Protection.FILES) and confinement.landlock_abi < TRUNCATE_ABI
+    if confinement.has(Protection.UNIX_SOCKETS) or truncate:
+        install_filter(unix_sockets=confinement.has(Protection.UNIX_SOCKETS), truncate=truncate)
     if not confinement.has(Protection.FILES):
         return
     from landlockpy import AccessFS, AccessNet, Ruleset, Scope
