@@ -29,15 +29,23 @@ def torch_report() -> str:
 
 
 def sandbox_report() -> str:
-    """Which walls the grader puts around learner code on this machine (the same probe the worker runs)."""
+    """Which walls the grader puts around learner code on this machine: the same probes the
+    worker runs, including its switch to nobody tried for real (`limits.probe_drop`), so this
+    says what every verdict will say, before any grade."""
     if not sys.platform.startswith("linux"):
         return "none on this platform: learner code runs with your permissions (Linux only)"
     from studyapp.grader.confine import probe
+    from studyapp.grader.limits import probe_drop, unreadable_python_advice
 
     try:
-        return probe().describe()
+        confinement, drop = probe_drop(probe())
     except OSError as exc:
         return f"could not be checked ({exc})"
+    text = confinement.describe()
+    if drop is not None and drop.switches and drop.unreadable:
+        text += ("; note: a file that imports a module the grader has not loaded fails with a setup error, "
+                 "since " + unreadable_python_advice(drop))
+    return text
 
 
 PROBE_FILE = "torch-probe.json"

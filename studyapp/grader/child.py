@@ -116,8 +116,14 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
         failure = _stage_failure(exc, filename)
         if failure:
             return failure
-        stage = Stage.IMPORT if isinstance(exc, ImportError) else Stage.LOAD
-        return {"stage": stage.value, "error": _error(exc, filename)}
+        if isinstance(exc, ImportError):  # its module's name: the worker checks nobody could read it
+            try:
+                name = exc.name
+            except BaseException:  # noqa: BLE001 - a property of the learner's own subclass
+                name = None
+            return {"stage": Stage.IMPORT.value, "error": _error(exc, filename),
+                    "module": name[:300] if type(name) is str else None}
+        return {"stage": Stage.LOAD.value, "error": _error(exc, filename)}
     entry = getattr(module, drill.entry, None)
     if entry is None:
         defined = sorted(n for n, v in vars(module).items()

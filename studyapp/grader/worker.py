@@ -5,8 +5,13 @@ stdout (`contract.Job` in, `contract.Answer` out). Learner code never runs here:
 child forked from this (CPU) or spawned fresh (CUDA, by a `--cuda` sub-worker started on first
 use so that this process never initialises CUDA and stays safe to fork). SIGUSR1 cancels the
 running job, and so does the client hanging up. At start it finds out which walls this machine
-allows (`confine.probe`); every child gets exactly those, and every verdict lists them
-(`verdict["sandbox"]`).
+allows (`confine.probe`, and for a root worker `limits.probe_drop`, which tries the switch to
+nobody for real); every child gets exactly those, and every verdict lists them
+(`verdict["sandbox"]`). A child that cannot set them up stops before learner code, and the
+verdict says so in one line, as the grader's failure (never a traceback).
+
+~420 lines on purpose: the job loop, cancellation and the reading of a child's end belong
+together; each part alone would hand half-states between files.
 """
 
 from __future__ import annotations
@@ -35,7 +40,14 @@ from studyapp.grader.contract import (
     Verdict,
     judgement_from,
 )
-from studyapp.grader.limits import Limits, become_subreaper
+from studyapp.grader.limits import (
+    SETUP_PREFIX,
+    DropProbe,
+    Limits,
+    become_subreaper,
+    probe_drop,
+    unreadable_python_advice,
+)
 
 KERNELS_ENV = "STUDYAPP_GRADER_KERNELS"
 """Tests only: load drills from this folder instead of the bundled kernels/."""
@@ -69,12 +81,14 @@ def load_drills(override: str | None = None) -> dict:
 class Worker:
     """Turns jobs into verdicts; holds the drills and, once needed, the CUDA sub-worker."""
 
-    def __init__(self, cuda_mode: bool, confinement: Confinement):
+    def __init__(self, cuda_mode: bool, confinement: Confinement, drop: DropProbe | None = None):
         import torch
 
         self.torch = torch
         self.cuda_mode = cuda_mode
         self.confinement = confinement
+        self.drop = drop
+        """How a root worker's child gives up root here (`limits.probe_drop`); None when not root."""
         self.drills = load_drills()
         readable_roots()  # once here, inherited by every child, instead of once per child
         self.cuda_worker: subprocess.Popen | None = None
@@ -132,10 +146,18 @@ class Worker:
         seed = int(seed) if seed is not None else random.SystemRandom().randrange(1 << 31)
         cases = drill.make_cases(seed, device)
         payloads = [case.payload for case in cases]
+        if self.cuda_mode and self._python_unreadable_to_nobody():
+            assert self.drop is not None  # _python_unreadable_to_nobody says so
+            return verdicts.error_verdict(
+                drill_id, file, device, "CUDA grading cannot start here: its fresh interpreter runs as nobody",
+                unreadable_python_advice(self.drop) + ".", origin=FailureOrigin.GRADER)
         run = self._run_child(drill, source, file, payloads, limits)
-        result = self._interpret(run, drill, cases, drill_id, file, device, limits)
+        if _setup_failed(run):
+            result = self._setup_failure(run, drill_id, file, device)
+        else:
+            result = self._interpret(run, drill, cases, drill_id, file, device, limits)
+            verdicts.attach_output(result, run.output, cap_reached=len(run.output) >= limits.output_cap)
         result["seed"] = seed
-        verdicts.attach_output(result, run.output, cap_reached=len(run.output) >= limits.output_cap)
         if run.leftovers:
             result["detail"] += "\n(Some processes it started could not be stopped.)"
         result["sandbox"] = self.confinement.to_dict()
@@ -156,6 +178,32 @@ class Worker:
         buffer = io.BytesIO()
         self.torch.save({"drill": drill.id, "source": source, "filename": file, "payloads": payloads}, buffer)
         return sandbox.run_spawned(buffer.getvalue(), limits, _stop_running_job, self.confinement, spare)
+
+    def _python_unreadable_to_nobody(self) -> bool:
+        """Learner code runs as nobody, who cannot read parts of this Python (`probe_drop`)."""
+        return self.drop is not None and self.drop.switches and bool(self.drop.unreadable)
+
+    def _setup_failure(self, run, drill_id: str, file: str, device: str) -> Verdict:
+        """The child stopped before learner code: the grader's failure, said in one line. The
+        traceback, if any, goes to the worker's log (stderr), not to the learner."""
+        if run.output:
+            sys.stderr.write(run.output.decode("utf-8", "replace"))
+            sys.stderr.flush()
+        reason = setup_failure_reason(run.output) or f"the child exited with status {run.exit_code}"
+        return verdicts.error_verdict(drill_id, file, device, "your code could not be started in the sandbox",
+                                      f"The grader could not set up its sandbox, so none of your code ran: {reason}",
+                                      origin=FailureOrigin.GRADER)
+
+    def _unreadable_import(self, outcome: dict) -> str | None:
+        """The file of the module whose import failed, when nobody cannot read it (so the
+        failure is this machine's, not the learner's); else None."""
+        name = outcome.get("module")
+        if not self._python_unreadable_to_nobody() or not isinstance(name, str) or not name:
+            return None
+        from studyapp.grader.limits import nobody_can_read
+
+        origin = module_file(name)
+        return origin if origin is not None and not nobody_can_read(origin) else None
 
     def _interpret(self, run, drill, cases, drill_id, file, device, limits: Limits) -> Verdict:
         from studyapp.grader.results import FORGED_DETAIL
@@ -203,6 +251,15 @@ class Worker:
             return error(f"syntax error on line {err['line']}: {err['message']}",
                          f"line {err['line']}: {err['text']}")
         if stage == Stage.IMPORT:
+            unreadable = self._unreadable_import(outcome)
+            if unreadable is not None:
+                assert self.drop is not None  # _unreadable_import found it so
+                return verdicts.error_verdict(
+                    drill.id, "", device,
+                    f"your file imports `{outcome['module']}`, which the grader's user `nobody` cannot read "
+                    "(this machine's setup, not your code)",
+                    f"The grader runs your code as `nobody`, and {unreadable} is not readable to it. "
+                    + unreadable_python_advice(self.drop) + ".", origin=FailureOrigin.GRADER)
             return error(f"import error: {err['message']}", err["traceback"])
         if stage == Stage.LOAD:
             return error(f"your file raised {err['type']} when loaded: {err['message']}", err["traceback"])
@@ -270,6 +327,45 @@ class Worker:
                                           "the CUDA grader stopped unexpectedly", origin=FailureOrigin.GRADER)
 
 
+def _setup_failed(run) -> bool:
+    """The child ended before learner code started and sent nothing: no code of the learner's
+    ran, so a failure is the grader's (a forked child's SETUP_FAILED, a spawned one's traceback)."""
+    stopped = run.cancelled or run.timed_out or run.too_much_data or run.too_much_disk
+    return (run.outcome is None and not run.learner_started and run.tampered is None and not stopped
+            and run.exit_code is not None and run.exit_code > 0)
+
+
+def setup_failure_reason(output: bytes) -> str:
+    """One line of what a child that could not set up printed: the line `refuse_setup` wrote, or
+    a traceback's last line (the exception); never the traceback."""
+    lines = [line.strip() for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(SETUP_PREFIX):
+            return line[len(SETUP_PREFIX):][:1000]
+    return lines[-1][:1000] if lines else ""
+
+
+def module_file(name: str) -> str | None:
+    """Where the worker's import system would find module `name`, without running any code: a
+    top-level name, or one in a package the worker has already imported. None when not found."""
+    import importlib.machinery
+
+    parent, _, _ = name.rpartition(".")
+    try:
+        if parent:
+            package = sys.modules.get(parent)
+            search = getattr(package, "__path__", None)
+            if search is None:
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(name, list(search))
+        else:
+            spec = importlib.machinery.PathFinder.find_spec(name)
+    except Exception:  # noqa: BLE001 - a name the learner's code made up: not found
+        return None
+    origin = getattr(spec, "origin", None)
+    return origin if isinstance(origin, str) and os.path.isabs(origin) else None
+
+
 def _too_much_disk(limits: Limits) -> tuple[str, str]:
     """Summary and detail of a submission that filled its scratch folder."""
     return (f"your code wrote too much to disk (its scratch folder may hold {limits.scratch_bytes >> 20} MiB "
@@ -295,13 +391,13 @@ def main(argv: list[str] | None = None) -> int:
     # thread), not the client process. When the client goes, stdin reaches EOF and we leave.
     become_subreaper()
     make_undumpable()  # learner code (same user) cannot reopen our pipes through /proc/<pid>/fd
-    confinement = probe()  # before torch: forking a small process is quick
+    confinement, drop = probe_drop(probe())  # before torch: forking a small process is quick
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
 
     torch.set_num_threads(1)  # before any op: forking a process with live OpenMP threads is unsafe
     torch.set_num_interop_threads(1)
-    worker = Worker(cuda_mode="--cuda" in argv, confinement=confinement)
+    worker = Worker(cuda_mode="--cuda" in argv, confinement=confinement, drop=drop)
     signal.signal(signal.SIGUSR1, _forward_cancel(worker))
     for line in sys.stdin:
         if not line.strip():
