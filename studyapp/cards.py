@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from fsrs import Scheduler, State
 
 from studyapp.schedule import (
+    day_start,
     has_legacy_history,
     legacy_card,
     new_card,
@@ -144,7 +145,7 @@ def session_queue(items: Sequence[NoteCard], scheduler: Scheduler, now: datetime
     4. learning steps due within LEARN_AHEAD, so an "again" comes back in the same session.
     Suspended notes are never due.
     """
-    today_start = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+    today_start = day_start(now)
     steps_now, steps_soon, reviews, new = [], [], [], []
     for item in items:
         card = item.card

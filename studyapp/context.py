@@ -28,6 +28,12 @@ def parse_now(text: str) -> datetime:
         raise ValueError(f"--now: {text!r} is out of range: give a day from {EARLIEST_NOW} to {LATEST_NOW}")
     if value.tzinfo is None:
         value = value.astimezone()  # interpret as local time
+    # and as the review log keeps it: a time whose UTC day is out of range is no event's time
+    utc_day = value.astimezone(timezone.utc).date()
+    if not EARLIEST_NOW <= utc_day <= LATEST_NOW:
+        raise ValueError(f"--now: {text!r} is {utc_day} in UTC, out of range: give a time whose "
+                         f"day is from {EARLIEST_NOW} to {LATEST_NOW} in UTC as well as where "
+                         "you are")
     return value
 
 

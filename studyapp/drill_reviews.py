@@ -9,8 +9,9 @@ and the TUI both call: a dozen short methods reading the same marks and cards.
 
 A *try* is one go at a due (or new) drill: it starts when the drill is opened for review (a
 `start` mark in the log), and holds every graded run, hint and give-up of that drill until its
-review is recorded, or the day ends (a try left unrated yesterday is not today's recall). Runs
-made outside a try (practising a drill that is not due) schedule nothing.
+review is recorded, or until it is left untouched past the end of the day (`try_lapsed`: a try
+abandoned yesterday is not today's recall, but one begun at 23:50 and passed at 00:05 is one
+sitting). Runs made outside a try (practising a drill that is not due) schedule nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from studyapp.drill_rating import (  # the pure part
     propose_rating,
     weekly_retention,
 )
-from studyapp.schedule import STORED_MS, recorded_duration_ms
+from studyapp.schedule import STORED_MS, day_start, next_day_start, recorded_duration_ms
 from studyapp.store import CardRow, utc_text
 
 if TYPE_CHECKING:
@@ -165,8 +166,8 @@ class DrillReviews:
     def due(self, notes: Iterable) -> list[DueDrill]:
         """Today's due drills, then the new ones (`new_drills_per_day` applied)."""
         now = self.ctx.now()
-        left = (self.ctx.settings.new_drills_per_day
-                - self.store.drills_introduced_since(_local_midnight(now)))
+        left = (self.ctx.settings.new_drills_per_day  # drills introduced today, midnight to midnight
+                - self.store.drills_introduced_since(day_start(now), until=next_day_start(now)))
         order = [(d, info.title) for d, info in self.drills.items()]
         cards = self.store.drill_cards()
         begun = [d for d in self.drills if d not in cards and self.current_try(d) is not None]
@@ -182,17 +183,20 @@ class DrillReviews:
         """The try in progress, or finished but not yet recorded; None when there is none.
 
         Its start mark is the latest one no review has closed; what follows it (runs, hints,
-        a give-up) is the try. (Ordered by time, then by insertion: a frozen clock is fine.)"""
+        a give-up) is the try, unless it lapsed (`try_lapsed`): left untouched past the end of
+        its day, it ended unrated and today's review is a new try. (Ordered by time, then by
+        insertion: a frozen clock is fine.)"""
         marks = self.store.drill_marks(drill)
         starts = [m for m in marks if m.kind == MarkKind.START.value]
         if not starts or starts[-1].event_id in self.store.closed_tries(drill):
             return None
         start = starts[-1]
-        if start.at < _local_midnight(self.ctx.now()):
-            return None  # left unrated on an earlier day: today's review is a new try
         after = marks[marks.index(start):]
-        attempts = [(r.attempted_at, r.verdict == "pass")
-                    for r in self.store.drill_attempts(drill) if r.attempted_at >= start.at]
+        rows = [r for r in self.store.drill_attempts(drill) if r.attempted_at >= start.at]
+        touched = [r.attempted_at for r in rows] + [m.at for m in after[1:]]
+        if try_lapsed(start.at, touched, self.ctx.now()):
+            return None
+        attempts = [(r.attempted_at, r.verdict == "pass") for r in rows]
         hints = [m.at for m in after if m.kind == MarkKind.HINT.value]
         giveups = [m.at for m in after if m.kind == MarkKind.GIVEUP.value]
         attempt = build_try(drill, start.at, attempts, hints, giveups[0] if giveups else None)
@@ -467,8 +471,27 @@ def undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None 
     return UndoneReview("note", done["path"], done["rating"], done["exact"])
 
 
-def _local_midnight(moment: datetime) -> datetime:
-    return moment.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+TRY_GRACE = timedelta(hours=4)
+"""How long a try touched late in the evening goes on past midnight without being touched."""
+
+
+def try_lapsed(started_at: datetime, touched: Iterable[datetime], now: datetime) -> bool:
+    """Whether a try begun at `started_at` has ended unrated by `now`, its runs, hints and
+    give-up made at the `touched` instants.
+
+    Each touch (the start too) keeps the try going to the end of its local day, or for
+    `TRY_GRACE` when that is later: begun at 23:50 and passed at 00:05, it is one try, rated at
+    00:06 and kept (with its file) by `start` at 00:10; begun yesterday morning and left, it is
+    over, and a run today does not bring it back (it came after the try lapsed: practice)."""
+    def lapses_at(moment: datetime) -> datetime:
+        return max(next_day_start(moment), moment + TRY_GRACE)
+
+    deadline = lapses_at(started_at)
+    for moment in sorted(t for t in touched if t <= now):
+        if moment >= deadline:
+            break
+        deadline = max(deadline, lapses_at(moment))
+    return now >= deadline
 
 
 def new_drill_card(now: datetime) -> CardRow:

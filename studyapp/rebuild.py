@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import quote
 
@@ -32,11 +32,20 @@ class RebuildResult:
     never_reviewed: int = 0
 
 
+LATEST_ZONE = timezone(timedelta(hours=14))
+"""A note's `last_reviewed` is its reviewer's local day, which is never later than the review's
+day at UTC+14: a note is ahead of a card only past that day, wherever the review was made."""
+
+
+def latest_day(moment: datetime) -> date:
+    return moment.astimezone(LATEST_ZONE).date()
+
+
 def note_is_ahead(note, card: CardRow) -> bool:
     """The note records a review the card does not know of."""
     if note.last_reviewed is None:
         return False
-    return card.last_review is None or note.last_reviewed > card.last_review.astimezone().date()
+    return card.last_review is None or note.last_reviewed > latest_day(card.last_review)
 
 
 def notes_ahead_of_database(database_file: Path, notes) -> list[str]:
@@ -55,7 +64,7 @@ def notes_ahead_of_database(database_file: Path, notes) -> list[str]:
         return []
     finally:
         conn.close()
-    last = {path: datetime.fromisoformat(text).astimezone().date() for path, text in rows}
+    last = {path: latest_day(datetime.fromisoformat(text)) for path, text in rows}
     return sorted(note.path for note in notes
                   if note.path in last and note.last_reviewed is not None
                   and note.last_reviewed > last[note.path])

@@ -102,6 +102,10 @@ def _repair(store: Store, vault, events_log=None) -> list[str]:
         written = note is not None and all(
             _same(note.meta.get(k), v) for k, v in wanted.items())
         if note is not None and note.content_hash != entry.hash_before and written:
+            refused = _refused_event(entry.payload.get("event")) if events_log is not None else None
+            if refused is not None:
+                done.append(_drop_unloggable(store, vault, entry, refused))
+                continue
             if entry.kind == "review":
                 finish_review(store, entry.id, entry.payload, note.content_hash, None,
                                datetime.now(timezone.utc), events_log)
@@ -113,6 +117,57 @@ def _repair(store: Store, vault, events_log=None) -> list[str]:
             store.clear_journal(entry.id)
             done.append(f"{entry.path}: dropped an interrupted {entry.kind} (file not written)")
     return done  # each front end shows them (`ReviewService.startup_lines`): not logged too
+
+
+def _refused_event(event: dict | None) -> str | None:
+    """Why the review log refuses a journal row's event (None: it takes it). An event that is
+    not valid now never will be: finishing the row would fail on every start, forever."""
+    from studyapp.history.events import BadEvent, Event
+
+    if event is None:
+        return None
+    try:
+        Event.from_json(event)
+    except BadEvent as exc:
+        return str(exc)
+    return None
+
+
+def _drop_unloggable(store: Store, vault, entry, why: str) -> str:
+    """Drop a row whose file write happened but whose event the log refuses (an older version
+    wrote the note before checking it): the review (or undo) cannot be recorded, so it is
+    dropped as if never made, and the line says which. A review's note gets its review keys
+    back (edits made since are kept); an undone review stands, and the next replay, forced
+    here, writes its keys back into the note."""
+    payload = entry.payload
+    if entry.kind == "review":
+        review = payload.get("review") or {}
+        what = (f"review (rated {_rating_name(review.get('rating'))} at "
+                f"{review.get('reviewed_at')})")
+        try:
+            before = values_from_json(review.get("file_values_before") or "{}")
+            vault.write_review_keys(vault.read_note(entry.path), before)
+            after = "its review keys are back as they were"
+        except (UserError, OSError, ValueError) as exc:  # a conflicting edit is a UserError
+            after = f"its review keys could not be put back ({exc}): they still show it"
+    else:
+        from studyapp.history.sync import RECHECK
+
+        what = "undo"
+        store.set_log_size(RECHECK, 0)  # the next replay puts the review's keys back
+        after = "the review it undid stands (undo it again)"
+    store.clear_journal(entry.id)
+    return (f"{entry.path}: dropped an interrupted {what}: the review log cannot hold its "
+            f"event ({why}); {after}")
+
+
+def _rating_name(rating) -> str:
+    from studyapp.schedule import rating_name
+
+    try:
+        return rating_name(rating)
+    except (TypeError, ValueError):
+        return "unknown"
 
 
 def _owner_alive(owner: str | None) -> bool:

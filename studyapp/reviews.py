@@ -11,7 +11,7 @@ A crash between 2 and 3 leaves a journal row, which `review_journal.repair_pendi
 whenever a service opens) finishes or drops. `studyapp due`'s listing is here too, until the
 review session has a module of its own (issue 11).
 
-~490 lines on purpose: every write to a note and the history (rate, undo, suspend, drill
+~520 lines on purpose: every write to a note and the history (rate, undo, suspend, drill
 results, renames) goes through this one service and its lock, so the order of those writes
 can be checked in one file.
 """
@@ -186,8 +186,9 @@ class ReviewService:
     def queue(self, items: list[NoteCard]) -> list[NoteCard]:
         """Today's session queue with the daily limits applied."""
         now = self.ctx.now()
-        day_start = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
-        new_done, reviews_done = self.store.reviews_started_since(day_start)
+        # today's local day, midnight to midnight (a review stamped later is not today's)
+        new_done, reviews_done = self.store.reviews_started_since(
+            schedule.day_start(now), until=schedule.next_day_start(now))
         settings = self.ctx.settings
         return session_queue(items, self.scheduler, now,
                              new_left=settings.new_per_day - new_done,
@@ -219,10 +220,11 @@ class ReviewService:
         if stored is not None:
             before.suspended = stored.suspended
         is_new = scheduled is None and before.stability is None
-        refuse_earlier_than(now, path, before.last_review, note.last_reviewed)
+        refuse_earlier_than(now, path, scheduled.last_review if scheduled else None,
+                            note.last_reviewed)
         self._refuse_before_move(now, path)
         duration_ms = None if duration_seconds is None else schedule.recorded_duration_ms(duration_seconds * 1000)
-        from studyapp.history.events import EventKind, new_event
+        from studyapp.history.events import EventKind, local_offset, new_event, review_days
         from studyapp.history.replay import (
             card_fields,
             review_for_event,
@@ -233,15 +235,19 @@ class ReviewService:
             EventKind.REVIEW, now, self.history_log.device, path, rating=int(rating),
             duration_ms=duration_ms, title=note.title, fuzz=self.scheduler.enable_fuzzing,
             values_before=json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}),
-            **({} if scheduled else {"seed": before.to_json()}))
+            utc_offset=local_offset(now), **({} if scheduled else {"seed": before.to_json()}))
         after = review_for_event(self.scheduler, before, rating, now, duration_ms, event.id)
         event.data.update(before=card_fields(before), after=card_fields(after),
-                          sched=scheduler_fingerprint(self.scheduler))
+                          sched=scheduler_fingerprint(self.scheduler),
+                          due_utc_offset=local_offset(after.due))
+        refuse_unloggable(event, path)  # before the note: a review the log refuses changes nothing
         value = note_mastery(note, after, now, self.scheduler, self.store.drill_status())
-        today = now.astimezone().date()
+        # the days in the reviewer's offsets, as every device's replay writes them (`sync`)
+        today, next_day = review_days(now, after.due, event.data["utc_offset"],
+                                      event.data["due_utc_offset"])
         file_values = {
             "last_reviewed": today,
-            "next_review": max(after.due.astimezone().date(), today),
+            "next_review": next_day,
             "review_count": note.review_count + 1,
             "mastery_level": value,
         }
@@ -332,6 +338,7 @@ class ReviewService:
         payload = {"review_id": last.id, "file_values": json_values(old_values),
                    "owner": current_process().as_text(), "event": undo_event}
         if event is not None:
+            refuse_unloggable(event, path)
             self.history_log.check_writable()  # before the note, as a review does
         entry = self.store.add_journal("undo", path, note.content_hash, None, payload,
                                        self.ctx.now())
@@ -475,9 +482,14 @@ def _is_of_path(event, path: str) -> bool:
 
 def refuse_earlier_than(now: datetime, path: str, last_review: datetime | None,
                        last_reviewed_day=None) -> None:
-    """The clock cannot go backwards: a review at `now` before the note's last review (the
-    database's instant, or the day its `last_reviewed` key names) would schedule from the past."""
-    if last_review is not None and now < last_review:
+    """The clock cannot go backwards: a review at `now` before the note's last review would
+    schedule from the past. `last_review` is the database's instant of it, and decides when
+    there is one: the note's `last_reviewed` is a day in the reviewer's zone, which after a
+    flight west (or a review on a device further east) is a later day than here although the
+    review is hours past. Only a note no stored review scheduled goes by that day."""
+    if last_review is not None:
+        if now >= last_review:
+            return
         when = last_review.astimezone().isoformat(timespec="minutes")
     elif last_reviewed_day is not None and now.astimezone().date() < last_reviewed_day:
         when = last_reviewed_day.isoformat()
@@ -486,6 +498,20 @@ def refuse_earlier_than(now: datetime, path: str, last_review: datetime | None,
     raise UserError(f"{path} was last reviewed {when}, after the time given "
                     f"({now.astimezone().isoformat(timespec='minutes')}); "
                     "a review cannot be recorded before the previous one")
+
+
+def refuse_unloggable(event, path: str) -> None:
+    """UserError, before anything is written, for an event the review log would refuse (a
+    clock whose UTC day is out of the log's range): it could never be logged, so the note must
+    not be written either."""
+    from studyapp.history.events import BadEvent, Event
+
+    try:
+        Event.from_json(event.to_json())
+    except BadEvent as exc:
+        when = event.at.astimezone().isoformat(timespec="minutes")
+        raise UserError(f"the {event.kind.value} of {path} at {when} cannot be recorded: the "
+                        f"review log cannot hold its event ({exc})") from None
 
 
 def _state_name(state: int) -> str:

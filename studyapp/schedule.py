@@ -7,6 +7,8 @@ No torch here: fitting parameters lives in `studyapp.optimize`.
 
 from __future__ import annotations
 
+import os
+import time as _time
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta, timezone
 from functools import lru_cache
@@ -106,10 +108,61 @@ def new_card(note_key: int, now: datetime) -> CardRow:
                    difficulty=None, due=now.astimezone(timezone.utc), last_review=None)
 
 
-@lru_cache(maxsize=4096)
 def start_of_day(day: date) -> datetime:
-    """Local midnight of `day`, in UTC: a note due on a date is due all of that day."""
-    return datetime.combine(day, time.min).astimezone().astimezone(timezone.utc)
+    """Local midnight of `day`, in UTC: a note due on a date is due all of that day.
+
+    The first instant of that local day: where the clocks skip midnight (America/Santiago,
+    America/Havana spring forward at 00:00) the day begins when they jump (01:00); where
+    midnight comes twice, at the first one. Each zone has its own answers (the cache is keyed
+    by the zone, which tests and `TZ=... time.tzset()` change within a process)."""
+    return _first_instant(day, _zone_key())
+
+
+def day_start(now: datetime) -> datetime:
+    """The start of the local day that contains the instant `now`, in UTC (daily limits count
+    from it). Not `now.astimezone().replace(hour=0)`: that keeps the offset of `now`, an hour
+    off on the days the clocks change."""
+    return start_of_day(now.astimezone().date())
+
+
+def next_day_start(now: datetime) -> datetime:
+    """The end of the local day that contains `now`: the start of the next one, in UTC."""
+    return start_of_day(now.astimezone().date() + timedelta(days=1))
+
+
+def _zone_key() -> tuple[object, ...]:
+    return (os.environ.get("TZ"), _time.tzname, _time.timezone, _time.altzone)
+
+
+def _local_wall(moment: datetime) -> datetime:
+    """The local wall-clock time of an instant, naive (fold cleared)."""
+    return datetime.fromtimestamp(moment.timestamp()).replace(fold=0)
+
+
+@lru_cache(maxsize=4096)
+def _first_instant(day: date, zone: tuple[object, ...]) -> datetime:
+    midnight = datetime.combine(day, time.min)
+    # A naive time read in local time, as before and as after a change of offset: for a time
+    # that exists these agree (or, twice over, give both), for a skipped one they straddle it.
+    candidates = sorted({midnight.replace(fold=fold).astimezone().astimezone(timezone.utc)
+                         for fold in (0, 1)})
+    exact = [moment for moment in candidates if _local_wall(moment) == midnight]
+    if exact:
+        return exact[0]
+    # Midnight was skipped: the first second whose local date is `day`, between the two.
+    low, high = candidates[0], candidates[-1]
+    while _local_wall(low).date() >= day:
+        low -= timedelta(hours=1)
+    while _local_wall(high).date() < day:
+        high += timedelta(hours=1)
+    lo, hi = int(low.timestamp()), int(high.timestamp())  # local date: before `day` at lo, not at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if datetime.fromtimestamp(mid).date() >= day:
+            hi = mid
+        else:
+            lo = mid
+    return datetime.fromtimestamp(hi, timezone.utc)
 
 
 def has_legacy_history(review_count: int, last_reviewed: date | None) -> bool:

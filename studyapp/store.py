@@ -345,12 +345,14 @@ class Store:
         where, args = _time_range(None, until)
         return self.conn.execute(f"SELECT COUNT(*) FROM reviews{where}", args).fetchone()[0]
 
-    def reviews_started_since(self, since: datetime) -> tuple[int, int]:
-        """(new cards first reviewed, review-state reviews) since `since`, for daily limits."""
+    def reviews_started_since(self, since: datetime, until: datetime | None = None) -> tuple[int, int]:
+        """(new cards first reviewed, review-state reviews) from `since` and before `until`
+        (when given: a day's window leaves out reviews stamped on a later day), for daily limits."""
+        bound, args = ("", (utc_text(since),)) if until is None else (
+            " AND reviewed_at < ?", (utc_text(since), utc_text(until)))
         row = self.conn.execute(
             "SELECT SUM(state_before IS NULL), SUM(state_before IS NOT NULL) FROM reviews"
-            " WHERE reviewed_at >= ?",
-            (utc_text(since),),
+            " WHERE reviewed_at >= ?" + bound, args,
         ).fetchone()
         return int(row[0] or 0), int(row[1] or 0)
 
@@ -469,11 +471,14 @@ class Store:
                                 (drill_id,)).fetchone()
         return parse_utc(row[0]) if row and row[0] else None
 
-    def drills_introduced_since(self, since: datetime) -> int:
-        """Drills reviewed for the first time since `since` (the new-drill daily limit)."""
+    def drills_introduced_since(self, since: datetime, until: datetime | None = None) -> int:
+        """Drills reviewed for the first time from `since` and before `until` (when given), for
+        the new-drill daily limit."""
+        bound, args = ("", (utc_text(since),)) if until is None else (
+            " AND reviewed_at < ?", (utc_text(since), utc_text(until)))
         return self.conn.execute(
-            "SELECT COUNT(*) FROM drill_reviews WHERE state_before IS NULL AND reviewed_at >= ?",
-            (utc_text(since),)).fetchone()[0]
+            "SELECT COUNT(*) FROM drill_reviews WHERE state_before IS NULL AND reviewed_at >= ?"
+            + bound, args).fetchone()[0]
 
     def add_drill_mark(self, drill_id: str, kind: str, at: datetime,
                        event_id: str | None = None) -> None:

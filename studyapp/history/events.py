@@ -1,4 +1,8 @@
-"""One event of the review log: what happened to which note, when, on which device."""
+"""One event of the review log: what happened to which note, when, on which device.
+
+~440 lines on purpose: every field of every kind is checked as a line is read (a bad line is
+left out, never trusted), and those checks sit beside the fields they guard.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,9 @@ class EventKind(str, Enum):
     """What an event records."""
 
     REVIEW = "review"
+    """A review of a note; `utc_offset` and `due_utc_offset` (seconds; absent from older
+    versions' events) are the reviewer's UTC offset then and at the due instant it gave: the
+    days every device writes into the note (`review_days`)."""
     UNDO = "undo"
     """Reverts the review named by `data["review"]` (an event id)."""
     SUSPEND = "suspend"
@@ -175,6 +182,11 @@ def _is_count(value: object) -> bool:
     return type(value) is int and 0 <= value <= 10**9
 
 
+def _is_offset(value: object) -> bool:
+    """A UTC offset in seconds, as `datetime.timezone` takes it (less than a day either way)."""
+    return type(value) is int and -86400 < value < 86400
+
+
 def _is_number(value: object) -> bool:
     return type(value) in (int, float)
 
@@ -316,6 +328,10 @@ def _plain_review(raw: dict[str, Any]) -> bool:
         return False
     if "seed" in raw or "due" in raw or type(raw.get("title", "")) is not str:
         return False  # rarer fields: left to the full check
+    offset, due_offset = raw.get("utc_offset"), raw.get("due_utc_offset")
+    if (offset is not None and not _is_offset(offset)) or (
+            due_offset is not None and not _is_offset(due_offset)):
+        return False
     values = raw.get("values_before")
     if values is not None:
         if type(values) is not dict:
@@ -365,6 +381,8 @@ _FIELDS: dict[EventKind, tuple[tuple[str, Callable[[object], bool], str], ...]] 
         ("seed", _is_card_text, "a card"),
         ("due", lambda v: _instant(v, _DUE_RANGE) is not None, "a time with its UTC offset"),
         ("after", _is_card_fields, "a card's fields"),
+        ("utc_offset", _is_offset, "a UTC offset in seconds"),
+        ("due_utc_offset", _is_offset, "a UTC offset in seconds"),
     ),
     EventKind.UNDO: (("review", _is_id, "an event id"),),
     EventKind.SUSPEND: (("seed", _is_card_text, "a card"),),
@@ -405,6 +423,31 @@ _REQUIRED: dict[EventKind, tuple[tuple[str, str], ...]] = {
 def event_time_text(moment: datetime) -> str:
     """UTC with microseconds always written, so every log line has the same shape."""
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def local_offset(at: datetime) -> int:
+    """This machine's UTC offset at `at`, in seconds: what a review event records (at the
+    review, `utc_offset`, and at the due instant it gave, `due_utc_offset`), so that every
+    device writes the reviewer's days into the note."""
+    offset = at.astimezone().utcoffset()
+    return 0 if offset is None else int(offset.total_seconds())
+
+
+def review_days(last_review: datetime, due: datetime, offset: int | None,
+                due_offset: int | None = None) -> tuple[date, date]:
+    """(`last_reviewed`, `next_review`) of a note whose last review was at `last_review` and
+    left it due at `due`: the day of the review in the reviewer's UTC offset then (`offset`,
+    seconds), the day of the due instant in the reviewer's offset at that instant
+    (`due_offset`; `offset` where not known), never before the review's day. The same days
+    whichever device writes them (the reviewer's, at review time, or any device replaying the
+    log), and the ones the reviewer's own clock shows. `offset` None (a review an older version
+    logged): this machine's zone, as those versions wrote it."""
+    if offset is None:
+        day = last_review.astimezone().date()
+        return day, max(due.astimezone().date(), day)
+    day = last_review.astimezone(timezone(timedelta(seconds=offset))).date()
+    due_zone = timezone(timedelta(seconds=offset if due_offset is None else due_offset))
+    return day, max(due.astimezone(due_zone).date(), day)
 
 
 def new_event(kind: EventKind, at: datetime, device: str, note: str | None = None,

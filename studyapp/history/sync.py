@@ -4,7 +4,11 @@
 change: when every device's file is as long as the cache last saw it, it costs one `stat` per
 file; otherwise every event is replayed into the database and each reviewed note whose owned
 keys disagree with the replayed state is rewritten (so a note put back by a sync tool, or a git
-merge resolved either way, is corrected).
+merge resolved either way, is corrected). The days written are the reviewer's own (its UTC
+offsets, kept in the event), so devices in two time zones write the same values.
+
+~430 lines on purpose: the replay, the settle rule for notes ahead of the log and the
+write-back of owned keys decide together what a note says; split, they would disagree.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from studyapp.history.eventlog import EventLog, log_dir, vault_log
 from studyapp.history.events import Event, EventKind, new_event
 from studyapp.mastery import note_mastery
 from studyapp.store import CardRow, ReviewRow, Store, utc_text
-from studyapp.store_rows import R_NOTE_KEY
+from studyapp.store_rows import R_EVENT_ID, R_NOTE_KEY
 
 if TYPE_CHECKING:  # replaying (hashlib, random, FSRS's internals) is imported when a log changed
     from studyapp.history.replay import NoteHistory, Replayed
@@ -97,6 +101,10 @@ class SyncResult:
     written: list[str] = field(default_factory=list)
     """Notes whose owned keys were rewritten to the replayed state."""
     problems: list[str] = field(default_factory=list)
+    offsets: dict[int, tuple[int, int | None]] = field(default_factory=dict, repr=False)
+    """The reviewer's UTC offsets (`utc_offset`, `due_utc_offset`) of each note's last
+    standing review, by the note's index in the replay, where its event records them: the days
+    `write_owned_keys` writes (`events.review_days`)."""
 
 
 def catch_up(service, force: bool = False) -> SyncResult:
@@ -142,6 +150,7 @@ def _catch_up(service, force: bool) -> SyncResult:
         if history.card is not None and index in keys:
             history.card.note_key = keys[index]
             cards.append(history.card)
+    result.offsets = review_offsets(contents.events, replayed)  # rows still name notes by index
     rows = [r for r in replayed.reviews if r[R_NOTE_KEY] in keys]
     for row in rows:
         row[R_NOTE_KEY] = keys[row[R_NOTE_KEY]]
@@ -181,8 +190,33 @@ def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int
             if history.live}
 
 
-def owned_values(history: NoteHistory) -> dict | None:
-    """The owned keys the replayed state implies (mastery aside), or None to leave the note."""
+def review_offsets(events: list[Event], replayed: Replayed) -> dict[int, tuple[int, int | None]]:
+    """{note index: (`utc_offset`, `due_utc_offset`) of its last standing review} for the
+    reviews whose event records the reviewer's offset (call before the rows' note indexes
+    become database keys)."""
+    last: dict[int, str] = {}
+    for row in replayed.reviews:  # in replay order: the last row of a note is its last review
+        last[row[R_NOTE_KEY]] = row[R_EVENT_ID]
+    wanted = set(last.values())
+    offsets: dict[str, tuple[int, int | None]] = {}
+    for event in events:
+        if event.id in wanted and event.id not in offsets:
+            # `events` checked both ranges as it read the line
+            offset, due_offset = event.data.get("utc_offset"), event.data.get("due_utc_offset")
+            if type(offset) is int:
+                offsets[event.id] = (offset, due_offset if type(due_offset) is int else None)
+    return {index: offsets[event_id] for index, event_id in last.items() if event_id in offsets}
+
+
+def owned_values(history: NoteHistory,
+                 offsets: tuple[int, int | None] | None = None) -> dict | None:
+    """The owned keys the replayed state implies (mastery aside), or None to leave the note.
+
+    `offsets`: the UTC offsets its last review recorded (`review_offsets`). Its days are then
+    the reviewer's, the ones the reviewing device wrote, whichever device replays (two devices
+    in two zones would otherwise rewrite each other's notes on every sync); without them (an
+    older version's event), this machine's, as before."""
+    from studyapp.history.events import review_days
     from studyapp.review_journal import values_from_json
 
     before = values_from_json(history.values_before or {})
@@ -192,12 +226,12 @@ def owned_values(history: NoteHistory) -> dict | None:
     card = history.card
     if card is None or card.last_review is None:
         return None
-    day = card.last_review.astimezone().date()
+    day, next_day = review_days(card.last_review, card.due, *(offsets or (None, None)))
     try:
         base = int(float(before.get("review_count") or 0))
     except (TypeError, ValueError):
         base = 0
-    return {"last_reviewed": day, "next_review": max(card.due.astimezone().date(), day),
+    return {"last_reviewed": day, "next_review": next_day,
             "review_count": base + history.reviews}
 
 
@@ -239,8 +273,8 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
     """Rewrite the owned keys of reviewed notes that disagree with the replayed state (a note
     ahead of it once it has settled: `SETTLE_SECONDS`)."""
     wanted: dict[str, tuple[NoteHistory, dict]] = {}
-    for h in replayed.notes:
-        owned = owned_values(h) if h.live and h.reviewed else None
+    for index, h in enumerate(replayed.notes):
+        owned = owned_values(h, result.offsets.get(index)) if h.live and h.reviewed else None
         if owned is not None:
             wanted[h.path] = (h, owned)
     if not wanted:
