@@ -8,7 +8,7 @@ The child process (C) is forked from the worker; with a PID namespace it forks o
 learner's code runs in the namespace's first process (L): when L ends, or when C or the worker
 dies (PDEATHSIG), the kernel kills every process left in the namespace.
 
-~650 lines on purpose: every wall (probe, apply, the seccomp filter and the scratch folder's
+~730 lines on purpose: every wall (probe, apply, the seccomp filter and the scratch folder's
 tmpfs quota) lives here, so what the sandbox promises can be read, and audited, in one file.
 """
 
@@ -48,10 +48,17 @@ WITHOUT_ENV = "STUDYAPP_GRADER_WITHOUT"
 OPTIONAL_NAMES = ("files", "tcp", "signals", "network namespace", "pid namespace", "no unix sockets",
                   "scratch quota")
 """Comma-separated protections to leave off, as if the kernel lacked them (tests of the fallbacks).
-Leaving "no unix sockets" off keeps the filter's truncate rule where "files" needs it."""
+Leaving "no unix sockets" off keeps the filter's file rules, which "files" needs."""
 TRUNCATE_ABI = 3
 """The Landlock ABI that governs truncation (LANDLOCK_ACCESS_FS_TRUNCATE, Linux 6.2); below it the
 seccomp filter refuses truncating instead (`seccomp_program`)."""
+IOCTL_DEV_ABI = 5
+"""The Landlock ABI that governs ioctl on device nodes (LANDLOCK_ACCESS_FS_IOCTL_DEV, Linux 6.10);
+below it the seccomp filter refuses opens with access mode 3, which ask for no right Landlock checks
+(`seccomp_program`)."""
+ATTRIBUTE_IOCTLS = (0x40086602, 0x40046602, 0x401C5820)
+"""FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS and FS_IOC_FSSETXATTR (chattr's flags, and the fs-xattr flags
+and project id): the same on x86_64 and aarch64. No Landlock ABI governs ioctl on a regular file."""
 
 
 class Protection(str, Enum):
@@ -59,8 +66,10 @@ class Protection(str, Enum):
 
     FILES = "files"
     """Landlock: it writes only its scratch folder and reads only Python, torch and system libraries.
-    Below ABI 3 Landlock does not govern truncation: the seccomp filter then refuses it, and without
-    that filter this wall is not claimed."""
+    Landlock governs neither changes to a file's mode, owner, times or attributes (chmod, chown,
+    utime, xattrs, chattr flags: at no ABI), nor truncation below ABI 3, nor opens with access mode
+    3 below ABI 5: the seccomp filter refuses those (`seccomp_program`), and without that filter
+    this wall is not claimed."""
     TCP = "tcp"
     """Landlock: no TCP bind or connect."""
     SCOPE = "signals"
@@ -249,9 +258,11 @@ def probe() -> Confinement:
     abi = landlock_abi()
     machine = os.uname().machine
     seccomp = None if machine in _SECCOMP_ARCH else f"no seccomp filter for {machine}"
-    seccomp = seccomp or _try_in_a_fork(functools.partial(install_filter, unix_sockets=True, truncate=True))
-    if 1 <= abi < TRUNCATE_ABI and seccomp is not None:
-        missing[Protection.FILES] = (f"Landlock ABI {abi} < {TRUNCATE_ABI} lets any of the user's files be truncated, "
+    seccomp = seccomp or _try_in_a_fork(functools.partial(install_filter, unix_sockets=True, landlock_abi=1))
+    if abi >= 1 and seccomp is not None:  # every rule, as on the lowest ABI: installable or not at all
+        gaps = "changed in mode, owner, times or extended attributes" + (
+            " or truncated" if abi < TRUNCATE_ABI else "")
+        missing[Protection.FILES] = (f"Landlock (ABI {abi}) lets any of the user's files be {gaps}, "
                                      f"and the seccomp filter that refuses that is unavailable ({seccomp})")
     elif abi >= 1:
         active.append(Protection.FILES)
@@ -371,15 +382,35 @@ class _Syscalls(NamedTuple):
     openat2: int
     io_uring: tuple[int, int, int]
     """io_uring_setup, io_uring_enter, io_uring_register."""
+    ioctl: int
+    attributes: tuple[tuple[str, int], ...]
+    """(name, number) of every call that changes a file's mode, owner, times or (extended)
+    attributes, by path or by fd, as this table has them."""
+
+
+def _named(**numbers: int) -> tuple[tuple[str, int], ...]:
+    return tuple(numbers.items())
 
 
 _SECCOMP_ARCH = {
     "x86_64": _Syscalls(0xC000003E, socket=41, socketpair=53, truncate=76, open=2, openat=257,
-                        open_by_handle_at=304, openat2=437, io_uring=(425, 426, 427)),
+                        open_by_handle_at=304, openat2=437, io_uring=(425, 426, 427), ioctl=16,
+                        attributes=_named(chmod=90, fchmod=91, fchmodat=268, fchmodat2=452, chown=92, fchown=93,
+                                          lchown=94, fchownat=260, utime=132, utimes=235, futimesat=261,
+                                          utimensat=280, setxattr=188, lsetxattr=189, fsetxattr=190,
+                                          removexattr=197, lremovexattr=198, fremovexattr=199, setxattrat=463,
+                                          removexattrat=466, file_setattr=469)),
     "aarch64": _Syscalls(0xC00000B7, socket=198, socketpair=199, truncate=45, open=None, openat=56,
-                         open_by_handle_at=265, openat2=437, io_uring=(425, 426, 427)),
+                         open_by_handle_at=265, openat2=437, io_uring=(425, 426, 427), ioctl=29,
+                         attributes=_named(fchmod=52, fchmodat=53, fchmodat2=452, fchownat=54, fchown=55,
+                                           utimensat=88, setxattr=5, lsetxattr=6, fsetxattr=7, removexattr=14,
+                                           lremovexattr=15, fremovexattr=16, setxattrat=463, removexattrat=466,
+                                           file_setattr=469)),
 }
-"""machine -> its syscall numbers (AUDIT_ARCH_* first); any other machine gets no filter."""
+"""machine -> its syscall numbers (AUDIT_ARCH_* first); any other machine gets no filter. Checked
+against the kernel's arch/x86/entry/syscalls/syscall_64.tbl and scripts/syscall.tbl (the generic
+table, aarch64's) as of Linux 6.18; tests/test_grader_seccomp_gaps.py checks them against the
+installed headers and calls the newest (452, 463, 466, 469) by number through the sandbox."""
 
 
 class _SockFilter(ctypes.Structure):
@@ -423,11 +454,14 @@ class _Bpf:
         def offset(label: str | None, at: int) -> int:
             return 0 if label is None else self.labels[label] - at - 1
 
-        return [(op, offset(jt, at), offset(jf, at), offset(k, at) if isinstance(k, str) else k)
+        code = [(op, offset(jt, at), offset(jf, at), offset(k, at) if isinstance(k, str) else k)
                 for at, (op, jt, jf, k) in enumerate(self.ops)]
+        if any(not (0 <= jt <= 255 and 0 <= jf <= 255) for _, jt, jf, _ in code):
+            raise ValueError("a conditional jump longer than 255 instructions")  # classic BPF's jt, jf: 8 bits
+        return code
 
 
-def seccomp_program(calls: _Syscalls, unix_sockets: bool, truncate: bool) -> list[tuple[int, int, int, int]]:
+def seccomp_program(calls: _Syscalls, unix_sockets: bool, landlock_abi: int) -> list[tuple[int, int, int, int]]:
     """The filter `install_filter` installs, as (code, jt, jf, k) instructions.
 
     Always: foreign-ABI syscalls (i386, arm32, x32: numbers the rules below do not know) and
@@ -441,15 +475,31 @@ def seccomp_program(calls: _Syscalls, unix_sockets: bool, truncate: bool) -> lis
     Stream and seqpacket pairs stay: already connected, they reach nothing else (EISCONN), and
     multiprocessing.Pipe() makes one.
 
-    `truncate` (Landlock ABI < 3, which does not govern truncation): truncate(2) fails with EACCES,
-    and so does an open with O_TRUNC whose access mode is not O_WRONLY or O_RDWR: with O_RDONLY
-    Landlock checks read access only (the Python install, a venv the user owns), and with the
-    access mode 3 no access at all, yet both truncate. openat2(2) is ENOSYS, its flags lying out of
-    the filter's reach in memory. ftruncate(2) and O_WRONLY|O_TRUNC need a file opened for writing,
-    which Landlock ABI 1 governs already.
+    `landlock_abi`: the ABI of the Landlock ruleset this filter completes, 0 for none (no file
+    rules). With one, whatever its ABI, every call that changes a file's mode, owner, times or
+    attributes fails with EPERM (`_Syscalls.attributes`: chmod, chown, utime and their fd and *at
+    forms, set/remove xattr, file_setattr, and ioctl's `ATTRIBUTE_IOCTLS`): Landlock governs none
+    of them, and learner code running as the user could chmod the user's notes to 0 (the app can
+    no longer read them) or change their times (the app's cache is keyed by size and mtime). They
+    are refused in its scratch folder too, where a drill has no use for them: shutil.copy (which
+    copies the mode) fails there, open(..., "w") does not.
+
+    Below ABI 3, which does not govern truncation: truncate(2) fails with EACCES, and so does an
+    open with O_TRUNC whose access mode is not O_WRONLY or O_RDWR: with O_RDONLY Landlock checks
+    read access only (the Python install, a venv the user owns), yet it truncates. ftruncate(2) and
+    O_WRONLY|O_TRUNC need a file opened for writing, which Landlock ABI 1 governs already.
+
+    Below ABI 5, which does not govern ioctl on device nodes: an open with access mode 3 fails with
+    EACCES, O_TRUNC or not. It asks for neither read nor write, so Landlock checks no right at all,
+    and the fd serves ioctl on any device node (and truncates, with O_TRUNC). From ABI 5 such an
+    fd reaches only what `ATTRIBUTE_IOCTLS` leaves of a regular file's ioctls. openat2(2) is then
+    ENOSYS, its flags lying out of the filter's reach in memory (libc falls back to openat).
     """
     import errno as errnos
 
+    files = landlock_abi >= 1
+    truncate = files and landlock_abi < TRUNCATE_ABI
+    access_mode_3 = files and landlock_abi < IOCTL_DEV_ABI  # implied by truncate (TRUNCATE_ABI < IOCTL_DEV_ABI)
     args = 16  # seccomp_data.args[0], 8 bytes each: the low half (32 bits) comes first on these machines
     allow, deny = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
     bpf = _Bpf()
@@ -462,8 +512,13 @@ def seccomp_program(calls: _Syscalls, unix_sockets: bool, truncate: bool) -> lis
     if unix_sockets:
         bpf.jump(bpf.JEQ, calls.socket, jt="socket")        # socket(): its domain decides
         bpf.jump(bpf.JEQ, calls.socketpair, jt="socketpair")  # socketpair(): its domain and type decide
+    if files:
+        for _, number in calls.attributes:
+            bpf.jump(bpf.JEQ, number, jt="eperm")           # chmod, chown, utime, xattrs...: EPERM
+        bpf.jump(bpf.JEQ, calls.ioctl, jt="ioctl")          # ioctl(): its request decides
     if truncate:
         bpf.jump(bpf.JEQ, calls.truncate, jt="eacces")      # truncate(): EACCES
+    if access_mode_3:
         bpf.jump(bpf.JEQ, calls.openat2, jt="enosys")       # openat2(): ENOSYS (libc falls back to openat)
         if calls.open is not None:
             bpf.jump(bpf.JEQ, calls.open, jt="open")        # open(): its flags decide
@@ -480,7 +535,13 @@ def seccomp_program(calls: _Syscalls, unix_sockets: bool, truncate: bool) -> lis
         bpf.load(args + 8)                                  # A = args[1], the type (| SOCK_NONBLOCK...)
         bpf.and_(0xF)                                       # A &= SOCK_TYPE_MASK
         bpf.jump(bpf.JEQ, 2, jt="eacces", jf="allow")       # SOCK_DGRAM: EACCES, else allowed
-    if truncate:
+    if files:
+        bpf.label("ioctl")
+        bpf.load(args + 8)                                  # A = args[1], the request (the kernel reads 32 bits)
+        for request in ATTRIBUTE_IOCTLS:
+            bpf.jump(bpf.JEQ, request, jt="eperm")          # FS_IOC_SETFLAGS...: EPERM
+        bpf.goto("allow")                                   # any other request: allowed
+    if access_mode_3:
         if calls.open is not None:
             bpf.label("open")
             bpf.load(args + 8)                              # A = args[1], open()'s flags
@@ -488,26 +549,32 @@ def seccomp_program(calls: _Syscalls, unix_sockets: bool, truncate: bool) -> lis
         bpf.label("openat")
         bpf.load(args + 16)                                 # A = args[2], openat()'s flags
         bpf.label("flags")
-        bpf.jump(bpf.JSET, os.O_TRUNC, jf="allow")          # no O_TRUNC: allowed
+        if truncate:
+            bpf.jump(bpf.JSET, os.O_TRUNC, jf="access mode")  # no O_TRUNC: only the access mode 3 test
+            bpf.and_(os.O_ACCMODE)                          # A = the access mode
+            bpf.jump(bpf.JEQ, os.O_WRONLY, jt="allow")      # O_WRONLY: Landlock checks write access
+            bpf.jump(bpf.JEQ, os.O_RDWR, jt="allow", jf="eacces")  # O_RDWR: so it does; O_RDONLY or 3: EACCES
+            bpf.label("access mode")
         bpf.and_(os.O_ACCMODE)                              # A = the access mode
-        bpf.jump(bpf.JEQ, os.O_WRONLY, jt="allow")          # O_WRONLY: Landlock checks write access
-        bpf.jump(bpf.JEQ, os.O_RDWR, jt="allow", jf="eacces")  # O_RDWR: so it does; O_RDONLY or 3: EACCES
+        bpf.jump(bpf.JEQ, os.O_ACCMODE, jt="eacces", jf="allow")  # 3: EACCES, else allowed
     bpf.label("allow")
     bpf.ret(allow)                                          # allowed
     bpf.label("eacces")
     bpf.ret(deny | errnos.EACCES)                           # refused: EACCES
+    bpf.label("eperm")
+    bpf.ret(deny | errnos.EPERM)                            # refused: EPERM (what the kernel says to a non-owner)
     bpf.label("enosys")
     bpf.ret(deny | errnos.ENOSYS)                           # as if this kernel had no such syscall: ENOSYS
     return bpf.code()
 
 
-def install_filter(unix_sockets: bool, truncate: bool) -> None:
+def install_filter(unix_sockets: bool, landlock_abi: int) -> None:
     """seccomp, for good in this process and its children: `seccomp_program` on this machine.
 
     Classic BPF rather than a libseccomp binding: the one maintained binding for ctypes runs
     `ldconfig` at import (a quarter second on the worker's start path).
     """
-    program = seccomp_program(_SECCOMP_ARCH[os.uname().machine], unix_sockets, truncate)
+    program = seccomp_program(_SECCOMP_ARCH[os.uname().machine], unix_sockets, landlock_abi)
     filters = (_SockFilter * len(program))(*[_SockFilter(*op) for op in program])
     prog = _SockFprog(len(program), filters)
     libc = _libc()
@@ -616,15 +683,17 @@ def _cuda_devices() -> list[str]:
 
 def restrict(confinement: Confinement, scratch: str, cuda: bool = False) -> None:
     """In L, just before learner code: Landlock on files, TCP, signals and abstract sockets, and
-    the seccomp filter: no unix sockets and, where Landlock (ABI < 3) does not govern truncation,
-    no truncating (the probe claimed "files" only where that filter could be installed).
+    the seccomp filter: no unix sockets and, with "files", what Landlock does not govern: no change
+    of a file's mode, owner, times or attributes, and below ABI 3 no truncating, below ABI 5 no
+    open with access mode 3 (`seccomp_program`; the probe claimed "files" only where that filter
+    could be installed).
 
     Nothing of the kernels is readable: the drills were imported before (the worker loads them
     all), and a drill's folder holds its reference, its bank of right answers and its hints.
     """
-    truncate = confinement.has(Protection.FILES) and confinement.landlock_abi < TRUNCATE_ABI
-    if confinement.has(Protection.UNIX_SOCKETS) or truncate:
-        install_filter(unix_sockets=confinement.has(Protection.UNIX_SOCKETS), truncate=truncate)
+    files_abi = max(confinement.landlock_abi, 1) if confinement.has(Protection.FILES) else 0
+    if confinement.has(Protection.UNIX_SOCKETS) or files_abi:
+        install_filter(unix_sockets=confinement.has(Protection.UNIX_SOCKETS), landlock_abi=files_abi)
     if not confinement.has(Protection.FILES):
         return
     from landlockpy import AccessFS, AccessNet, Ruleset, Scope
