@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,6 +94,8 @@ class StudyFacade:
         """Today was drawn from the last start's snapshot: no need for `cached_counts`."""
         self._to_keep: tuple | None = None
         """What `today(keep_later=True)` computed and `keep_today` saves."""
+        self._today_until: datetime | None = None
+        """When the last `today()` stops being right by the clock alone (`today_valid_until`)."""
         self._undone_elsewhere: list[str] = []
         """Titles of notes whose rating in this session another process undid, not yet said
         (`undone_elsewhere`)."""
@@ -310,7 +312,9 @@ class StudyFacade:
             problems=counts.problems,
             drills_due=len(due_drills),
         )
-        self._to_keep = (key, summary, today_snapshot.valid_until(items, now, LEARN_AHEAD))
+        until = today_snapshot.valid_until(items, now, LEARN_AHEAD)
+        self._to_keep = (key, summary, until)
+        self._today_until = min(until, self._drills_valid_until(now))
         if not keep_later:
             self.keep_today()
         return summary
@@ -333,6 +337,20 @@ class StudyFacade:
         self._to_keep = None
         self.vault.remember_pairings()
         today_snapshot.save(self.ctx.paths.today_snapshot_file, key, summary, until)
+
+    @_locked
+    def today_valid_until(self) -> datetime | None:
+        """The first moment after the last `today()` when its figures can change by the clock
+        alone: a note or a learning step falling due, a drill falling due, or midnight (None
+        before any). The app computes Today again then, when it is left open."""
+        return self._today_until
+
+    def _drills_valid_until(self, now: datetime) -> datetime:
+        """The first moment after `now` when a drill falls due, or the next midnight."""
+        from studyapp import today_snapshot
+
+        dues = (card.due for card in self.service.store.drill_cards().values() if not card.suspended)
+        return today_snapshot.first_due(dues, now, today_snapshot.next_midnight(now))
 
     def today_snapshot(self) -> TodaySummary | None:
         """What Today showed at the last start, when it is still right as far as a few `stat`
@@ -639,6 +657,12 @@ class StudyFacade:
     def drill_progress(self) -> list:
         """Each drill's status, next due date, passes/attempts (`drill_reviews.DrillProgress`)."""
         return self._drill_reviews().progress(self.vault.notes.values())
+
+    @_locked
+    def drills_valid_until(self) -> datetime:
+        """When `drill_progress` can next change by the clock alone: a drill falling due, or
+        midnight (a new day's new drills)."""
+        return self._drills_valid_until(self.ctx.now())
 
     @_locked
     def drill_retention_by_week(self) -> tuple[tuple[date, float], ...]:

@@ -77,8 +77,7 @@ def snapshot_key(ctx: Context, now: datetime, log_folder: str) -> SnapshotKey:
 def valid_until(items: Iterable[NoteCard], now: datetime, learn_ahead: timedelta) -> datetime:
     """The first moment after `now` when today's queue could change by the clock alone: a card
     becoming due (or, for a learning step, coming within `learn_ahead`), or midnight."""
-    local = now.astimezone()
-    soonest = (local.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)).astimezone()
+    soonest = next_midnight(now)
     horizon = soonest + learn_ahead  # a step due after it comes within `learn_ahead` after midnight
     for item in items:
         card = item.card
@@ -88,6 +87,20 @@ def valid_until(items: Iterable[NoteCard], now: datetime, learn_ahead: timedelta
                 if now < moment < soonest:
                     soonest = moment
     return soonest
+
+
+def next_midnight(now: datetime) -> datetime:
+    """The learner's next local midnight after `now`: a new day's limits, streak and heatmap
+    (`schedule.next_day_start`: right across a change to or from summer time, and where the
+    clocks skip midnight itself)."""
+    from studyapp.schedule import next_day_start  # loaded by then: a Today was computed
+
+    return next_day_start(now)
+
+
+def first_due(dues: Iterable[datetime], now: datetime, until: datetime) -> datetime:
+    """The first of `dues` after `now` and before `until`, else `until`."""
+    return min((due for due in dues if now < due < until), default=until)
 
 
 def save(file: Path, key: SnapshotKey, summary: TodaySummary, until: datetime) -> None:

@@ -271,3 +271,17 @@ def test_a_try_begun_late_in_the_evening_lasts_a_few_hours(zone, home, capsys):
     # the hint keeps it going through 03-04; untouched until the next morning, it is over
     assert ok(capsys, home, "2026-03-04T22:00", "hint", "sdpa").startswith("hint 3/")
     assert ok(capsys, home, "2026-03-05T08:00", "hint", "sdpa").startswith("hint 1/")
+
+
+@pytest.mark.parametrize(("name", "now", "midnight"), [
+    ("America/Santiago", datetime(2026, 9, 6, 3, 30, tzinfo=UTC), datetime(2026, 9, 6, 4, tzinfo=UTC)),
+    ("America/New_York", datetime(2026, 3, 8, 12, tzinfo=UTC), datetime(2026, 3, 9, 4, tzinfo=UTC)),  # EDT from 03:00
+    ("UTC", datetime(2026, 3, 8, 12, tzinfo=UTC), datetime(2026, 3, 9, tzinfo=UTC)),
+])
+def test_todays_figures_turn_over_when_the_next_day_starts(zone, name, now, midnight):
+    """The app left open redraws Today at the next day's first instant, also where the clocks
+    skip midnight itself (Santiago: 09-06 starts at 01:00), not an hour before it."""
+    from studyapp.today_snapshot import next_midnight
+
+    zone(name)
+    assert next_midnight(now) == midnight

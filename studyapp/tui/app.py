@@ -8,7 +8,7 @@ top of the current mode and closed (saving, or asking when it cannot) before the
 another mode, so no hidden screen keeps a review open or grades a file. A drill opened from a
 review (`p`) sits over that review, and Esc goes back to it.
 
-~470 lines on purpose: the modes, the vault loader and watcher, the palette and the app's
+~490 lines on purpose: the modes, the vault loader and watcher, the palette and the app's
 last-resort error handling are the app's own; the screens hold the rest.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
-from textual.app import App
+from textual.app import App, ScreenStackError
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
@@ -71,10 +71,15 @@ def _stats_screen():
 
 
 GRADER_START_AT_THE_LATEST = 5.0
+"""Seconds after the first frame when the grader's worker starts even if Today is not drawn yet."""
 LOG_POLL_SECONDS = 5.0
 """How often the app also checks the review log's sizes (one `stat` per device file): the
 watcher may miss a change (a network drive, a folder a sync tool made a moment ago)."""
-"""Seconds after the first frame when the grader's worker starts even if Today is not drawn yet."""
+CLOCK_CHECK_SECONDS = 30.0
+"""How often the app compares the clock with the span in which the current screen's figures are
+right (`check_the_clock`). A timer that compares, rather than one set for the moment itself,
+also catches up after the laptop slept or the clock jumped: the event loop's clock stops during
+a suspend, the wall clock does not. At most this late, and one `now()` each time."""
 
 
 class StudyApp(App):
@@ -251,6 +256,7 @@ class StudyApp(App):
         self.study_ready = True
         self.watch_vault()
         self.set_interval(LOG_POLL_SECONDS, self.take_other_devices_reviews, name="poll the review log")
+        self.set_interval(CLOCK_CHECK_SECONDS, self.check_the_clock, name="check the clock")
         if message.problems:
             self.notify(
                 f"{message.problems} note(s) could not be read; see Notes (n).",
@@ -365,6 +371,27 @@ class StudyApp(App):
     def on_vault_synced(self, message: VaultSynced) -> None:
         if message.changed:
             self._refresh_current_screen()
+
+    def check_the_clock(self) -> None:
+        """Time passing changes what is due: a learning step or a drill falls due, a new day
+        brings new notes and moves the streak. A screen that draws such figures (Today, Drills,
+        Stats) keeps `fresh_between`, the (computed at, valid until) span its worker returned;
+        once the clock is outside it (past it, or set back before it), the screen computes
+        them again, in its worker. Only the screen on view: one under another is computed again
+        when it comes back, and a review session (or a drill) on view keeps its queue, its own
+        requeue taking care of learning steps."""
+        from studyapp.tui.screens.base import StudyScreen
+
+        try:
+            screen = self.screen
+        except ScreenStackError:  # the app is closing: its screens are gone, the timer not yet
+            return
+        span = getattr(screen, "fresh_between", None)
+        if span is None or not self.study_ready or not isinstance(screen, StudyScreen):
+            return
+        since, until = span
+        if not since <= self.ctx.now() < until:
+            screen.refresh_data()
 
     def _refresh_current_screen(self) -> None:
         refresh = getattr(self.screen, "refresh_data", None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -10,8 +12,10 @@ from textual.containers import Horizontal
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.widgets.data_table import ColumnKey, RowKey
+from textual.worker import Worker, WorkerState
 
 from studyapp.textwidth import display_width, fit, printable
+from studyapp.today_snapshot import next_midnight
 from studyapp.tui.messages import DrillsListed
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.footer import KeysFooter
@@ -42,12 +46,26 @@ class DrillsScreen(StudyScreen):
         yield table
         yield KeysFooter()
 
+    fresh_between: tuple[datetime, datetime] | None = None
+    """(listed at, valid until): "due now" and the dates stay right while the clock is in it
+    (`StudyApp.check_the_clock`). None while listing."""
+
     def refresh_data(self) -> None:
+        self.fresh_between = None
         self.list_drills()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="drills")
-    def list_drills(self) -> None:
+    def list_drills(self) -> tuple[datetime, datetime]:
+        """List the drills; returns the span in which the list stays right (`fresh_between`)."""
+        since = self.app.ctx.now()
         self.post_message(DrillsListed(self.study.drills(), self.study.drill_progress()))
+        valid_until = getattr(self.study, "drills_valid_until", None)
+        return since, valid_until() if valid_until is not None else next_midnight(since)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        super().on_worker_state_changed(event)
+        if event.worker.group == "drills" and event.state == WorkerState.SUCCESS:
+            self.fresh_between = event.worker.result
 
     def on_drills_listed(self, message: DrillsListed) -> None:
         self._listed = message

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Header, Static
+from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
+from studyapp.today_snapshot import next_midnight
 from studyapp.tui.messages import DrillRetentionComputed, StatsComputed
 from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.bars import MasteryBars
@@ -49,13 +53,25 @@ class StatsScreen(StudyScreen):
                 yield _box("drill-history-box", "Drill attempts", PlotextPlot(id="drill-history"))
         yield KeysFooter()
 
+    fresh_between: tuple[datetime, datetime] | None = None
+    """(computed at, the next midnight): the calendar and the forecast are by day, so they are
+    computed again on a new day (`StudyApp.check_the_clock`). None while computing."""
+
     def refresh_data(self) -> None:
+        self.fresh_between = None
         self.compute_stats()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
-    def compute_stats(self) -> None:
+    def compute_stats(self) -> tuple[datetime, datetime]:
+        since = self.app.ctx.now()
         self.post_message(StatsComputed(self.study.stats()))
         self.post_message(DrillRetentionComputed(self.study.drill_retention_by_week()))
+        return since, next_midnight(since)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        super().on_worker_state_changed(event)
+        if event.worker.group == "stats" and event.state == WorkerState.SUCCESS:
+            self.fresh_between = event.worker.result
 
     def on_drill_retention_computed(self, message: DrillRetentionComputed) -> None:
         self.drill_weeks = message.weeks

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Header, Static
+from textual.worker import Worker, WorkerState
 
+from studyapp.today_snapshot import next_midnight
 from studyapp.tui.markup import plain
 from studyapp.tui.messages import TodayComputed, TodayCounted
 from studyapp.tui.screens.base import StudyScreen
@@ -73,19 +77,35 @@ class TodayScreen(StudyScreen):
     """Drawn from the snapshot and not yet refreshed: the whole summary is computed at once
     (the figures alone first would only delay it)."""
 
+    fresh_between: tuple[datetime, datetime] | None = None
+    """(computed at, valid until): while the clock is in it, the figures drawn are right; out of
+    it the app has them computed again (`StudyApp.check_the_clock`). None while computing."""
+
     def refresh_data(self) -> None:
+        self.fresh_between = None
         self.compute_summary(counts_first=not self._figures_shown)
         self._figures_shown = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="today")
-    def compute_summary(self, counts_first: bool = True) -> None:
-        """The figures first (cheap), then what needs every note's card."""
+    def compute_summary(self, counts_first: bool = True) -> tuple[datetime, datetime]:
+        """The figures first (cheap), then what needs every note's card; returns the span in
+        which they stay right (`fresh_between`): until a note, a step or a drill falls due, or
+        midnight."""
+        since = self.app.ctx.now()
         if counts_first:
             self.post_message(TodayCounted(self.study.today_counts()))
         keep = getattr(self.study, "keep_today", None)
         self.post_message(TodayComputed(self.study.today(keep_later=True) if keep else self.study.today()))
+        valid_until = getattr(self.study, "today_valid_until", None)
+        until = valid_until() if valid_until is not None else None
         if keep is not None:
             keep()  # for the next start, once this one has what it draws
+        return since, until or next_midnight(since)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        super().on_worker_state_changed(event)
+        if event.worker.group == "today" and event.state == WorkerState.SUCCESS:
+            self.fresh_between = event.worker.result
 
     def show_load_error(self, reason: str) -> None:
         self.query_one("#today-hint", Static).update(f"[red]Could not load the vault:[/] {plain(reason)}")
