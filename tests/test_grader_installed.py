@@ -182,3 +182,33 @@ def test_a_site_packages_entry_removed_while_the_worker_runs_breaks_no_grade(ins
     finally:
         shutil.rmtree(going, ignore_errors=True)
     assert verdict["status"] == "pass", verdict
+
+
+def test_a_package_installed_beside_while_the_worker_runs_leaves_imports_working(installed_kernels, tmp_path):
+    """Site-packages cannot be listed by learner code (it holds the kernels): the import system
+    lists it before the walls go up. A pip install beside the app (here, a folder added) changed
+    the folder after the worker listed it, and learner code then could not import any package
+    the worker had not imported ("No module named 'yaml'", blamed on the learner)."""
+    from studyapp.grader.client import GraderClient
+    from studyapp.grader.worker import KERNELS_ENV
+
+    if "files" not in probe().to_dict()["active"]:
+        pytest.skip("no Landlock here")
+    site_packages = installed_kernels.parent.parent
+    path = tmp_path / "imports.py"
+    module = not_imported_package()
+    path.write_text(f"def scaled_dot_product_attention(Q, K, V, mask=None):\n    import {module}\n"
+                    "    raise RuntimeError('import=ok')\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env[KERNELS_ENV] = str(installed_kernels)
+    coming = None
+    try:
+        with GraderClient(grade_limits(), env=env) as grader:
+            assert grader.grade("sdpa", installed_kernels / "sdpa" / "reference.py", device="cpu",
+                                seed=1)["status"] == "pass"
+            coming = Path(tempfile.mkdtemp(prefix="studyapp-test-coming-", dir=site_packages))
+            verdict = grader.grade("sdpa", path, device="cpu", seed=1)
+    finally:
+        if coming is not None:
+            shutil.rmtree(coming, ignore_errors=True)
+    assert "import=ok" in json.dumps(verdict), verdict

@@ -673,6 +673,21 @@ def granted_around(roots: Iterable[str], hidden: Iterable[str]) -> list[str]:
     return granted
 
 
+def _list_import_folders_now() -> None:
+    """Before the walls go up: each `sys.path` folder whose listing the import system holds is
+    listed again if it changed since (a `pip install` beside the app). A folder on the way to a
+    hidden one (site-packages, holding the kernels) cannot be listed afterwards, and an import
+    finder that found it changed then knew nothing in it: every package the worker had not
+    imported was "not found", blamed on the learner. A finder that finds its folder unchanged
+    only stats it."""
+    import importlib.machinery
+
+    try:
+        importlib.machinery.PathFinder.find_spec("_studyapp_lists_its_import_folders")
+    except (OSError, ImportError, ValueError):
+        pass  # a folder gone meanwhile: its finder lists nothing, as before
+
+
 def _cuda_devices() -> list[str]:
     try:
         names = os.listdir("/dev")
@@ -698,6 +713,7 @@ def restrict(confinement: Confinement, scratch: str, cuda: bool = False) -> None
         return
     from landlockpy import AccessFS, AccessNet, Ruleset, Scope
 
+    _list_import_folders_now()
     read = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
     write = (AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.MAKE_REG | AccessFS.MAKE_DIR
              | AccessFS.REMOVE_FILE | AccessFS.REMOVE_DIR | AccessFS.MAKE_SYM | AccessFS.MAKE_FIFO
