@@ -8,6 +8,8 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from studyapp.config import Settings
 from studyapp.grader.client import GraderClient
 from studyapp.grader.contract import GradeLimits
@@ -16,6 +18,11 @@ from studyapp.grader.worker import KERNELS_ENV
 
 FAKE_KERNELS = Path(__file__).parent / "fake_kernels"
 ROOT = Path(__file__).resolve().parents[1]
+NOBODY_FORKS = pytest.mark.xdist_group("hostile_bank")
+"""For a test whose learner code forks, or fork-bombs: one xdist worker runs them one at a time.
+A root worker runs every learner as `nobody`, whose process limit counts all of nobody's tasks,
+so a fork bomb graded on another test worker used up the forks of a test beside it ("a fork
+bomb?" for code that forks once)."""
 
 
 def grade_limits(**changes) -> GradeLimits:

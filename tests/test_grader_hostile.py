@@ -21,13 +21,14 @@ import pytest
 pytest.importorskip("torch")
 
 import hostile_bank
-from grader_helpers import FAKE_KERNELS, ROOT, grade_limits
+from grader_helpers import FAKE_KERNELS, NOBODY_FORKS, ROOT, grade_limits
 
 from studyapp.grader.processes import descendants
 
 # The bank below takes its grader through every submission (tens of seconds): its tests share
-# one xdist worker, so the bank runs once per user rather than once per worker.
-pytestmark = pytest.mark.xdist_group("hostile_bank")
+# one xdist worker, so the bank runs once per user rather than once per worker. The group also
+# holds every test whose learner code forks (`NOBODY_FORKS` in grader_helpers).
+pytestmark = NOBODY_FORKS
 
 ORDINARY_USER = "studyapp-hostile"
 BANK_SECONDS = 600

@@ -9,6 +9,7 @@ import time
 
 import pytest
 from grader_helpers import (
+    NOBODY_FORKS,
     fake_drill_client,
     grade_limits,
     processes_below,
@@ -92,6 +93,7 @@ def test_a_wrong_file_fails_with_the_judges_checks(client, tmp_path):
     assert verdict["checks"] and verdict["hint"]
 
 
+@NOBODY_FORKS
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_submission_gets_a_verdict_in_time_and_leaves_nothing(client, tmp_path, name):
     source, expected = HOSTILE[name]
@@ -117,6 +119,7 @@ def test_writing_the_protocol_fd_cannot_forge_a_pass(client, tmp_path):
     assert forged in verdict["output"] and "on stderr" in verdict["output"]
 
 
+@NOBODY_FORKS
 def test_background_processes_that_leave_the_session_are_killed(client, tmp_path):
     marker = f"studyapp-test-daemon-{os.getpid()}-{time.monotonic_ns()}"
     source = textwrap.dedent(f"""
@@ -138,6 +141,7 @@ def test_background_processes_that_leave_the_session_are_killed(client, tmp_path
     assert_nothing_left(client)
 
 
+@NOBODY_FORKS
 def test_forked_children_cannot_answer_for_the_submission(client, tmp_path):
     source = "import os\ndef add(a, b):\n    os.fork()\n    return a + b\n"
     verdict, _ = grade_source(client, tmp_path, source)
@@ -158,6 +162,7 @@ def test_the_worker_forks_with_one_torch_thread_and_torch_still_works(client, tm
     assert verdict["status"] == "pass", verdict
 
 
+@NOBODY_FORKS
 def test_the_grader_goes_on_after_hostile_files(client, tmp_path):
     for source, _ in HOSTILE.values():
         grade_source(client, tmp_path, source, timeout=1.0)
@@ -283,6 +288,7 @@ def test_closing_during_a_grade_cancels_it_and_stops_the_worker(tmp_path):
     assert result["status"] == "error"
 
 
+@NOBODY_FORKS
 @pytest.mark.parametrize("without", ["files,network namespace", "pid namespace", "files,tcp,signals,pid namespace"])
 def test_without_a_protection_grading_still_works_and_the_verdict_says_what_is_missing(tmp_path, without):
     """Kernels without Landlock or namespaces: the fallbacks still grade and clean up, and say so."""
