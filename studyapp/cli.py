@@ -152,6 +152,7 @@ def _run(argv: list[str], command: str | None) -> int:
     handler = getattr(args, "handler", None)
     ctx = None
     forget_scan = None
+    code: int | None = None
     try:
         from studyapp.context import build_context
 
@@ -181,6 +182,7 @@ def _run(argv: list[str], command: str | None) -> int:
             from studyapp.commands import remember_history
 
             remember_history(ctx)
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then seen below
         return code
     except UserError as exc:
         print(f"studyapp: error: {exc}", file=sys.stderr)
@@ -190,9 +192,18 @@ def _run(argv: list[str], command: str | None) -> int:
         return ExitCode.USAGE
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:  # `studyapp due | head`
+    except BrokenPipeError:  # `studyapp due | head`: quiet, but the outcome is kept
+        # The reader left: the command's own exit code when it has one (a grade that failed
+        # still fails), else 1, since its output was cut short. stdout goes to /dev/null so
+        # that Python's flush at exit does not fail again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
         sys.stderr.close()
-        return ExitCode.OK
+        return code if code is not None else ExitCode.FAILED
     except Exception as exc:  # OS and database failures: one line; anything else is a bug
         message = user_message(exc, ctx.paths.database_file if ctx is not None else None)
         if message is None:

@@ -68,11 +68,13 @@ def hint(args, ctx) -> int:
 
 
 def _confirmed(question: str) -> bool:
-    """A y/N question on the terminal; no answer (end of input) is a no."""
+    """A y/N question on the terminal; no answer (end of input, or no standard input at all:
+    `<&-`, where input() raises RuntimeError) is a no, said on stderr with the way round it."""
     try:
         answer = input(f"{question} [y/N] ")
-    except EOFError:
-        answer = ""
+    except (EOFError, RuntimeError):
+        print("\nstudyapp: no answer on standard input, taken as no (--yes answers yes)", file=sys.stderr)
+        return False
     return answer.strip().lower() in ("y", "yes")
 
 

@@ -37,6 +37,31 @@ takes here) before the caller stops it, with every process it started, and does 
 itself."""
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(parent: int) -> None:
+    """In a forked helper (the scan ahead's child, a pool worker, the `serve` helper): be
+    killed when `parent`, the process that started it, ends. A command killed by a signal
+    (`timeout`, SIGTERM) leaves no helper behind, blocked on a pipe or a lock and holding the
+    caller's stdout open. Linux only (prctl); elsewhere nothing. Caveat: the kernel ties it to
+    the parent's *thread* that forked, which in every caller here waits for the child."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    import signal
+
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError, ImportError):
+        return
+    if os.getppid() != parent:  # the parent died before the prctl: nothing to do it for
+        os._exit(1)
+
+
 def free_cores() -> int:
     """Cores this process may use, less those other processes use right now (the run queue,
     less this process's own running threads; where the system does not tell, the one-minute
@@ -144,7 +169,8 @@ def in_workers(job: str, files: list[FoundFile], cores: int | None = None) -> li
     size = max(1, min(BATCH, -(-len(files) // (2 * cores))))  # every worker gets some
     batches = [files[i:i + size] for i in range(0, len(files), size)]
     try:
-        with ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(max_workers=cores, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
             return [result for results in pool.map(JOBS[job], batches) for result in results]
     except (OSError, RuntimeError, ImportError) as exc:  # no fork, no /dev/shm, a broken pool
         _log("working in one process: %s", exc)
@@ -158,7 +184,7 @@ if sys.path[:1] == [""]:
 if sys.argv[1] not in sys.path:
     sys.path.insert(0, sys.argv[1])  # this very studyapp, even from a source checkout
 from studyapp.vault.parallel import serve
-serve()
+serve(int(sys.argv[2]))
 """
 
 
@@ -175,7 +201,7 @@ def in_helper(job: str, files: list[FoundFile]) -> list:
 
     root = str(Path(__file__).resolve().parents[2])
     try:
-        helper = subprocess.Popen([sys.executable, "-c", _SERVE, root], stdin=subprocess.PIPE,
+        helper = subprocess.Popen([sys.executable, "-c", _SERVE, root, str(os.getpid())], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         _log("working in one process, no helper: %s", exc)
@@ -200,11 +226,14 @@ def in_helper(job: str, files: list[FoundFile]) -> list:
         return []
 
 
-def serve() -> None:
+def serve(parent: int | None = None) -> None:
     """In the helper: read (job, files) (marshal) from stdin and write the job's results to
-    stdout, worked out by a pool when cores are free, else here."""
+    stdout, worked out by a pool when cores are free, else here. Killed with `parent`."""
     import marshal
     import sys
+
+    if parent is not None:
+        die_with_parent(parent)
 
     job, files = marshal.loads(sys.stdin.buffer.read())
     results = in_workers(job, files) or JOBS[job](files)

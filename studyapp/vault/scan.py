@@ -261,6 +261,7 @@ def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike, par
     # Ctrl-C waits until the child is inside its `try` (which always ends in `_exit`): a child
     # interrupted before it would go on as a second copy of the command.
     signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
@@ -271,6 +272,9 @@ def start_scan_ahead(root: str | os.PathLike, cache_file: str | os.PathLike, par
     if pid == 0:  # the child: scan, hand the result over, and leave without any clean-up
         status = 1
         try:
+            from studyapp.vault.parallel import die_with_parent
+
+            die_with_parent(parent)  # a command killed by a signal leaves no scan running
             if parse:  # a group of its own: one kill stops it and the workers it forks
                 os.setpgid(0, 0)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
