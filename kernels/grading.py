@@ -88,6 +88,19 @@ def other_layout_values(like: torch.Tensor, *, flip: tuple[int, ...] = (), negat
     copy.copy_(values)
     return copy.expand(like.shape) if broadcast else copy
 
+def second_case(case: Case) -> Case:
+    """The case's second inputs (`AGAIN`: other tensors of the same shapes, or other steps) as a
+    case of their own, made once and kept in `case.extra`, so its oracle and error floor are
+    computed once, like the case's."""
+    if "second" not in case.extra:
+        payload = {key: value for key, value in case.payload.items() if key != AGAIN}
+        payload.update(case.payload[AGAIN])
+        case.extra["second"] = Case(f"{case.name}, second inputs", payload, tier=case.tier,
+                                    value_check=case.value_check, notes=case.notes,
+                                    public=case.public, size=case.size)
+    return case.extra["second"]
+
+
 def sibling(entry_obj, name: str):
     """The learner's function `name` from the file that defines the entry (None if absent): a
     drill of several functions (masks_advanced, safe_softmax) names one entry and finds the

@@ -39,6 +39,7 @@ from .grading import (
     narrow_mistakes,
     other_layout_values,
     same_values,
+    second_case,
     shape_text,
 )
 from .tensor_drill import FLOOR_FACTOR, LOW_PRECISION_FACTOR
@@ -341,20 +342,10 @@ class StepsDrill(Drill):
                         f"{where}: the same steps run again from cache=None on the same module gave different "
                         "results (state kept on the module between calls, or randomness)")
 
-    def _second_case(self, case: Case) -> Case:
-        """The second inputs' steps as a case of their own (oracle and error floor kept)."""
-        if "second" not in case.extra:
-            payload = {key: value for key, value in case.payload.items() if key != AGAIN}
-            payload["steps"] = case.payload[AGAIN]["steps"]
-            case.extra["second"] = Case(f"{case.name}, second inputs", payload, tier=case.tier,
-                                        value_check=case.value_check, notes=case.notes,
-                                        public=case.public, size=case.size)
-        return case.extra["second"]
-
     def _check_second_input(self, case, result, book, where):
         """The third run, on other inputs of the same shapes, graded like the first: a module
         that keeps what it computed (the memory's K/V, a mask) passes two runs on the same inputs."""
-        again = self._second_case(case)
+        again = second_case(case)
         expected, ignored = self._expected(again), self._ignored(again)
         trace, _ = self.learner_trace(result["runs"][2])
         said = (f"{where}: run a third time on the same module, on other inputs of the same shapes "

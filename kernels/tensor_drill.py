@@ -28,6 +28,7 @@ from .grading import (
     narrow_mistakes,
     other_layout_values,
     same_values,
+    second_case,
     shape_text,
     unpack_output,
 )
@@ -231,21 +232,10 @@ class AttentionDrill(Drill):
         else:
             book.failed("deterministic", case, result, f"{where}: two calls on the same inputs returned different results")
 
-    def _second_case(self, case: Case) -> Case:
-        """The case's second inputs as a case of their own (its oracle and error floor are
-        computed once and kept, like the case's)."""
-        if "second" not in case.extra:
-            payload = {key: value for key, value in case.payload.items() if key != AGAIN}
-            payload.update(case.payload[AGAIN])
-            case.extra["second"] = Case(f"{case.name}, second inputs", payload, tier=case.tier,
-                                        value_check=case.value_check, notes=case.notes,
-                                        public=case.public, size=case.size)
-        return case.extra["second"]
-
     def _check_second_input(self, case, result, book, where):
         """The third call, on other inputs of the same shapes, graded like the first: code that
         reuses something from an earlier call passes two calls on the same inputs, not this."""
-        again = self._second_case(case)
+        again = second_case(case)
         (expected, _), ignore = self._expected(again)
         out, _, problem = unpack_output(result["calls"][2], allow_weights=True)
         said = f"{where}: called a third time, on other inputs of the same shapes ({self.second_inputs_said})"

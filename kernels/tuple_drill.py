@@ -34,6 +34,7 @@ from .grading import (
     format_index,
     narrow_mistakes,
     same_values,
+    second_case,
     shape_text,
 )
 
@@ -214,20 +215,10 @@ class TupleDrill(Drill):
     def _check_inputs(self, case, result, book, where):
         check_inputs_unchanged(self.input_names, case, result, book, where)
 
-    def _second_case(self, case: Case) -> Case:
-        """The case's second inputs as a case of their own (oracle and error floor kept)."""
-        if "second" not in case.extra:
-            payload = {key: value for key, value in case.payload.items() if key != AGAIN}
-            payload.update(case.payload[AGAIN])
-            case.extra["second"] = Case(f"{case.name}, second inputs", payload, tier=case.tier,
-                                        value_check=case.value_check, notes=case.notes,
-                                        public=case.public, size=case.size)
-        return case.extra["second"]
-
     def _check_second_input(self, case, result, book, where):
         """The third call, on other inputs of the same shapes, graded like the first: code that
         returns an answer kept from an earlier call passes two calls on the same inputs, not this."""
-        again = self._second_case(case)
+        again = second_case(case)
         expected, masked = self._expected(again)
         outputs, problem = tensors_of(result["calls"][2], len(self.output_names))
         said = f"{where}: called a third time, on other inputs of the same shapes ({self.second_inputs_said})"
