@@ -38,10 +38,12 @@ class BackupKind(Enum):
     AUTO = "auto"
     MANUAL = "manual"
     BEFORE_RESTORE = "before-restore"
+    OTHER_VAULT = "other-vault"
+    """The database of the vault this data dir served before another (`vault_binding`)."""
 
 
 _NAME = re.compile(
-    r"^(?P<kind>auto|manual|before-restore)-(?P<stamp>\d{8}-\d{6})(?:-(?P<n>\d+))?\.sqlite3$")
+    r"^(?P<kind>auto|manual|before-restore|other-vault)-(?P<stamp>\d{8}-\d{6})(?:-(?P<n>\d+))?\.sqlite3$")
 _STAMP = "%Y%m%d-%H%M%S"
 
 
@@ -149,9 +151,10 @@ def list_backups(folder: Path) -> list[Backup]:
 
 
 def default_restore(found: list[Backup]) -> Backup | None:
-    """What `studyapp backup restore` brings back without a name: the newest backup that is
-    not a pre-restore copy (restoring twice would otherwise undo the first restore)."""
-    chosen = [b for b in found if b.kind is not BackupKind.BEFORE_RESTORE] or found
+    """What `studyapp backup restore` brings back without a name: the newest automatic or
+    manual one (restoring a pre-restore copy would undo the last restore; an other-vault copy
+    is another vault's history)."""
+    chosen = [b for b in found if b.kind in (BackupKind.AUTO, BackupKind.MANUAL)] or found
     return chosen[0] if chosen else None
 
 

@@ -143,6 +143,11 @@ def run_doctor(ctx, out=None, probe: bool = False) -> int:
 
     history = check_history(paths, record=False)
     lines.extend(doctor_lines(history))
+    from studyapp.vault_binding import doctor_line
+
+    served = doctor_line(paths, ctx.settings)
+    if served:
+        lines.append(served)
     lines.append(shown(review_log_line(paths, ctx.settings)))  # names other devices' files
     vault = Vault(paths.vault_dir, paths.cache_file)
     snapshot = vault.load()

@@ -274,8 +274,6 @@ def claim_vault(paths: Paths, marker: DataDirMarker | None = None,
                 vault_marker: VaultMarker | None = None,
                 now: datetime | None = None) -> VaultOwner | None:
     """Make this data dir the one that records the vault's reviews; None if not writable."""
-    import uuid
-
     now = now or datetime.now(timezone.utc)
     if marker is None:
         marker = read_data_dir_marker(paths.data_dir_marker)
@@ -284,7 +282,9 @@ def claim_vault(paths: Paths, marker: DataDirMarker | None = None,
             if not write_marker(paths.data_dir_marker, marker):
                 return None
     if vault_marker is None:
-        vault_marker = read_vault_marker(paths.vault_marker) or VaultMarker(uuid.uuid4().hex)
+        from studyapp.vault_binding import marker_or_new
+
+        vault_marker = marker_or_new(paths)
     if not paths.vault_dir.is_dir():
         return None
     owner = VaultOwner(marker.id, str(paths.data_dir), this_host(), now.isoformat())

@@ -77,16 +77,25 @@ class ReviewService:
 
         self.history_log = event_log(ctx)
         self._config_mtime = _mtime_ns(ctx.paths.config_file)
-        self.writer_lock.on_acquire = self._follow_the_log
+        from studyapp.vault_binding import serve_this_vault
+
+        self.served, bound_lines = serve_this_vault(ctx, self.store, self.writer_lock)
+        self.writer_lock.on_acquire = self._on_lock
         self.moved: dict[str, tuple[str, datetime]] = {}
         """{new path: (old path, time of its MOVE)} of the renames this service logged: an
         event of the new path must not sort before its move (`move_time`)."""
-        self.repaired = repair_pending(self.store, self.vault, self.writer_lock,
-                                       self.history_log)
+        self.repaired = bound_lines + repair_pending(self.store, self.vault, self.writer_lock,
+                                                     self.history_log)
         self.synced = self.sync(wait=False)
         if ctx.report is not None:
             for line in self.startup_lines():
                 ctx.report(line)
+
+    def _on_lock(self) -> None:
+        from studyapp.vault_binding import check_still_served
+
+        check_still_served(self.store, self.served)
+        self._follow_the_log()
 
     def _follow_the_log(self) -> None:
         """`studyapp history-log` may have moved this device's log while this process waited

@@ -6,7 +6,7 @@ on it; callers get typed rows (`store_rows`), never `sqlite3.Row`s. The schema a
 migrations live in `store_schema`, the translation of failures into one line in `store_errors`
 (both re-exported here). One `Store` keeps one connection open: the TUI records reviews in a loop.
 
-`Store` stays one class in one file (~670 lines) because it is the one place that runs SQL on
+`Store` stays one class in one file (~710 lines) because it is the one place that runs SQL on
 this database: the review log, the journal and the replayed history share transactions, and
 keeping every query together is what lets a test check that no other module runs one.
 """
@@ -51,7 +51,7 @@ from studyapp.store_schema import _REVIEW_INDEXES, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = [
     "MIGRATIONS", "SCHEMA_VERSION", "CardRow", "DrillAttempt", "DrillReviewRow", "FittedParams", "JournalEntry",
-    "NoteRow", "ReviewRow", "Store", "StoreError", "StoreProblem", "newer_schema_error",
+    "NoteRow", "ReviewRow", "Store", "VaultBinding", "StoreError", "StoreProblem", "newer_schema_error",
     "parse_utc", "store_error", "utc_text",
 ]
 
@@ -659,6 +659,50 @@ class Store:
     def clear_journal(self, entry_id: int) -> None:
         with self.transaction():
             self.conn.execute("DELETE FROM journal WHERE id = ?", (entry_id,))
+
+
+    # -- the vault this database serves (`vault_binding`) -------------------------------------
+
+    def bound_vault(self) -> VaultBinding | None:
+        row = self.conn.execute("SELECT id, path FROM vault").fetchone()
+        return None if row is None else VaultBinding(row[0], row[1])
+
+    def bind_vault(self, binding: VaultBinding) -> None:
+        with self.transaction():
+            self.conn.execute("INSERT OR REPLACE INTO vault(one, id, path) VALUES (1, ?, ?)",
+                              (binding.id, binding.path))
+
+    def holds_history(self) -> bool:
+        """Whether anything here came from a review, a drill or a fit (an empty cache of a
+        vault's notes holds none, and can serve another vault as it is)."""
+        return any(self.conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0]
+                   for table in _HISTORY_TABLES)
+
+    def start_afresh(self, binding: VaultBinding) -> None:
+        """Empty every table, in one transaction, and serve `binding`'s vault: other processes
+        with the file open see an empty history, never a half-emptied one. A new database id
+        tells the markers it is another history (`history_guard`)."""
+        import secrets
+
+        with self.transaction():
+            for table in (*_HISTORY_TABLES, "undo_bytes", "log_files", "notes"):
+                self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+            self.conn.execute("INSERT OR REPLACE INTO vault(one, id, path) VALUES (1, ?, ?)",
+                              (binding.id, binding.path))
+            self.conn.execute(f"PRAGMA application_id = {secrets.randbits(31) or 1}")
+
+
+_HISTORY_TABLES = ("reviews", "drill_reviews", "drill_marks", "drill_attempts", "params",
+                   "journal", "cards", "drill_cards")
+"""Children before the tables they reference (`notes`): the order `start_afresh` empties them."""
+
+
+@dataclass(frozen=True)
+class VaultBinding:
+    """The vault a database serves: its id (`markers.VaultMarker`) and where it was last."""
+
+    id: str
+    path: str
 
 
 def _time_range(since: datetime | None, until: datetime | None) -> tuple[str, tuple[str, ...]]:

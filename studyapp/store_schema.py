@@ -155,6 +155,15 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE drill_reviews ADD COLUMN card_before TEXT;
     """,
+    # 5 -> 6: the vault this database serves (`vault_binding`): one row, none in a database
+    # that has served no vault yet (or came from an older studyapp: it serves the next one).
+    """
+    CREATE TABLE vault (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        id TEXT NOT NULL,
+        path TEXT NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -163,6 +163,15 @@ def _refuse_another_vaults(ctx, backup) -> None:
             conn.close()
     except sqlite3.Error:
         return  # damaged, or from before the log: restoring it says so
+    from studyapp.markers import read_vault_marker
+    from studyapp.vault_binding import bound_in_file
+
+    served, marker = bound_in_file(backup), read_vault_marker(ctx.paths.vault_marker)
+    if served is not None and marker is not None and marker.vault_id != served.id:
+        raise UserError(f"{backup.name} holds the history of another vault ({served.path}): "
+                        "restoring it would give this vault that vault's reviews; not "
+                        f"restored (`studyapp --vault {served.path} backup restore "
+                        f"{backup.stem}` restores it there)")
     folder = log_dir(ctx.paths, ctx.settings)
     here = {entry.name.removesuffix(LOG_SUFFIX) for entry in folder.glob(f"*{LOG_SUFFIX}")} if folder.is_dir() else set()
     if devices and here and not devices & here:
