@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -166,7 +165,7 @@ def take_backup(database_file: Path, folder: Path, now: datetime,
     in the same second never remove or overwrite each other's), then given a free name."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"{kind.value}-{now.astimezone(timezone.utc).strftime(_STAMP)}"
-    temp = folder / f".{stem}.{os.getpid()}-{secrets.token_hex(4)}{PARTIAL_SUFFIX}"
+    temp = folder / f".{stem}.{os.getpid()}-{os.urandom(4).hex()}{PARTIAL_SUFFIX}"
     try:
         source = sqlite3.connect(f"file:{_quote(str(database_file))}?mode=ro", uri=True)
         try:

@@ -15,7 +15,6 @@ serves (`<vault>/.studyapp/vault.json`, see `markers`), and opening it on anothe
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timezone
 
 from studyapp.errors import UserError
@@ -48,7 +47,11 @@ def marker_or_new(paths, bound: VaultBinding | None = None) -> VaultMarker:
     if bound is None:
         bound = bound_in_file(paths.database_file)
     where = str(paths.vault_dir.resolve())
-    return VaultMarker(bound.id if bound is not None and bound.path == where else uuid.uuid4().hex)
+    if bound is not None and bound.path == where:
+        return VaultMarker(bound.id)
+    import uuid  # imported when a vault is new: `platform` comes with it, which `due` need not pay for
+
+    return VaultMarker(uuid.uuid4().hex)
 
 
 def doctor_line(paths, settings) -> str | None:

@@ -24,7 +24,7 @@ NOT_ON_THE_WARM_PATH = (
     "orjson",  # reading the log: it did not change
     "studyapp.views",  # the TUI's view objects
     # modules of the standard library only a rarer path needs (each costs a few ms to import)
-    "statistics", "uuid", "logging", "socket",
+    "statistics", "uuid", "logging", "socket", "secrets", "hashlib", "platform",
     "shutil",  # argparse asks it for the terminal's width (studyapp.cli._columns does not)
     # the other subcommands' modules: the command line names `due` (studyapp.cli.COMMANDS)
     "studyapp.commands.drills", "studyapp.commands.history", "studyapp.commands.dev",
