@@ -37,7 +37,7 @@ from studyapp.drill_rating import (  # the pure part
     weekly_retention,
 )
 from studyapp.schedule import STORED_MS, day_start, next_day_start, recorded_duration_ms
-from studyapp.store import CardRow, utc_text
+from studyapp.store import CardRow, DrillReviewRow, utc_text
 
 if TYPE_CHECKING:
     from studyapp.reviews import ReviewService
@@ -404,18 +404,23 @@ class DrillReviews:
                     event.id, drill, event.data, stored, after, now))
         return DrillReviewResult(drill, rating, event.data["proposed"], after.due, after.due - now)
 
-    def undo_last(self) -> tuple[str, int]:
-        """Take back the newest drill review: its card is the one it started from, the log
-        says so (an undo event), and its try is open to be rated again. Returns (drill id,
-        rating); UserError when there is none."""
+    def undo_last(self, review: DrillReviewRow | None = None) -> tuple[str, int]:
+        """Take back the newest drill review (or `review`, this device's newest): its card is
+        the one it started from, the log says so (an undo event), and its try is open to be
+        rated again. Returns (drill id, rating); UserError when there is none."""
         from studyapp.errors import UserError
         from studyapp.history.events import EventKind, new_event
         from studyapp.history.sync import record
 
         with self.service.writer_lock.hold():
-            last = self.store.last_drill_review()
+            last = self.store.last_drill_review() if review is None else \
+                self.store.last_drill_review_of(review.drill_id)
             if last is None:
                 raise UserError("nothing to undo: no drill review has been recorded")
+            if review is not None and last.id != review.id:
+                raise UserError(f"cannot undo this device's review of drill {review.drill_id}: "
+                                "it was reviewed again since (on another device, or undone "
+                                "meanwhile); nothing was changed")
             before = CardRow.from_json(last.card_before) if last.card_before else None
             if before is None and last.state_before is not None:
                 raise UserError(f"cannot undo the review of drill {last.drill_id}: it was "
@@ -456,18 +461,30 @@ class UndoneReview:
 
 def undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None = None
                        ) -> UndoneReview | None:
-    """Take back the most recent review, of a note or of a drill (the CLI's `undo` and the
-    app's `u`); None when no review was ever recorded."""
+    """Take back this device's most recent review, of a note or of a drill (the CLI's `undo`
+    and the app's `u`); None when no review was ever recorded. Another device's reviews are
+    that device's to undo, and one of this device's under a later review from another device
+    is refused (taking it back would rewind the note under that review)."""
     from studyapp.schedule import rating_name
 
-    last_note = service.store.last_review()
-    last_drill = service.store.last_drill_review()
+    own = service.history_log.own_ids()
+
+    def ours(event_id: str | None) -> bool:  # no id: recorded before the log, on this device
+        return event_id is None or event_id in own
+
+    last_note = next((r for r in service.store.newest_reviews() if ours(r.event_id)), None)
+    last_drill = next((r for r in service.store.newest_drill_reviews() if ours(r.event_id)), None)
     if last_note is None and last_drill is None:
-        return None
+        if service.store.last_review() is None and service.store.last_drill_review() is None:
+            return None
+        from studyapp.errors import UserError
+
+        raise UserError("nothing to undo on this device: every review here was made on another "
+                        "device (undo one there)")
     if last_drill is not None and (last_note is None or last_drill.reviewed_at >= last_note.reviewed_at):
-        drill, rating = DrillReviews(service, drills).undo_last()
+        drill, rating = DrillReviews(service, drills).undo_last(last_drill)
         return UndoneReview("drill", drill, rating_name(rating))
-    done = service.undo_last()
+    done = service.undo_last(last_note)
     return UndoneReview("note", done["path"], done["rating"], done["exact"])
 
 

@@ -307,20 +307,27 @@ class ReviewService:
                             f"time given ({now.astimezone().isoformat(timespec='minutes')}); "
                             "a review cannot be recorded before it")
 
-    def undo_last(self) -> dict:
-        """Revert the most recent review: the note's bytes and the database rows.
+    def undo_last(self, review=None) -> dict:
+        """Revert the most recent review (or `review`, this device's newest: see
+        `drill_reviews.undo_newest_review`): the note's bytes and the database rows.
 
         The exact old bytes come back when the note is unchanged since the review; if it was
         edited meanwhile, only the owned keys get their old values (the edit is kept); if even
         that cannot be done safely, nothing changes and UserError says why.
         """
         with self.writer_lock.hold():
-            return self._undo_last()
+            return self._undo_last(review)
 
-    def _undo_last(self) -> dict:
-        last = self.store.last_review()
-        if last is None:
-            raise UserError("nothing to undo: no review has been recorded")
+    def _undo_last(self, review) -> dict:
+        if review is None:
+            last = self.store.last_review()
+            if last is None:
+                raise UserError("nothing to undo: no review has been recorded")
+        else:  # chosen before the lock: still there, and still the note's newest?
+            last = self.store.review_by_id(review.id)
+            if last is None or last.event_id != review.event_id:
+                raise UserError("nothing to undo: that review was undone meanwhile")
+            refuse_if_reviewed_since(self.store, last)
         note_row = self.store.note_by_key(last.note_key)
         assert note_row is not None, "a review's note_key always names a notes row"
         if not note_row.deleted and not (self.vault.root / note_row.path).exists():
@@ -527,6 +534,18 @@ def _state_name(state: int) -> str:
     from fsrs import State
 
     return State(state).name.lower()
+
+
+def refuse_if_reviewed_since(store: Store, review) -> None:
+    """UserError when another device reviewed the note after `review`: taking this one back
+    would rewind the note under that device's review (undo it on that device first)."""
+    newest = store.last_review_of(review.note_key)
+    if newest is not None and newest.id != review.id:
+        row = store.note_by_key(review.note_key)
+        path = row.path if row is not None else review.path
+        raise UserError(f"cannot undo this device's review of {path}: another device reviewed it "
+                        f"since ({newest.reviewed_at.astimezone():%Y-%m-%d %H:%M}); undo that "
+                        "review on that device first. Nothing was changed")
 
 
 def _mtime_ns(path) -> int | None:

@@ -6,7 +6,7 @@ on it; callers get typed rows (`store_rows`), never `sqlite3.Row`s. The schema a
 migrations live in `store_schema`, the translation of failures into one line in `store_errors`
 (both re-exported here). One `Store` keeps one connection open: the TUI records reviews in a loop.
 
-`Store` stays one class in one file (~710 lines) because it is the one place that runs SQL on
+`Store` stays one class in one file (~740 lines) because it is the one place that runs SQL on
 this database: the review log, the journal and the replayed history share transactions, and
 keeping every query together is what lets a test check that no other module runs one.
 """
@@ -300,6 +300,21 @@ class Store:
         row = self.conn.execute("SELECT * FROM reviews ORDER BY id DESC LIMIT 1").fetchone()
         return None if row is None else ReviewRow.from_sql(row)
 
+    def newest_reviews(self) -> Iterator[ReviewRow]:
+        """Every review, the most recently recorded first (`undo` looks for this device's)."""
+        for row in self.conn.execute("SELECT * FROM reviews ORDER BY id DESC"):
+            yield ReviewRow.from_sql(row)
+
+    def review_by_id(self, review_id: int) -> ReviewRow | None:
+        row = self.conn.execute("SELECT * FROM reviews WHERE id = ?", (review_id,)).fetchone()
+        return None if row is None else ReviewRow.from_sql(row)
+
+    def last_review_of(self, note_key: int) -> ReviewRow | None:
+        """The note's most recently recorded review."""
+        row = self.conn.execute("SELECT * FROM reviews WHERE note_key = ? ORDER BY id DESC LIMIT 1",
+                                (note_key,)).fetchone()
+        return None if row is None else ReviewRow.from_sql(row)
+
     def reviews_still_logged(self, event_ids: Iterable[str]) -> set[str]:
         """Which of these review events still have their review row: an undo (here, in another
         process, or replayed from another device's log) removes it; a rebuild keeps the ids."""
@@ -454,6 +469,15 @@ class Store:
         """The most recently recorded drill review (the one `undo` reverts when it is newer
         than the last note review)."""
         row = self.conn.execute("SELECT * FROM drill_reviews ORDER BY id DESC LIMIT 1").fetchone()
+        return None if row is None else DrillReviewRow.from_sql(row)
+
+    def newest_drill_reviews(self) -> Iterator[DrillReviewRow]:
+        for row in self.conn.execute("SELECT * FROM drill_reviews ORDER BY id DESC"):
+            yield DrillReviewRow.from_sql(row)
+
+    def last_drill_review_of(self, drill_id: str) -> DrillReviewRow | None:
+        row = self.conn.execute("SELECT * FROM drill_reviews WHERE drill_id = ? ORDER BY id DESC"
+                                " LIMIT 1", (drill_id,)).fetchone()
         return None if row is None else DrillReviewRow.from_sql(row)
 
     def remove_drill_review(self, review_id: int, drill_id: str, card_before: CardRow | None) -> None:

@@ -82,6 +82,21 @@ class EventLog:
     def own_file(self) -> Path:
         return self.folder / f"{self.device}{LOG_SUFFIX}"
 
+    def own_ids(self) -> set[str]:
+        """The ids of the events in this device's own file: the reviews `undo` here may take
+        back (another device's are that device's to undo)."""
+        raw = _read_regular(self.own_file) or b""
+        loads = _fast_loads()
+        ids = set()
+        for line in raw.splitlines():
+            try:
+                event = loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and isinstance(event.get("id"), str):
+                ids.add(event["id"])
+        return ids
+
     def check_writable(self) -> None:
         """UserError when this device's file cannot take a line (a folder or a FIFO in its place,
         no permission): asked before a review writes its note, so a review the log cannot hold
