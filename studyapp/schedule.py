@@ -247,13 +247,52 @@ def retrievability(scheduler: Scheduler, row: CardRow, now: datetime) -> float:
 
 
 def review(scheduler: Scheduler, row: CardRow, rating: Rating, now: datetime,
-           duration_ms: int | None = None) -> CardRow:
-    """The card after reviewing it with `rating` at `now`."""
+           duration_ms: int | None = None,
+           offsets: tuple[int, int | None] | None = None) -> CardRow:
+    """The card after reviewing it with `rating` at `now`.
+
+    An interval of whole days is days on the reviewer's calendar (`calendar_due`): in this
+    machine's zone, or, with `offsets`, in the reviewer's UTC offsets a review event recorded
+    (a replay that runs FSRS again gives every device the instant the reviewer's got)."""
     moment = now.astimezone(timezone.utc)
     card, _ = scheduler.review_card(to_fsrs(row), rating, moment, duration_ms)
     if rating == Rating.Easy:
         card.due = max(card.due, _easy_floor(_steady(scheduler), row, moment))
+    card.due = calendar_due(moment, card.due, offsets)
     return updated_row(row, card, rating)
+
+
+_DAY = timedelta(days=1)
+
+
+def calendar_due(moment: datetime, due: datetime,
+                 offsets: tuple[int, int | None] | None = None) -> datetime:
+    """`due`, FSRS's `moment` + N x 24 h, moved to the same local time of day N calendar days
+    after `moment`: what a learner means by "in N days" (Anki counts days so too).
+
+    FSRS adds whole days in UTC, so across a change of the clocks its due lands an hour off
+    the time of day of the review, and near midnight on another day: 24 h after Saturday 23:30
+    EST is Monday 00:30 EDT, 24 h after 00:30 EDT on the day the clocks go back is 23:30 EST
+    that same day; the note's `next_review` then said Monday, or the day just reviewed.
+    Intervals that are not whole days (learning steps in minutes) are left as FSRS gave them.
+
+    `offsets`: (the reviewer's UTC offset at `moment`, at the due instant), seconds, as a
+    review event records them (`utc_offset`, `due_utc_offset`; the second None where not
+    known): the same answer on every device. Else this machine's zone, as a new review has it:
+    a local time that comes twice is the first; one the clocks skip is read in the offset
+    before the jump, so it lands just after it, on its day (00:30 where midnight is skipped is
+    01:30 by the new clock; Python reads it in the offset after, 23:30 the day before)."""
+    span = due - moment
+    if span < _DAY or span % _DAY:
+        return due
+    if offsets is not None:
+        offset, due_offset = offsets
+        return due + timedelta(seconds=offset - (offset if due_offset is None else due_offset))
+    wall = _local_wall(moment) + span  # naive local time
+    candidates = sorted({wall.replace(fold=fold).astimezone().astimezone(timezone.utc)
+                         for fold in (0, 1)})
+    exact = [instant for instant in candidates if _local_wall(instant) == wall]
+    return exact[0] if exact else candidates[-1]
 
 
 def preview(scheduler: Scheduler, row: CardRow, now: datetime) -> dict[str, timedelta]:

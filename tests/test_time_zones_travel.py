@@ -153,9 +153,10 @@ def test_the_days_a_review_writes_are_the_days_its_replay_writes(vault, tmp_path
     # 23:30 EST: the due date of an easy first review lands after the clocks change on 03-08
     said = ok(studyapp(NEW_YORK, vault, data, "rate", "n1.md", "--rating", "easy",
                        "--now", "2026-03-06T23:30-05:00"))
-    # the days New York's clock shows, in standard time and in summer time
-    assert "next review 2026-03-15 00:30" in said, said
-    assert keys(vault / "n1.md") == {"last_reviewed": "2026-03-06", "next_review": "2026-03-15",
+    # the days New York's clock shows, in standard time and in summer time: eight calendar
+    # days later at the same time of day (eight times 24 h would be 03-15 00:30 EDT)
+    assert "next review 2026-03-14 23:30" in said, said
+    assert keys(vault / "n1.md") == {"last_reviewed": "2026-03-06", "next_review": "2026-03-14",
                                      "review_count": "1"}
     settle(vault / "n1.md")
     before = snapshot(vault)

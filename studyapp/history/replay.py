@@ -50,13 +50,25 @@ _fsrs_scheduler.random = _event_random  # fsrs draws its fuzz from this module-l
 
 
 def review_for_event(scheduler: Scheduler, card: CardRow, rating: Rating, at: datetime,
-                     duration_ms: int | None, event_id: str) -> CardRow:
-    """`schedule.review` with the fuzz drawn from `event_id`: the same on every replay."""
+                     duration_ms: int | None, event_id: str,
+                     offsets: tuple[int, int | None] | None = None) -> CardRow:
+    """`schedule.review` with the fuzz drawn from `event_id`: the same on every replay.
+    `offsets`: the reviewer's UTC offsets the event recorded (`event_offsets`), which place a
+    whole-day due on the reviewer's calendar whichever device replays it."""
     _fuzz.rng = random.Random(_seed_of(event_id)) if scheduler.enable_fuzzing else None
     try:
-        return schedule.review(scheduler, card, rating, at, duration_ms)
+        return schedule.review(scheduler, card, rating, at, duration_ms, offsets)
     finally:
         _fuzz.rng = None
+
+
+def event_offsets(data: dict) -> tuple[int, int | None] | None:
+    """(`utc_offset`, `due_utc_offset`) a review event recorded (`events` checked their range
+    as it read the line), or None for an event an older version logged: this machine's zone."""
+    offset, due_offset = data.get("utc_offset"), data.get("due_utc_offset")
+    if type(offset) is not int:
+        return None
+    return offset, due_offset if type(due_offset) is int else None
 
 
 def _seed_of(event_id: str) -> int | str:
@@ -300,7 +312,8 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
             before.lapses + (rating is Rating.Again and before.state == 2), before.legacy)
     else:
         scheduler.enable_fuzzing = bool(data.get("fuzz", True))
-        after = review_for_event(scheduler, before, rating, event.at, duration_ms, event.id)
+        after = review_for_event(scheduler, before, rating, event.at, duration_ms, event.id,
+                                 event_offsets(data))
     if isinstance(data.get("due"), str):  # adopted from an older database: its own due date
         after.due = datetime.fromisoformat(data["due"])
         reused = None
