@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from studyapp import schedule
@@ -65,6 +65,14 @@ class UndoStep:
     """What to call it when it is not a note of the vault (a drill's title)."""
 
 
+def wall_clock() -> datetime:
+    """The real time, aware (UTC): what a session's length is measured on. Not the context's
+    clock, which `--now` freezes (every session would last 0 s), and not a naive
+    `datetime.now()`, local time that runs an hour short or long across a change of the clocks
+    and cannot be compared with the context's aware instants."""
+    return datetime.now(timezone.utc)
+
+
 class ReviewSession:
     """One sitting of reviews over a loaded vault, and the undo of the changes made in it.
 
@@ -73,12 +81,13 @@ class ReviewSession:
     """
 
     def __init__(self, service: ReviewService, vault: LiveVault,
-                 clock: Callable[[], datetime] = datetime.now) -> None:
+                 clock: Callable[[], datetime] = wall_clock) -> None:
         self.service = service
         self.vault = vault
         self.notes: Mapping[str, Note] = vault.notes
         self.clock = clock
-        """Wall clock for the session's length (the context's clock may be frozen)."""
+        """Wall clock for the session's length, aware (`wall_clock`; the context's clock may
+        be frozen)."""
         self.order: list[str] = []
         """Paths still to show, the next one first."""
         self.members: set[str] = set()
