@@ -20,10 +20,18 @@ from studyapp.tui.widgets.answer import Answer
 from studyapp.tui.widgets.footer import KeysFooter
 from studyapp.views import RATING_LABELS, Card, NoteChangedOutside, RatingOption
 
+SHORT_ROWS = 20
+"""A terminal shorter than this lays the review out compactly. At full size the fixed parts
+(header, progress, the question in its border, the drills line, the rating buttons, the footer)
+take 12 rows: on 12 the answer got none, only its border, and revealing it showed nothing."""
+
 
 class ReviewScreen(StudyScreen):
     """One note at a time until the session queue is empty, then a summary."""
 
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_ROWS, "-tall")]
+    """Below SHORT_ROWS rows the question and the rating buttons lose their borders, so the
+    answer keeps rows to show itself in (studyapp.tcss)."""
     BINDINGS = [
         Binding("space", "reveal", "Answer"),
         Binding("enter", "reveal", "Show answer", show=False),
