@@ -311,3 +311,25 @@ def test_a_half_written_undo_whose_event_can_never_be_logged_leaves_the_review_s
     assert [line["kind"] for line in log_lines(vault)] == ["review"]
     assert main(["due", *args, "--now", "2026-03-02T10:00"]) == 0
     assert "dropped" not in capsys.readouterr().err
+
+
+def test_due_shows_the_next_review_day_on_this_machines_calendar(vault, tmp_path):
+    """Reviewed in Tokyo, listed in Los Angeles: the note's `next_review` is Tokyo's day, which
+    is tomorrow in Los Angeles when the note falls due there; the NEXT REVIEW column said that
+    day beside OVERDUE "today"."""
+    data = tmp_path / "data"
+    ok(studyapp(TOKYO, vault, data, "rate", "n1.md", "--rating", "easy",
+                "--now", "2026-06-10T08:00+09:00"))
+    due_at = datetime.fromisoformat(
+        next(e for e in json.loads(ok(studyapp(TOKYO, vault, data, "due", "--json",
+                                               "--now", "2026-07-30T08:00+09:00")))
+             if e.get("path") == "n1.md")["due_at"])
+    la_day = due_at.astimezone(timezone.utc).timestamp() - 7 * 3600  # PDT
+    la_date = datetime.fromtimestamp(la_day, timezone.utc).date()
+    tokyo_date = keys(vault / "n1.md")["next_review"].strip("'")
+    assert tokyo_date != la_date.isoformat()  # the premise: the two calendars disagree here
+
+    listing = ok(studyapp(LOS_ANGELES, vault, data, "due", "--now",
+                          (due_at.astimezone(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S+00:00")))
+    (row,) = [line for line in listing.splitlines() if line.endswith("n1.md")]
+    assert row.startswith(la_date.isoformat()), listing

@@ -91,7 +91,9 @@ def _print_due_table(due, counts, total: int) -> None:
     print(f"{'NEXT REVIEW':<11}  {'OVERDUE':>7}  {'DIFF':<6}  {fit('TITLE', title_width)}  PATH")
     for d in due:
         note = d.note
-        when = note.next_review.isoformat() if note.next_review else "new"
+        # the day the card falls due on this machine's calendar: the note's `next_review` is
+        # the reviewer's, a day off when they reviewed it in another time zone
+        when = "new" if d.is_new else d.due_at.astimezone().date().isoformat()
         overdue = "" if d.is_new else (f"{d.days_overdue}d" if d.days_overdue else "today")
         line = f"{when:<11}  {overdue:>7}  {(note.difficulty or '-')[:6]:<6}  {fit(note.title, title_width)}  {note.path}"
         print(line.rstrip())
