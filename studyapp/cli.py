@@ -3,14 +3,58 @@
 Each module in `studyapp.commands` registers its subcommands; handlers import heavy modules
 lazily so `studyapp --help` and the TUI start fast.
 """
+# ruff: noqa: E402 - the excepthook is set before the imports it covers
 
-from __future__ import annotations
+import sys
+
+_python_excepthook = sys.excepthook
+
+
+def _made_of_interrupt(exc: BaseException) -> bool:
+    """True for an exception Python made of a Ctrl-C: 3.11 turns one that lands while a
+    dataclass is built (in `__set_name__`) into a RuntimeError. The user's, not a bug."""
+    seen: BaseException | None = exc
+    for _ in range(20):  # a chain is short; a cycle is not followed for ever
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _quiet_interrupt(kind, value, traceback) -> None:
+    """Ctrl-C while the command's modules import, before `main` can catch it: no traceback;
+    Python then ends the process by SIGINT (130 to a shell). Other exceptions as usual."""
+    if not _made_of_interrupt(value):
+        _python_excepthook(kind, value, traceback)
+    elif not isinstance(value, KeyboardInterrupt):  # Python ends by SIGINT for a bare one only
+        import os
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+_python_unraisablehook = sys.unraisablehook
+
+
+def _quiet_unraisable(unraisable) -> None:
+    """A Ctrl-C that lands where Python cannot raise it (an import lock's callback, the
+    shutdown after the command finished) is dropped by Python anyway: dropped without a
+    traceback."""
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        _python_unraisablehook(unraisable)
+
+
+sys.excepthook = _quiet_interrupt  # first of all (and no `from __future__`: an import too)
+sys.unraisablehook = _quiet_unraisable
 
 import argparse
+import codecs
 import gc
 import importlib
 import os
-import sys
 from collections.abc import Sequence
 
 from studyapp import __version__
@@ -125,17 +169,40 @@ traverse them again and again, about 5 % of a warm `due` (benchmarks/vault_scale
 almost no cycles; reference counting still frees everything that is not in one."""
 
 
+def _escape_unencodable(error: UnicodeError) -> tuple[str, int]:
+    """What stdout's encoding cannot hold (an ASCII locale, `PYTHONIOENCODING=ascii`) is written
+    as JSON's `\\uXXXX`: a title stays legible, `--json` output stays JSON, and a command that
+    did its work is not failed by printing about it."""
+    import json
+
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return json.dumps(error.object[error.start:error.end])[1:-1], error.end
+
+
+codecs.register_error("studyapp.escape", _escape_unencodable)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    command = command_named(argv)
-    collecting = gc.isenabled()
-    if command is not None and command not in COLLECTING_COMMANDS:
-        gc.disable()
     try:
-        return _run(argv, command)
-    finally:
-        if collecting:
-            gc.enable()  # as it was: tests and other callers run main() in a longer process
+        argv = sys.argv[1:] if argv is None else list(argv)
+        if getattr(sys.stdout, "errors", None) == "strict" and hasattr(sys.stdout, "reconfigure"):
+            sys.stdout.reconfigure(errors="studyapp.escape")
+        command = command_named(argv)
+        collecting = gc.isenabled()
+        if command is not None and command not in COLLECTING_COMMANDS:
+            gc.disable()
+        try:
+            return _run(argv, command)
+        finally:
+            if collecting:
+                gc.enable()  # as it was: tests and other callers run main() in a longer process
+    except KeyboardInterrupt:  # while the parser's modules import, or between two of its steps
+        return ExitCode.INTERRUPTED
+    except Exception as exc:
+        if _made_of_interrupt(exc):
+            return ExitCode.INTERRUPTED
+        raise
 
 
 def _say(line: str) -> None:
@@ -149,6 +216,10 @@ def _say(line: str) -> None:
 def _run(argv: list[str], command: str | None) -> int:
     parser = build_parser(command)
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # `studyapp due >&-`: Python found no stdout to write to
+        print("studyapp: error: standard output is closed, so the output would be lost; nothing "
+              "was done (redirect it to /dev/null to discard it)", file=sys.stderr)
+        return ExitCode.FAILED  # as output cut short by a closed pipe
     handler = getattr(args, "handler", None)
     ctx = None
     forget_scan = None
@@ -161,6 +232,10 @@ def _run(argv: list[str], command: str | None) -> int:
             data_dir=getattr(args, "data_dir", None),
             now=getattr(args, "now", None),
         )
+        from studyapp.config import setting_warnings
+
+        for warning in setting_warnings(ctx.settings, ctx.paths.config_file):
+            print(f"studyapp: warning: {warning}", file=sys.stderr)
         if handler is None:
             from studyapp.commands import open_app
 
@@ -205,6 +280,8 @@ def _run(argv: list[str], command: str | None) -> int:
         sys.stderr.close()
         return code if code is not None else ExitCode.FAILED
     except Exception as exc:  # OS and database failures: one line; anything else is a bug
+        if _made_of_interrupt(exc):
+            return ExitCode.INTERRUPTED
         message = user_message(exc, ctx.paths.database_file if ctx is not None else None)
         if message is None:
             if os.environ.get("STUDYAPP_DEBUG"):

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 HISTORY_LOG_PLACES = ("vault", "data-dir")
+THEMES = ("textual-dark", "textual-light", "nord", "gruvbox", "catppuccin-mocha", "dracula",
+          "tokyo-night", "monokai", "flexoki", "catppuccin-latte", "catppuccin-frappe",
+          "catppuccin-macchiato", "solarized-light", "solarized-dark", "rose-pine", "rose-pine-moon",
+          "rose-pine-dawn", "atom-one-dark", "atom-one-light", "ansi-dark", "ansi-light")
+"""The TUI's themes (Textual's built-in ones; a test checks them against Textual), named here so
+that checking `theme` does not import Textual into every command."""
 
 
 class ConfigError(ValueError):
@@ -64,9 +72,12 @@ before anything runs."""
 def load_settings(config_file: Path) -> Settings:
     """Read settings; a missing file means defaults, a broken one raises ConfigError."""
     try:
-        raw = config_file.read_bytes()
+        raw = _read_regular_file(config_file)
     except FileNotFoundError:
         return Settings()
+    except OSError as exc:
+        raise ConfigError(f"{config_file}: cannot be read: {exc.strerror or exc}; "
+                          "check that it is a file readable by you") from exc
     if sys.version_info >= (3, 11):  # imported here: most runs have no config file to parse
         import tomllib
     else:  # pragma: no cover
@@ -99,6 +110,33 @@ def load_settings(config_file: Path) -> Settings:
         raise ConfigError(f"{config_file}: history_log must be one of "
                           f"{', '.join(HISTORY_LOG_PLACES)}, got {settings.history_log!r}")
     return settings
+
+
+def setting_warnings(settings: Settings, config_file: Path) -> list[str]:
+    """Lines about settings that cannot be used but need not stop a command: an unknown theme
+    only changes how the TUI looks, which falls back to its default."""
+    if settings.theme in THEMES:
+        return []
+    return [f"{config_file}: theme {settings.theme!r} is not a theme, so the TUI uses "
+            f"{Settings.theme}; choose one of: {', '.join(THEMES)}"]
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
+def _read_regular_file(config_file: Path) -> bytes:
+    """The file's bytes, refused unless it is a regular file: it is opened without blocking and
+    checked before reading, since reading a FIFO would hang every command."""
+    fd = os.open(config_file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = next((name for test, name in _KINDS if test(mode)), "something else")
+        raise ConfigError(f"{config_file}: not a regular file ({kind}); settings belong in a "
+                          "plain TOML file")
+    with open(fd, "rb") as handle:
+        return handle.read()
 
 
 def setting_docs() -> dict[str, str]:
@@ -147,8 +185,6 @@ def default_config_text() -> str:
 def write_default_config(config_file: Path) -> bool:
     """Write the commented template when there is no config file yet (first run); never
     replaces a file, even one that appears meanwhile. Returns True when it wrote."""
-    import os
-
     if config_file.exists():
         return False
     try:

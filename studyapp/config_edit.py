@@ -22,11 +22,11 @@ def set_setting(config_file: Path, key: str, value: str) -> None:
     Raises ConfigError and writes nothing when the file cannot be parsed now, when the edit
     would not read back as exactly this change, or when the file changed while it was edited.
     """
+    load_settings(config_file)  # a broken file (or a FIFO, a folder) is reported, never read or rewritten
     try:
         raw = config_file.read_bytes()
     except FileNotFoundError:
         raw = None
-    load_settings(config_file)  # a broken file is reported, never rewritten
     text = "" if raw is None else raw.decode("utf-8")
     bom = _BOM if text.startswith(_BOM) else ""
     new_text = bom + _with_value(text[len(bom):], key, json.dumps(value))

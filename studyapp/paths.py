@@ -1,8 +1,9 @@
 """The one place that knows where studyapp's files live.
 
 Data dir: `--data-dir`, else `$STUDYAPP_DATA_DIR`, else the platform's user data dir.
-Vault: `--vault`, else `$STUDYAPP_VAULT`, else `vault` in the config file, else `<data dir>/vault`
-(seeded from the bundled starter deck on first use).
+Vault: `--vault`, else `$STUDYAPP_VAULT`, else `vault` in the config file (a relative one is
+relative to the data dir, where the config file is), else `<data dir>/vault` (seeded from the
+bundled starter deck on first use).
 """
 
 from __future__ import annotations
@@ -110,12 +111,13 @@ def resolve_paths(
     env = os.environ if environ is None else environ
     data = Path(data_dir or env.get(DATA_DIR_ENV) or default_data_dir()).expanduser()
     chosen = vault or env.get(VAULT_ENV)
-    if not chosen:
-        from studyapp.config import load_settings
-
-        chosen = load_settings(data / "config.toml").vault
     if chosen:
         return Paths(data.resolve(), Path(chosen).expanduser().resolve(), False)
+    from studyapp.config import load_settings
+
+    configured = load_settings(data / "config.toml").vault
+    if configured:  # relative to the folder of config.toml, wherever the command runs
+        return Paths(data.resolve(), (data / Path(configured).expanduser()).resolve(), False)
     return Paths(data.resolve(), (data / "vault").resolve(), True)
 
 

@@ -116,6 +116,11 @@ def backup_restore(args, ctx) -> int:
     from studyapp.history_guard import accept_current_database
     from studyapp.rebuild import rebuild_from_notes
 
+    if args.name is not None and not args.name.strip():  # `restore ""`, `restore "$UNSET"`: not "the newest"
+        from studyapp.errors import UsageError
+
+        raise UsageError("an empty backup name names no backup: give a name from "
+                         "`studyapp backup list`, or none for the newest")
     found = list_backups(ctx.paths.backups_dir)
     if args.name:
         named = [b for b in found if args.name in (b.name, b.path.stem)]
