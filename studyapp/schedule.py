@@ -288,6 +288,8 @@ def calendar_due(moment: datetime, due: datetime,
     if offsets is not None:
         offset, due_offset = offsets
         return due + timedelta(seconds=offset - (offset if due_offset is None else due_offset))
+    if _time.localtime(moment.timestamp()).tm_gmtoff == _time.localtime(due.timestamp()).tm_gmtoff:
+        return due  # no change of the clocks between: FSRS's due is that local time already
     wall = _local_wall(moment) + span  # naive local time
     candidates = sorted({wall.replace(fold=fold).astimezone().astimezone(timezone.utc)
                          for fold in (0, 1)})
