@@ -20,6 +20,8 @@ import types
 from studyapp.grader.channel import seal
 from studyapp.grader.contract import ChildExit, Stage
 from studyapp.grader.limits import Limits
+from studyapp.grader.sandbox import scratch_overflows
+from studyapp.grader.withhold import Withholding
 
 MODULE_NAME = "submission"
 STR_FAILED = "<str() of the exception failed>"
@@ -60,13 +62,25 @@ def _errno(exc: BaseException) -> int | None:
 
 def _scratch_filled(scratch: str, scratch_bytes: int) -> bool:
     """The scratch quota's tmpfs has no room left: the learner's writes hit it, even if their code
-    caught the ENOSPC. `scratch_bytes` is the size this job's tmpfs was mounted with: a file
-    system no bigger is ours, not a full host disk that is none of the learner's doing."""
+    caught the ENOSPC. That tmpfs is mounted on the scratch folder itself, with `scratch_bytes`
+    as its size: a folder that is no mount point, or a bigger file system, is a host disk, whose
+    being full is none of the learner's doing (a host tmpfs may be small too)."""
     try:
         fs = os.statvfs(scratch)
+        mounted = os.path.ismount(scratch)
     except OSError:
         return False
-    return fs.f_blocks * fs.f_frsize <= scratch_bytes and (fs.f_bavail == 0 or fs.f_favail == 0)
+    return mounted and fs.f_blocks * fs.f_frsize <= scratch_bytes and (fs.f_bavail == 0 or fs.f_favail == 0)
+
+
+def _whose_full_disk(outcome: dict, scratch: str, limits: Limits) -> dict:
+    """A write failed with ENOSPC or EDQUOT: the learner's doing when its scratch folder is full
+    (its quota's tmpfs) or holds more than the limits allow; else the disk under the scratch
+    folders, or under the captured output, is full although the code wrote little: this
+    machine's problem (`Stage.HOST_DISK`; the worker checks the claim against the disk)."""
+    if _scratch_filled(scratch, limits.scratch_bytes) or scratch_overflows(scratch, limits):
+        return outcome
+    return {"stage": Stage.HOST_DISK.value, "error": outcome.get("error")}
 
 
 def _raised_by_the_call(exc: BaseException, filename: str) -> bool:
@@ -161,9 +175,23 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def _withheld_calls(withheld: Withholding | None) -> dict | None:
+    """The outcome when code withheld from the child was called (`withhold`): by the harness, a
+    bug of the grader's; by learner code, a failure whatever it then returned."""
+    if withheld is None:
+        return None
+    harness, learner = list(withheld.harness_calls), list(withheld.learner_calls)
+    if harness:
+        return {"stage": Stage.WITHHELD.value, "calls": [str(name)[:200] for name in harness[:5]]}
+    if learner:
+        return {"stage": Stage.ORACLE.value, "calls": [str(name)[:200] for name in learner[:5]]}
+    return None
+
+
 def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: int, nonce: bytes,
-                 limits: Limits) -> None:
-    """The child's whole life after its limits (`limits`, as applied) are set: evaluate, send, flush, `_exit`."""
+                 limits: Limits, withheld: Withholding | None = None) -> None:
+    """The child's whole life after its limits (`limits`, as applied) are set and, with
+    `withheld`, the grader's oracle is withheld (`Withholding.apply`): evaluate, send, flush, `_exit`."""
     status = 0
     owner = os.getpid()
     try:
@@ -173,6 +201,9 @@ def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: i
             os._exit(0)
         if outcome["stage"] == Stage.RAN.value and _scratch_filled(scratch, limits.scratch_bytes):
             outcome = {"stage": Stage.DISK.value}
+        elif outcome["stage"] == Stage.DISK.value:
+            outcome = _whose_full_disk(outcome, scratch, limits)
+        outcome = _withheld_calls(withheld) or outcome
         write_all(result_fd, seal(nonce, serialize(outcome)))
     except BaseException:  # noqa: BLE001 - the parent reports a child that sent nothing
         status = ChildExit.SEND_FAILED

@@ -8,6 +8,12 @@ submission gets an error verdict.
 Jobs and verdicts travel over a unix socket pair, not pipes: a pipe can be reopened for writing
 through /proc/<pid>/fd by any process of the same user, a socket cannot, so learner code has no
 way to slip a forged verdict line to us, whatever the sandbox on this kernel.
+
+Starting the worker makes this process (the app) not dumpable (`hide_our_proc_entries`): its
+/proc/<pid>/environ, fds and memory become root's, so learner code running as the same user
+cannot read the app's environment (its tokens) even where neither Landlock nor a PID namespace
+hides the app's /proc entry from it. The worker and the learner get a scrubbed environment
+(`environment`), and the worker makes itself undumpable too.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ class GraderClient:
         """Start the worker now if it is not running (it keeps importing torch in the background)."""
         if self._proc is not None and self._proc.poll() is None:
             return
+        hide_our_proc_entries()
         self._log = tempfile.TemporaryFile()
         self._buffer = b""
         ours, theirs = socket.socketpair()
@@ -194,6 +201,24 @@ class GraderClient:
         size = self._log.tell()
         self._log.seek(max(0, size - 2000))
         return self._log.read().decode("utf-8", "replace")
+
+
+PR_SET_DUMPABLE = 4
+
+
+def hide_our_proc_entries() -> None:
+    """prctl(PR_SET_DUMPABLE, 0) on this process (Linux): its /proc/<pid>/environ, fd, mem and
+    the like become root's, readable only by root (and itself), so no other process of this user
+    (the learner's code, where no Landlock or PID namespace hides us) reads our environment. It
+    also turns off core dumps of the app, which writes its own crash log instead."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # no prctl here: the sandbox's walls are all there is
 
 
 def _env_with_our_package() -> dict[str, str]:

@@ -62,6 +62,13 @@ class Stage(str, Enum):
     worker tells which by how much output it captured)."""
     DISK = "disk"
     """It filled its scratch folder (the scratch quota's ENOSPC)."""
+    HOST_DISK = "host disk"
+    """A write failed with ENOSPC or EDQUOT while its scratch folder held little: the disk under
+    the scratch folders (or its captured output) is full, which is this machine's problem."""
+    ORACLE = "oracle"
+    """It called the grader's own reference code, which is withheld from it (`withhold`)."""
+    WITHHELD = "withheld"
+    """The harness itself called code withheld from the child: a bug of the grader's."""
     PROCESSES = "processes"
     """It forked past its process limit."""
     UNSENDABLE = "unsendable"

@@ -89,12 +89,19 @@ def read_nonce(fd: int) -> bytes:
 
 
 def run_forked(child_main: Callable[[int, bytes], None], limits: Limits, cancelled: Callable[[], bool],
-               confinement: Confinement, spare: frozenset[int] = frozenset()) -> ChildRun:
-    """Fork; in the child set limits, confine, and call `child_main(result_fd, nonce)` (never returns)."""
+               confinement: Confinement, spare: frozenset[int] = frozenset(),
+               prepare: Callable[[], None] | None = None) -> ChildRun:
+    """Fork; in the child set limits, confine, call `prepare()` (the last step before learner
+    code: a failure there is a setup failure, the grader's), then `child_main(result_fd, nonce)`
+    (never returns). OSError (ENOSPC...) when the scratch folder or the capture file cannot be made."""
     from studyapp.grader.confine import restrict
 
     workdir = tempfile.mkdtemp(prefix="studyapp-grade-")
-    capture = tempfile.TemporaryFile()
+    try:
+        capture = tempfile.TemporaryFile()
+    except OSError:
+        _remove_tree(workdir)
+        raise
     read_fd, write_fd = os.pipe()
     nonce_read, nonce_write = os.pipe()
     sys.stdout.flush()
@@ -106,6 +113,8 @@ def run_forked(child_main: Callable[[int, bytes], None], limits: Limits, cancell
             os.close(nonce_write)
             _child_setup(capture.fileno(), (write_fd, nonce_read), limits, workdir, confinement, limit_memory=True)
             restrict(confinement, workdir)
+            if prepare is not None:
+                prepare()
             nonce = read_nonce(nonce_read)
             os.write(write_fd, READY)
             child_main(write_fd, nonce)
@@ -137,7 +146,11 @@ def run_spawned(job: bytes, limits: Limits, cancelled: Callable[[], bool], confi
     import json
 
     workdir = tempfile.mkdtemp(prefix="studyapp-grade-")
-    capture = tempfile.TemporaryFile()
+    try:
+        capture = tempfile.TemporaryFile()
+    except OSError:
+        _remove_tree(workdir)
+        raise
     read_fd, write_fd = os.pipe()
     nonce = new_nonce()
     env = dict(os.environ, STUDYAPP_GRADER_WORKDIR=workdir, STUDYAPP_GRADER_RESULT_FD=str(write_fd),

@@ -42,12 +42,17 @@ def main() -> None:
     import torch
 
     from studyapp.grader.child import run_and_exit
+    from studyapp.grader.withhold import Withholding
+    from studyapp.kernels_loader import PACKAGE_NAME
 
     job = torch.load(io.BytesIO(job_bytes), weights_only=True)  # cases stay on their device
-    drill = load_drills(kernels)[job["drill"]]
+    drills = load_drills(kernels)
+    drill = drills[job["drill"]]
+    withheld = Withholding.build(PACKAGE_NAME, drills.values())
     restrict(confinement, workdir, cuda=True)
+    withheld.apply(drills.values())
     os.write(result_fd, READY)
-    run_and_exit(drill, job["source"], job["filename"], job["payloads"], result_fd, nonce, limits)
+    run_and_exit(drill, job["source"], job["filename"], job["payloads"], result_fd, nonce, limits, withheld)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,13 @@ nobody for real); every child gets exactly those, and every verdict lists them
 (`verdict["sandbox"]`). A child that cannot set them up stops before learner code, and the
 verdict says so in one line, as the grader's failure (never a traceback).
 
-~420 lines on purpose: the job loop, cancellation and the reading of a child's end belong
+~500 lines on purpose: the job loop, cancellation and the reading of a child's end belong
 together; each part alone would hand half-states between files.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -91,6 +92,8 @@ class Worker:
         """How a root worker's child gives up root here (`limits.probe_drop`); None when not root."""
         self.drills = load_drills()
         readable_roots()  # once here, inherited by every child, instead of once per child
+        self.withheld = _withholding(self.drills)
+        """What each child withholds of the drills' code (their oracle), worked out once."""
         self.cuda_worker: subprocess.Popen | None = None
 
     def cuda_available(self) -> bool:
@@ -151,7 +154,16 @@ class Worker:
             return verdicts.error_verdict(
                 drill_id, file, device, "CUDA grading cannot start here: its fresh interpreter runs as nobody",
                 unreadable_python_advice(self.drop) + ".", origin=FailureOrigin.GRADER)
-        run = self._run_child(drill, source, file, payloads, limits)
+        try:
+            run = self._run_child(drill, source, file, payloads, limits)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            return verdicts.error_verdict(
+                drill_id, file, device, f"no space left in {_scratch_parent()}: the grader cannot make a scratch "
+                "folder for your code (this machine's disk is full, not your code)",
+                f"{exc.strerror or exc}. Free some space there, or point TMPDIR at a disk with room, and grade "
+                "again.", origin=FailureOrigin.GRADER)
         if _setup_failed(run):
             result = self._setup_failure(run, drill_id, file, device)
         else:
@@ -172,9 +184,10 @@ class Worker:
 
         spare = frozenset([self.cuda_worker.pid]) if self.cuda_worker else frozenset()
         if not self.cuda_mode:
+            withheld, drills = self.withheld, list(self.drills.values())
             return sandbox.run_forked(
-                lambda fd, nonce: run_and_exit(drill, source, file, payloads, fd, nonce, limits), limits,
-                _stop_running_job, self.confinement, spare=spare)
+                lambda fd, nonce: run_and_exit(drill, source, file, payloads, fd, nonce, limits, withheld), limits,
+                _stop_running_job, self.confinement, spare=spare, prepare=lambda: withheld.apply(drills))
         buffer = io.BytesIO()
         self.torch.save({"drill": drill.id, "source": source, "filename": file, "payloads": payloads}, buffer)
         return sandbox.run_spawned(buffer.getvalue(), limits, _stop_running_job, self.confinement, spare)
@@ -284,6 +297,18 @@ class Worker:
                          "Drills need no files; write less, or print a summary instead.\n" + err["traceback"])
         if stage == Stage.DISK:
             return error(*_too_much_disk(limits))
+        if stage == Stage.HOST_DISK:
+            return _full_disk(limits, err, error, drill.id, device)
+        if stage == Stage.ORACLE:
+            names = ", ".join(_called(outcome)) or "its code"
+            return verdicts.verdict(drill.id, "", device, Status.FAIL,
+                                    f"rejected: your code called the grader's reference ({names}), which is withheld "
+                                    "from submissions", origin=FailureOrigin.LEARNER, detail=ORACLE_DETAIL)
+        if stage == Stage.WITHHELD:
+            return verdicts.error_verdict(
+                drill.id, "", device, "internal grader error: the drill's harness needs code the child withholds",
+                f"Withheld but called while running the cases: {', '.join(_called(outcome))}.",
+                origin=FailureOrigin.GRADER)
         if stage == Stage.PROCESSES:
             return error(f"your code started too many processes (limit {limits.extra_processes})",
                          "Drills need no processes or threads of their own: a fork bomb?")
@@ -364,6 +389,50 @@ def module_file(name: str) -> str | None:
         return None
     origin = getattr(spec, "origin", None)
     return origin if isinstance(origin, str) and os.path.isabs(origin) else None
+
+
+ORACLE_DETAIL = ("The grader's reference code and the cases' expected outputs are withheld from the process "
+                 "that runs your code, and calling them is counted as a failure: compute the answer yourself.")
+
+
+def _withholding(drills: dict):
+    """`withhold.Withholding` for the drills loaded (their package, as `load_drills` loaded it)."""
+    from studyapp.grader.withhold import Withholding
+    from studyapp.kernels_loader import PACKAGE_NAME
+
+    return Withholding.build(PACKAGE_NAME, drills.values())
+
+
+def _called(outcome: dict) -> list[str]:
+    calls = outcome.get("calls")
+    return [f"`{name[:120]}`" for name in calls[:5] if isinstance(name, str)] if isinstance(calls, list) else []
+
+
+def _scratch_parent() -> str:
+    """The folder where every scratch folder and captured output goes (TMPDIR, or /tmp...)."""
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+def _full_disk(limits: Limits, err: dict, error, drill_id: str, device: str) -> Verdict:
+    """A write failed with ENOSPC while the scratch folder held little (`Stage.HOST_DISK`): the
+    machine's problem when the disk under the scratch folders has less room than a submission
+    may use; with room there, the code said so itself (it raised the error), and it is its own."""
+    folder = _scratch_parent()
+    try:
+        fs = os.statvfs(folder)
+        room = fs.f_bavail * fs.f_frsize >= limits.scratch_bytes and (
+            fs.f_files == 0 or fs.f_favail >= limits.scratch_files)
+    except OSError:
+        room = False
+    if room:
+        return error(f"your code raised {err.get('type')}: {err.get('message')}", err.get("traceback", ""))
+    return verdicts.error_verdict(
+        drill_id, "", device, f"no space left in {folder}: this machine's disk is full, not your code",
+        f"Your code wrote far less than its limit ({limits.scratch_bytes >> 20} MiB), yet a write (a file, or "
+        f"its printed output) failed: {err.get('message', 'no space left on device')}. Free some space in "
+        f"{folder}, or point TMPDIR at a disk with room, and grade again.", origin=FailureOrigin.GRADER)
 
 
 def _too_much_disk(limits: Limits) -> tuple[str, str]:
