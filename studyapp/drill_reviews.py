@@ -464,7 +464,19 @@ def undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None 
     """Take back this device's most recent review, of a note or of a drill (the CLI's `undo`
     and the app's `u`); None when no review was ever recorded. Another device's reviews are
     that device's to undo, and one of this device's under a later review from another device
-    is refused (taking it back would rewind the note under that review)."""
+    is refused (taking it back would rewind the note under that review).
+
+    Chosen holding the writer lock, once the cache has caught up with the log: an app open for
+    a while had not yet replayed another device's later review of the note (and took it back
+    from under it), nor followed its own log moved by `history-log` (every review looked like
+    another device's), nor noticed the database given to another vault."""
+    with service.writer_lock.hold():
+        service.sync()
+        return _undo_newest_review(service, drills)
+
+
+def _undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None
+                        ) -> UndoneReview | None:
     from studyapp.schedule import rating_name
 
     own = service.history_log.own_ids()

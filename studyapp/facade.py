@@ -96,6 +96,8 @@ class StudyFacade:
         """What `today(keep_later=True)` computed and `keep_today` saves."""
         self._today_until: datetime | None = None
         """When the last `today()` stops being right by the clock alone (`today_valid_until`)."""
+        self._served_elsewhere = False
+        """Said that the database serves another vault now (its poll says it once)."""
         self._undone_elsewhere: list[str] = []
         """Titles of notes whose rating in this session another process undid, not yet said
         (`undone_elsewhere`)."""
@@ -231,6 +233,14 @@ class StudyFacade:
         note change, and this catches what it saw before the undo was committed."""
         if self._service is None or self._vault is None:
             return None
+        from studyapp.vault_binding import ServedElsewhere, check_still_served
+
+        try:  # one query: the two vaults' log files may even have the same sizes
+            check_still_served(self.service.store, self.service.served)
+        except ServedElsewhere as exc:  # a command on another vault: said once, not every poll
+            told, self._served_elsewhere = self._served_elsewhere, True
+            return None if told else OtherDevicesReviews(0, (), (str(exc),))
+        self._served_elsewhere = False  # that vault's command gave it back since
         if not self.service.log_changed():
             self._follow_undos()
             return None
@@ -438,6 +448,9 @@ class StudyFacade:
         a note or a drill); returns what was undone and the note to show again, or None when
         there is nothing."""
         self._follow_undos()  # first: what `u` undoes next is newer than those
+        # other devices' reviews not polled yet: the undo decides on them (`undo_newest_review`
+        # replays them itself), and the session's cards and notes follow them here
+        self.take_other_devices_reviews()
         step = self.session.undo()
         if step is None:
             return None

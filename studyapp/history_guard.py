@@ -258,12 +258,17 @@ def check_history(paths: Paths, *, record: bool, backup: bool = True,
     return report
 
 
-def accept_current_database(paths: Paths, now: datetime | None = None) -> DatabaseSummary:
-    """After a restore or a rebuild: the database as it is now is this data dir's history."""
+def accept_current_database(paths: Paths, now: datetime | None = None,
+                            keep_loss: bool = False) -> DatabaseSummary:
+    """After a restore or a rebuild: the database as it is now is this data dir's history.
+    With `keep_loss` (a database started afresh for another vault, `vault_binding`), a loss
+    noticed before is still said until the user restores or rebuilds: that database was
+    another vault's, not the history that was lost."""
     now = now or datetime.now(timezone.utc)
     marker = read_data_dir_marker(paths.data_dir_marker) or DataDirMarker.new()
     summary = inspect_database(paths.database_file)
-    marker.lost = None
+    if not keep_loss:
+        marker.lost = None
     marker.known = (None if summary.oldest_note is None else KnownHistory(
         summary.database_id, summary.oldest_note, summary.reviews, now.isoformat()))
     write_marker(paths.data_dir_marker, marker)

@@ -71,7 +71,6 @@ class ReviewService:
         self.ctx = ctx
         self.vault = vault or Vault(ctx.paths.vault_dir, cache_file=ctx.paths.cache_file)
         self.store = store or Store.open(ctx.paths)
-        self.scheduler = schedule.scheduler_for(ctx, self.store)
         self.writer_lock = WriterLock(ctx.paths.writer_lock_file)
         from studyapp.history.sync import event_log
 
@@ -80,6 +79,8 @@ class ReviewService:
         from studyapp.vault_binding import serve_this_vault
 
         self.served, bound_lines = serve_this_vault(ctx, self.store, self.writer_lock)
+        # after: a database that served another vault held that vault's fitted parameters
+        self.scheduler = schedule.scheduler_for(ctx, self.store)
         self.writer_lock.on_acquire = self._on_lock
         self.moved: dict[str, tuple[str, datetime]] = {}
         """{new path: (old path, time of its MOVE)} of the renames this service logged: an
@@ -323,7 +324,7 @@ class ReviewService:
             last = self.store.last_review()
             if last is None:
                 raise UserError("nothing to undo: no review has been recorded")
-        else:  # chosen before the lock: still there, and still the note's newest?
+        else:  # chosen by the caller: still there, and still the note's newest?
             last = self.store.review_by_id(review.id)
             if last is None or last.event_id != review.event_id:
                 raise UserError("nothing to undo: that review was undone meanwhile")

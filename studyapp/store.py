@@ -121,11 +121,18 @@ class Store:
             raise newer_schema_error(self.database_file, version)
         for target in range(version + 1, SCHEMA_VERSION + 1):
             # executescript commits first, so the DDL and the version bump run as one script.
-            self.conn.executescript(
-                "BEGIN IMMEDIATE;\n"
-                + MIGRATIONS[target - 1]
-                + f"\nPRAGMA user_version = {target};\nCOMMIT;"
-            )
+            try:
+                self.conn.executescript(
+                    "BEGIN IMMEDIATE;\n"
+                    + MIGRATIONS[target - 1]
+                    + f"\nPRAGMA user_version = {target};\nCOMMIT;"
+                )
+            except sqlite3.Error:
+                self._rollback()
+                if self.schema_version < target:
+                    raise
+                # another process (two first commands at once) migrated it since the version
+                # was read: running its DDL again failed ("duplicate column name")
 
     @property
     def database_id(self) -> int:

@@ -11,11 +11,16 @@ serves (`<vault>/.studyapp/vault.json`, see `markers`), and opening it on anothe
   the same the other way, so each vault finds its history where it always is;
 - with the log in the data dir stops with what to do: that log holds the other vault's reviews,
   and nothing here could tell them apart.
+
+A copy of a vault (`cp -r`) carries its id: it is given one of its own while the original is
+still in its place. The database changes vaults only under the writer lock.
 """
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
+from pathlib import Path
 
 from studyapp.errors import UserError
 from studyapp.markers import VaultMarker, read_vault_marker, write_marker
@@ -24,18 +29,41 @@ from studyapp.store import Store, VaultBinding
 
 def this_vault(paths, bound: VaultBinding | None) -> VaultBinding | None:
     """The vault `paths` names, with its id: from its marker, else a new marker written now
-    (the id of `bound` where the vault is the one at `bound`'s place: its marker was removed).
-    None when the vault folder does not exist (nothing is created for it)."""
+    (the id of `bound` where the vault is the one at `bound`'s place: its marker was removed;
+    a new id for a copy of `bound`'s vault, `is_a_copy`). None when the vault folder does not
+    exist (nothing is created for it)."""
     vault = paths.vault_dir
     if not vault.is_dir():
         return None
     where = str(vault.resolve())
     marker = read_vault_marker(paths.vault_marker)
-    if marker is None:
+    if marker is not None and bound is not None and is_a_copy(marker, bound, where):
+        import uuid
+
+        marker = VaultMarker(uuid.uuid4().hex, marker.owner)  # written below: the copy's own id
+    elif marker is not None:
+        return VaultBinding(marker.vault_id, where)
+    else:
         marker = marker_or_new(paths, bound)
-        if not write_marker(paths.vault_marker, marker):
-            return VaultBinding(f"path:{where}", where)  # a read-only vault: its place is its id
+    if not write_marker(paths.vault_marker, marker):
+        return VaultBinding(f"path:{where}", where)  # a read-only vault: its place is its id
     return VaultBinding(marker.vault_id, where)
+
+
+def is_a_copy(marker: VaultMarker, bound: VaultBinding, where: str) -> bool:
+    """Whether the vault at `where` carries the id of the vault the database serves while that
+    vault is still at its own place: a copy (`cp -r`), not that vault moved. Taken for the
+    same vault, the copy's reviews were in the cache but not in the original's log when the
+    original was opened again, so they were written into it and into its notes."""
+    if marker.vault_id != bound.id or bound.path == where:
+        return False
+    try:
+        if os.path.samefile(bound.path, where):  # one folder under two names (a bind mount)
+            return False
+    except OSError:
+        return False  # nothing at the old place: the vault was moved
+    there = read_vault_marker(Path(bound.path) / ".studyapp" / "vault.json")
+    return there is not None and there.vault_id == bound.id
 
 
 def marker_or_new(paths, bound: VaultBinding | None = None) -> VaultMarker:
@@ -61,7 +89,8 @@ def doctor_line(paths, settings) -> str | None:
         return None
     marker = read_vault_marker(paths.vault_marker)
     here = str(paths.vault_dir.resolve())
-    if (bound.id == marker.vault_id) if marker is not None else bound.path == here:
+    if ((bound.id == marker.vault_id and not is_a_copy(marker, bound, here))
+            if marker is not None else bound.path == here):
         return None
     if settings.history_log == "data-dir":
         return (f"database   serves another vault ({bound.path}) whose review log is in the data "
@@ -95,20 +124,24 @@ def serve_this_vault(ctx, store: Store, lock) -> tuple[VaultBinding | None, list
     here = this_vault(ctx.paths, bound)
     if here is None or bound == here:
         return here, []
-    if bound is None or bound.id == here.id or not store.holds_history():
-        store.bind_vault(here)  # a new database, an older studyapp's, a moved vault, an empty one
-        return here, []
-    if ctx.settings.history_log == "data-dir":
-        raise UserError(
-            f"this data dir ({ctx.paths.data_dir}) keeps the review history of another vault "
-            f"({bound.path}), and its review log is in the data dir, so that vault's reviews "
-            f"cannot be told from this one's. Give this vault its own data dir (`--data-dir DIR` "
-            f"or STUDYAPP_DATA_DIR), or keep the log in the vaults (`studyapp --vault "
-            f"{bound.path} history-log vault`); nothing was changed")
+    # under the lock: another vault's command may record a review between a look at the
+    # database and its binding, which then served this vault with that review in it
     with lock.hold():
         bound = store.bound_vault()
         if bound is None or bound.id == here.id:
-            store.bind_vault(here)
+            store.bind_vault(here)  # a new database, an older studyapp's, a moved vault
+            return here, []
+        if ctx.settings.history_log == "data-dir" and (store.holds_history()
+                                                       or _data_dir_log_has_events(ctx.paths)):
+            # an empty cache too: its vault's log was just moved into the data dir
+            raise UserError(
+                f"this data dir ({ctx.paths.data_dir}) keeps the review history of another vault "
+                f"({bound.path}), and its review log is in the data dir, so that vault's reviews "
+                f"cannot be told from this one's. Give this vault its own data dir (`--data-dir "
+                f"DIR` or STUDYAPP_DATA_DIR), or keep the log in the vaults (`studyapp --vault "
+                f"{bound.path} history-log vault`); nothing was changed")
+        if not store.holds_history():
+            store.bind_vault(here)  # an empty one serves any vault as it is
             return here, []
         if store.journal():
             raise UserError(
@@ -118,10 +151,20 @@ def serve_this_vault(ctx, store: Store, lock) -> tuple[VaultBinding | None, list
         store.start_afresh(here)
     from studyapp.history_guard import accept_current_database
 
-    accept_current_database(ctx.paths)
+    accept_current_database(ctx.paths, keep_loss=True)
     return here, [f"this data dir's review database held the history of another vault "
                   f"({bound.path}); it is kept as the backup {kept} and this vault's history is "
                   "read from its own review log (going back to that vault reads its log again)"]
+
+
+def _data_dir_log_has_events(paths) -> bool:
+    from studyapp.history.eventlog import EventLog, data_dir_log
+
+    return EventLog(data_dir_log(paths), "").has_events()
+
+
+class ServedElsewhere(UserError):
+    """The database was given to another vault since this process opened it."""
 
 
 def check_still_served(store: Store, here: VaultBinding | None) -> None:
@@ -132,13 +175,29 @@ def check_still_served(store: Store, here: VaultBinding | None) -> None:
         return
     bound = store.bound_vault()
     if bound is not None and bound.id != here.id:
-        raise UserError(f"the review database now serves another vault ({bound.path}): a "
-                        f"studyapp command used this data dir with it meanwhile. Nothing was "
-                        f"written; open {here.path} again to go on")
+        raise ServedElsewhere(f"the review database now serves another vault ({bound.path}): "
+                              f"a studyapp command used this data dir with it meanwhile. Nothing "
+                              f"was written; open {here.path} again to go on")
 
 
 def _keep(paths) -> str:
-    from studyapp.backups import BackupKind, take_backup
+    """Keep the database as an `other-vault` backup; the newest `BACKUPS_KEPT` are kept, as
+    automatic ones are: each switch copied the whole database, and a learner going between
+    two vaults every day filled the data dir (each vault's log still holds its history)."""
+    from studyapp.backups import BACKUPS_KEPT, BackupKind, list_backups, take_backup
 
-    return take_backup(paths.database_file, paths.backups_dir, datetime.now(timezone.utc),
-                       BackupKind.OTHER_VAULT).name
+    kept = take_backup(paths.database_file, paths.backups_dir, datetime.now(timezone.utc),
+                       BackupKind.OTHER_VAULT)
+    older = [b.path for b in list_backups(paths.backups_dir) if b.kind is BackupKind.OTHER_VAULT]
+    older.sort(key=_written_at, reverse=True)  # not by name: a name freed within the second is reused
+    for path in older[BACKUPS_KEPT:]:
+        if path != kept.path:
+            path.unlink(missing_ok=True)
+    return kept.name
+
+
+def _written_at(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0

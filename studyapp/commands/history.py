@@ -1,4 +1,8 @@
-"""History commands: backup list / create / restore, rebuild, claim, sync, history-log."""
+"""History commands: backup list / create / restore, rebuild, claim, sync, history-log.
+
+~430 lines on purpose: each of these commands replaces or moves the history as a whole, and
+they share its guards (another vault's backup refused, the writer lock held, the database made
+this vault's first): kept in one file, a newcomer checks them side by side."""
 
 from __future__ import annotations
 
@@ -127,8 +131,9 @@ def backup_restore(args, ctx) -> int:
         if not named:
             raise UserError(f"no backup named {args.name}; `studyapp backup list` shows them")
         chosen = named[0]
-    else:
-        latest = default_restore(found)
+    else:  # this vault's newest: another vault's newer one is refused below, not chosen
+        latest = default_restore([b for b in found if not _another_vaults(ctx, b.path)]) \
+            or default_restore(found)
         if latest is None:
             raise UserError(f"there are no backups in {ctx.paths.backups_dir}; "
                             "`studyapp rebuild` takes card state from the notes instead")
@@ -168,11 +173,8 @@ def _refuse_another_vaults(ctx, backup) -> None:
             conn.close()
     except sqlite3.Error:
         return  # damaged, or from before the log: restoring it says so
-    from studyapp.markers import read_vault_marker
-    from studyapp.vault_binding import bound_in_file
-
-    served, marker = bound_in_file(backup), read_vault_marker(ctx.paths.vault_marker)
-    if served is not None and marker is not None and marker.vault_id != served.id:
+    served = _another_vaults(ctx, backup)
+    if served is not None:
         raise UserError(f"{backup.name} holds the history of another vault ({served.path}): "
                         "restoring it would give this vault that vault's reviews; not "
                         f"restored (`studyapp --vault {served.path} backup restore "
@@ -183,6 +185,16 @@ def _refuse_another_vaults(ctx, backup) -> None:
         raise UserError(f"{backup.name} holds the history of another vault (none of the devices whose "
                         f"log it read has a log in {folder}): restoring it would write that vault's "
                         "reviews into this vault's notes; not restored")
+
+
+def _another_vaults(ctx, backup):
+    """The vault (`VaultBinding`) a backup's database serves when that is not this vault."""
+    from studyapp.markers import read_vault_marker
+    from studyapp.vault_binding import bound_in_file
+
+    served, marker = bound_in_file(backup), read_vault_marker(ctx.paths.vault_marker)
+    return served if served is not None and marker is not None and \
+        marker.vault_id != served.id else None
 
 
 def rebuild(args, ctx) -> int:
@@ -200,7 +212,12 @@ def rebuild(args, ctx) -> int:
                 raise
             kept = move_aside(database, ctx.paths.backups_dir, _now())
             print(f"the damaged database was moved to {kept}")
-    result = rebuild_from_notes(ctx)
+    from studyapp.locking import WriterLock
+
+    # held throughout: the rebuild's cards are written without the lock otherwise, and a
+    # command on another vault could give the database to that vault meanwhile
+    with WriterLock(ctx.paths.writer_lock_file).hold():
+        result = rebuild_from_notes(ctx)
     accept_current_database(ctx.paths)
     print(f"took the card state of {len(result.rebuilt)} notes from their review keys; "
           f"kept {result.kept} up-to-date cards; {result.never_reviewed} notes never reviewed")
@@ -255,7 +272,9 @@ def history_log(args, ctx) -> int:
         return 0
     from studyapp.locking import WriterLock
 
-    with WriterLock(ctx.paths.writer_lock_file).hold():  # no review appends to it meanwhile
+    lock = WriterLock(ctx.paths.writer_lock_file)
+    with lock.hold():  # no review appends to it meanwhile
+        _serve_this_vault(ctx, lock)
         source, target, moved = move_log(ctx, args.place)
         set_setting(ctx.paths.config_file, "history_log", args.place)
     if source == target:
@@ -263,6 +282,23 @@ def history_log(args, ctx) -> int:
     else:
         print(f"moved {_count(moved, 'log file')} from {source} to {target}")
     return 0
+
+
+def _serve_this_vault(ctx, lock) -> None:
+    """Before the log moves: the database must be this vault's (`vault_binding`). Moved into
+    the data dir while it served another vault, this vault's log was that vault's next
+    replay, written into its notes; moved back from there, the other vault's reviews came
+    into this vault's log. Refused as a command would be (the log in the data dir)."""
+    if not ctx.paths.database_file.exists():
+        return  # no history here yet: the next command's database serves this vault
+    from studyapp.store import Store
+    from studyapp.vault_binding import serve_this_vault
+
+    with Store.open(ctx.paths) as store:
+        _, said = serve_this_vault(ctx, store, lock)
+    for line in said:
+        if ctx.report is not None:
+            ctx.report(line)
 
 
 def import_history(args, ctx) -> int:
