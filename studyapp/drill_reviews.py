@@ -456,7 +456,10 @@ class UndoneReview:
     rating: str
     """The rating taken back, by name (again, hard, good, easy)."""
     exact: bool = True
-    """For a note: its bytes came back exactly (False: only its review keys, it was edited)."""
+    """For a note: its bytes came back exactly (False: only its review keys)."""
+    bytes_kept: bool = True
+    """For a note: its bytes from before the review were kept (not when the cache was rebuilt
+    from the log since): not exact with them kept means the note was edited since."""
 
 
 def undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None = None
@@ -497,7 +500,7 @@ def _undo_newest_review(service: ReviewService, drills: Mapping[str, Any] | None
         drill, rating = DrillReviews(service, drills).undo_last(last_drill)
         return UndoneReview("drill", drill, rating_name(rating))
     done = service.undo_last(last_note)
-    return UndoneReview("note", done["path"], done["rating"], done["exact"])
+    return UndoneReview("note", done["path"], done["rating"], done["exact"], done["bytes_kept"])
 
 
 TRY_GRACE = timedelta(hours=4)

@@ -374,7 +374,8 @@ class ReviewService:
             raise
         finish_undo(self.store, entry, last.id, new_hash, undo_event, self.history_log)
         return {"path": path, "rating": schedule.rating_name(last.rating),
-                "reviewed_at": utc_text(last.reviewed_at), "exact": exact}
+                "reviewed_at": utc_text(last.reviewed_at), "exact": exact,
+                "bytes_kept": old_bytes is not None}
 
     def record_drill_result(self, verdict: dict, notes=None) -> list[str]:
         """Log one graded submission (a grader verdict with "drill" and "file") at `ctx.now()`;

@@ -67,3 +67,15 @@ def test_one_device_undoes_its_reviews_newest_first(tmp_path, capsys):
     assert "b.md" in cli(capsys, vault, laptop, "undo", now="2026-11-20T08:02")
     assert "a.md" in cli(capsys, vault, laptop, "undo", now="2026-11-20T08:03")
     assert review_log(laptop) == []
+
+
+def test_undo_after_a_rebuild_does_not_blame_an_edit(tmp_path, capsys):
+    """The database rebuilt from the log keeps no note bytes from before a review: undo puts
+    back the review keys, and said the note was edited since, which nobody did."""
+    from history_helpers import remove_database
+
+    vault, laptop, _ = _devices(tmp_path)
+    cli(capsys, vault, laptop, "rate", "a.md", "--rating", "good", now="2026-11-20T08:00")
+    remove_database(laptop)
+    out = cli(capsys, vault, laptop, "undo", now="2026-11-20T08:05")
+    assert "edited" not in out and "rebuilt" in out, out

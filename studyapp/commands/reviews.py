@@ -103,7 +103,10 @@ def undo(args, ctx) -> int:
     if done.kind == "drill":
         print(f"undid the {done.rating} review of drill {done.key}")
         return ExitCode.OK
-    how = "restored exactly" if done.exact else "review keys restored (the note was edited since)"
+    how = ("restored exactly" if done.exact
+           else "review keys restored (the note was edited since)" if done.bytes_kept
+           else "review keys restored (its bytes from before the review are not kept since the "
+                "history was rebuilt from the review log)")
     print(f"undid the {done.rating} review of {done.key}: {how}")
     return ExitCode.OK
 
