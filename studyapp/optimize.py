@@ -11,15 +11,18 @@ without it, `fsrs_rs` says so in one line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import ModuleType
+from typing import TypeVar
 
 from fsrs import Rating, ReviewLog
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from studyapp.errors import UserError
+from studyapp.schedule import unusable_parameters
 
 OPTIMIZER_EXTRA = "optimizer"
 """The extra that installs fsrs-rs-python (pyproject.toml)."""
@@ -48,6 +51,44 @@ class FitResult:
 
 class OptimizerMissing(UserError):
     """fsrs-rs-python is not installed: the optional dependency, not a bug."""
+
+
+class OptimizerFailed(UserError):
+    """fsrs-rs raised, or gave back something FSRS cannot use: the parameters in use are kept,
+    nothing is stored or logged (one line, exit 1)."""
+
+
+_T = TypeVar("_T")
+
+
+def _optimizer(what: str, call: Callable[[], _T]) -> _T:
+    """`call()` into fsrs-rs, its failures as OptimizerFailed. It reports bad input with a
+    ValueError (`InvalidInput`, `NotEnoughData`), which the CLI would take for a usage error,
+    and a Rust panic arrives as pyo3's PanicException, a BaseException."""
+    try:
+        return call()
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a native library's every failure is one line
+        said = str(exc) or type(exc).__name__
+        raise OptimizerFailed(f"the FSRS optimizer (fsrs-rs) failed while {what}: {said}; "
+                              "the parameters in use are kept") from None
+
+
+def _checked_fit(fit: FitResult) -> FitResult:
+    """`fit` when every number of it can be kept (and logged: the log holds no NaN), else
+    OptimizerFailed saying what is wrong."""
+    why = unusable_parameters(fit.parameters)
+    if why is None:
+        for name, loss in (("the log loss of the parameters in use", fit.log_loss_before),
+                           ("the log loss of the fitted parameters", fit.log_loss_after)):
+            if type(loss) not in (int, float) or not math.isfinite(loss):
+                why = f"{name} is {loss!r}"
+                break
+    if why is not None:
+        raise OptimizerFailed(f"the FSRS optimizer (fsrs-rs) gave back a fit FSRS cannot use "
+                              f"({why}): not kept; the parameters in use stay")
+    return fit
 
 
 def fsrs_rs(needed_by: str = "`studyapp optimize`") -> ModuleType:
@@ -113,12 +154,20 @@ def fit_parameters(logs: Sequence[ReviewLog],
         )
     items = training_items(logs)
     before = [float(p) for p in (current or DEFAULT_PARAMETERS)]
-    fitted = [float(p) for p in rs.FSRS(before).compute_parameters(items)]
-    loss_before = float(rs.FSRS(before).evaluate(items).log_loss)
-    loss_after = float(rs.FSRS(fitted).evaluate(items).log_loss)
+    fitted = _optimizer("fitting", lambda: [float(p) for p in
+                                            rs.FSRS(before).compute_parameters(items)])
+    why = unusable_parameters(fitted)
+    if why is not None:  # checked before evaluating: fsrs-rs refuses some, accepts others
+        raise OptimizerFailed(f"the FSRS optimizer (fsrs-rs) gave back parameters FSRS cannot "
+                              f"use ({why}): not kept; the parameters in use stay")
+    loss_before = _optimizer("evaluating the parameters in use",
+                             lambda: float(rs.FSRS(before).evaluate(items).log_loss))
+    loss_after = _optimizer("evaluating the fitted parameters",
+                            lambda: float(rs.FSRS(fitted).evaluate(items).log_loss))
     if loss_after > loss_before:  # never replace parameters with worse ones
         fitted, loss_after = before, loss_before
-    return FitResult(fitted, loss_before, loss_after, usable)
+    # a NaN loss compares False both ways, so it decided nothing: refused here
+    return _checked_fit(FitResult(fitted, loss_before, loss_after, usable))
 
 
 def refuse_fit_before(review_times: Sequence[datetime], now: datetime) -> None:
@@ -135,12 +184,18 @@ def refuse_fit_before(review_times: Sequence[datetime], now: datetime) -> None:
 
 
 def logs_from_store(store) -> list[ReviewLog]:
-    """The user's review log as fsrs ReviewLogs (one card per note key)."""
-    return [
-        ReviewLog(card_id=r.note_key, rating=Rating(r.rating), review_datetime=r.reviewed_at,
-                  review_duration=r.duration_ms)
-        for r in store.reviews()
-    ]
+    """The user's review log as fsrs ReviewLogs (one card per note key), without the notes whose
+    first review here started from a card made elsewhere (the previous tool's review keys, an
+    OSR import, a suspension's seed): fsrs-rs reads the first review of each history as a new
+    card's first rating, and their first one came after a memory of unknown age. Anki leaves
+    such cards out of training as well."""
+    first_of: dict[int, bool] = {}
+    logs = []
+    for r in store.reviews():
+        if first_of.setdefault(r.note_key, r.state_before is None):
+            logs.append(ReviewLog(card_id=r.note_key, rating=Rating(r.rating),
+                                  review_datetime=r.reviewed_at, review_duration=r.duration_ms))
+    return logs
 
 
 def keep_fit(ctx, store, fit: FitResult) -> None:
@@ -149,6 +204,7 @@ def keep_fit(ctx, store, fit: FitResult) -> None:
     from studyapp.history.events import EventKind, new_event
     from studyapp.history.sync import event_log, record
 
+    _checked_fit(fit)  # a set FSRS cannot use stops every later command on every device
     events_log = event_log(ctx)
     with store.transaction():
         record(store, events_log, new_event(

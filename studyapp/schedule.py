@@ -7,6 +7,7 @@ No torch here: fitting parameters lives in `studyapp.optimize`.
 
 from __future__ import annotations
 
+import math
 import time as _time
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta, timezone
@@ -79,8 +80,30 @@ def build_scheduler(settings: Settings, parameters: Sequence[float] | None = Non
 
 
 def scheduler_for(ctx, store) -> Scheduler:
-    """The scheduler one run uses: fitted parameters if any; fuzzing off under a frozen clock."""
-    return build_scheduler(ctx.settings, store.latest_params(), fuzz=not ctx.clock_is_frozen)
+    """The scheduler one run uses: fitted parameters if any; fuzzing off under a frozen clock.
+    A stored set FSRS cannot use (NaN, from a fit before `optimize` checked them) is passed
+    over for the defaults: it stopped every command that built a scheduler."""
+    fitted = store.latest_params()
+    if fitted is not None and unusable_parameters(fitted) is not None:
+        fitted = None
+    return build_scheduler(ctx.settings, fitted, fuzz=not ctx.clock_is_frozen)
+
+
+def unusable_parameters(parameters: object) -> str | None:
+    """Why FSRS (this version: FSRS-6's 21 parameters, each within the bounds `fsrs` checks
+    and the review log's reader takes) cannot use `parameters`; None when it can. A set it
+    cannot use, once stored, stops every command that builds a scheduler."""
+    from fsrs.scheduler import LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
+
+    if not isinstance(parameters, (list, tuple)):
+        return "not a list of numbers"
+    if len(parameters) != len(LOWER_BOUNDS_PARAMETERS):
+        return f"{len(parameters)} parameters where FSRS-6 has {len(LOWER_BOUNDS_PARAMETERS)}"
+    for index, (value, low, high) in enumerate(zip(parameters, LOWER_BOUNDS_PARAMETERS,
+                                                   UPPER_BOUNDS_PARAMETERS)):
+        if type(value) not in (int, float) or not math.isfinite(value) or not low <= value <= high:
+            return f"parameter {index} is {value!r}, outside {low:g} to {high:g}"
+    return None
 
 
 def to_fsrs(row: CardRow) -> Card:

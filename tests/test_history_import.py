@@ -30,7 +30,7 @@ Upper triangle set to -inf.
 """
 
 INLINE = """# KV cache
-<!--SR:!2026-11-28,5,210-->
+<!--SR:!2026-11-23,5,210-->
 
 Keys and values of past tokens are kept.
 """
@@ -69,7 +69,7 @@ def test_osr_schedules_become_fsrs_cards_and_the_files_are_untouched(tmp_path, c
     assert set(cards) == {"a.md", "b.md", "c.md"}
     for name, ease, interval, due in (("a.md", 2.5, 12, "2026-12-01"),
                                       ("b.md", 2.3, 30, "2026-11-25"),
-                                      ("c.md", 2.1, 5, "2026-11-28")):
+                                      ("c.md", 2.1, 5, "2026-11-23")):
         state, _, stability, difficulty, card_due, *_ = cards[name]
         assert state == 2 and (stability, difficulty) == expected(ease, interval)
         # due is kept in UTC; the OSR date is the learner's local day (UTC+14 differs by one)

@@ -358,6 +358,10 @@ def import_history(args, ctx) -> int:
             except ValueError as exc:  # what the SM-2 conversion refuses
                 odd.append(f"{note.path}: the SM-2 conversion refused it ({exc})")
                 continue
+            if import_time(card) > ctx.now():  # a typo'd `sr-due` (2099): never due, never rated
+                odd.append(f"{note.path}: its last review would be {import_time(card):%Y-%m-%d}, "
+                           "after now (sr-due less sr-interval)")
+                continue
             event = Event(event_id, EventKind.IMPORT, import_time(card),
                           service.history_log.device, note.path,
                           {"seed": card.to_json(), "source": "osr"})

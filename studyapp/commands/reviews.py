@@ -158,7 +158,13 @@ def optimize(args, ctx) -> int:
         refuse_fit_before(store.review_times(since=now), now)
         logs = logs_from_store(store)
         current = store.latest_params()
-        print(f"fitting FSRS parameters to {len(logs)} reviews...", file=sys.stderr)
+        elsewhere = store.review_count() - len(logs)  # `logs_from_store` says why
+
+        def reviews(n: int) -> str:
+            return f"{n} review" + ("" if n == 1 else "s")
+
+        left_out = f" ({reviews(elsewhere)} of notes first scheduled elsewhere left out)" if elsewhere else ""
+        print(f"fitting FSRS parameters to {reviews(len(logs))}{left_out}...", file=sys.stderr)
         try:
             fit = fit_parameters(logs, current)
         except NotEnoughHistory as exc:

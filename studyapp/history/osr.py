@@ -55,11 +55,15 @@ def schedule_of(note) -> OsrSchedule | None:
             except ValueError:
                 raise OsrValueError(f"sr-due: {_shown(due)} is not a date") from None
         return _checked(due, meta["sr-interval"], meta["sr-ease"])
-    if "<!--SR:" not in (note.body or ""):
+    body = note.body or ""
+    at = body.find("<!--SR:")
+    if at < 0:
         return None
-    found = INLINE.search(note.body)
-    if found is None:
-        return None
+    found = INLINE.match(body, at)
+    if found is None:  # said, not skipped in silence: the note's schedule would be lost
+        comment = body[at:].split("-->", 1)[0].splitlines()[0]
+        raise OsrValueError(f"{_shown(comment + '-->')}: an <!--SR:...--> comment that is not "
+                            "!date,interval,ease")
     try:
         due = date.fromisoformat(found[1])
     except ValueError:
