@@ -253,12 +253,13 @@ def format_stats(stats: Stats) -> str:
     if stats.reviews_per_day:
         recent = list(stats.reviews_per_day.items())[-7:]
         lines.append("Recent days: " + "  ".join(f"{d[5:]}:{n}" for d, n in recent))
-    if stats.mastery_by_tag:
+    topics = {tag: info for tag, info in stats.mastery_by_tag.items() if is_topic(tag)}
+    if topics:  # as the app: an imported note's own path, one of its tags, is no topic
         lines.append("Mastery by tag:")
         from studyapp.textwidth import display_width, fit
 
-        width = max(display_width(t) for t in stats.mastery_by_tag)
-        for tag, info in stats.mastery_by_tag.items():
+        width = max(display_width(t) for t in topics)
+        for tag, info in topics.items():
             bar = "#" * round(info["mastery"] * 20)
             notes = int(info["notes"])
             lines.append(f"  {fit(tag, width)}  {info['mastery']:.2f} {bar:<20} "

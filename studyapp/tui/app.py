@@ -221,7 +221,9 @@ class StudyApp(App):
             self.post_message(HistoryRepaired(tuple(lines)))
 
     def on_history_repaired(self, message: HistoryRepaired) -> None:
-        self.notify("\n".join(message.lines), title="Review history repaired", severity="warning", timeout=30)
+        # "Review history", as the start-up notices: not every line is a repair (a database
+        # that served another vault, kept as a backup, is the usual first switch to one's notes)
+        self.notify("\n".join(message.lines), title="Review history", severity="warning", timeout=30)
 
     def _post_cached_counts(self) -> None:
         """A preview: if it cannot be computed, Today simply waits for the load."""

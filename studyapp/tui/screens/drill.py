@@ -85,7 +85,7 @@ class DrillScreen(StudyScreen):
     AUTO_FOCUS = "#code"
     BINDINGS = [
         Binding("ctrl+r", "run", "Run grader", priority=True),
-        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("ctrl+s", "save_file", "Save", priority=True),
         Binding("f6", "switch_pane", "Focus", priority=True),
         Binding("ctrl+o", "switch_pane", "Focus", show=False, priority=True),
         Binding("1", "rate_drill(1)", "Again", show=False),
@@ -156,6 +156,7 @@ class DrillScreen(StudyScreen):
                     table.add_columns("", "Check", "Message")
                     yield table
                     yield Static("", id="detail")
+                    yield Static("[b]Reference solution[/b]", id="reference-label")
                     yield Static("", id="reference")
         yield KeysFooter()
 
@@ -168,8 +169,10 @@ class DrillScreen(StudyScreen):
         self.sub_title = self.detail.title
         self.query_one("#statement", Markdown).update(self.detail.statement)
         self.query_one("#result-box").display = False
-        if self.detail.last_verdict:
-            self.show_verdict(self.detail.last_verdict)
+        for part in ("#verdict-summary", "#hint", "#checks", "#detail"):  # until a run: a give-up
+            self.query_one(part).display = False  # first showed an empty table and blank lines
+        if self.detail.last_verdict and self.backup is None:  # back due, on a fresh starter: the
+            self.show_verdict(self.detail.last_verdict)  # last verdict graded the file now in backups/
         self.refresh_review_state(opening=True)
         if self.backup is not None:
             self.notify(f"The drill is due: write it again from memory. Your previous file is kept as "
@@ -286,6 +289,14 @@ class DrillScreen(StudyScreen):
             self.app.report_error(OSError(problem), title="Could not save")
         return problem is None
 
+    def action_save_file(self) -> None:
+        """ctrl+s: save, and say so (it wrote the file silently, and a learner could not tell)."""
+        if self.detail is None:
+            return
+        unchanged = not self.unsaved
+        if self.action_save():
+            self.notify(f"{self.path.name} is saved." if unchanged else f"Saved {self.path.name}.", timeout=2)
+
     def action_run(self, save: bool = True) -> None:
         if save and not self.action_save():
             return
@@ -320,7 +331,9 @@ class DrillScreen(StudyScreen):
         self.query_one("#grade-status", Static).update(
             f"{STATUS_LINE.get(status, plain(status))}  [dim]F6 results · ctrl+r runs again[/]")
         self.query_one("#result-box").display = True
-        self.query_one("#verdict-summary", Static).update(summary_markup(verdict))
+        summary = self.query_one("#verdict-summary", Static)
+        summary.update(summary_markup(verdict))
+        summary.display = True
         hint = verdict.get("hint")
         hint_widget = self.query_one("#hint", Static)
         hint_widget.update(f"[b]Hint:[/b] {plain(hint)}" if hint else "")
@@ -396,6 +409,7 @@ class DrillScreen(StudyScreen):
 
             reference_widget.update(Syntax(reference, "python", line_numbers=False, word_wrap=True))
         reference_widget.display = bool(reference)
+        self.query_one("#reference-label").display = bool(reference)
         if self.proposal is not None and had is None:
             status = self.query_one("#grade-status", Static)
             if str(status.render()) == READY_LINE:  # given up before any run: F2/F3 are off now

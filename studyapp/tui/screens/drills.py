@@ -28,7 +28,13 @@ MIN_TITLE = 16
 
 
 class DrillsScreen(StudyScreen):
-    BINDINGS = [Binding("enter", "open", "Open drill"), Binding("r", "app.start_review", "Review")]
+    BINDINGS = [
+        Binding("enter", "open", "Open drill", show=False),
+        Binding("o", "open", "Open"),
+        Binding("r", "app.start_review", "Review"),
+    ]
+    """The table's own Enter (hidden) shadows the screen's in the footer, which then named no
+    way to open a drill: `o` is shown, as on the Notes screen, and Enter still opens."""
     _listed: DrillsListed | None = None
     """The last listing, drawn again when the terminal's width changes."""
 

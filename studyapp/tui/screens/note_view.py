@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 
 from studyapp.tui.markup import plain
+from studyapp.tui.screens.review import EMPTY_NOTE
 from studyapp.tui.widgets.answer import Answer
 from studyapp.tui.widgets.footer import KeysFooter
 
@@ -33,7 +34,7 @@ class NoteViewScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         view = self.query_one(Answer)
-        view.show(self.body)
+        view.show(self.body or EMPTY_NOTE)
         view.focus()
 
     def refresh_data(self) -> None:
@@ -55,5 +56,5 @@ class NoteViewScreen(ModalScreen[None]):
         view = self.query_one(Answer)
         view.border_title = plain(card.title)
         offset = view.scroll_offset
-        view.show(card.body)
+        view.show(card.body or EMPTY_NOTE)
         view.scroll_to(offset.x, offset.y, animate=False)  # the reader keeps their place

@@ -62,6 +62,7 @@ class NotesScreen(StudyScreen):
         Binding("s", "toggle_suspend", "Suspend/resume"),
         Binding("u", "undo", "Undo", show=False),
         Binding("slash", "focus_filter", "Filter", key_display="/"),
+        Binding("escape", "leave_filter", "To the list"),
         Binding("r", "app.start_review", "Review", show=False),
         *footer_hides("notes", quit=True),
     ]
@@ -251,3 +252,13 @@ class NotesScreen(StudyScreen):
 
     def action_focus_filter(self) -> None:
         self.query_one("#note-filter", Input).focus()
+
+    def action_leave_filter(self) -> None:
+        """Escape in the filter: back to the list, the filter kept (every key was text there,
+        and nothing led out but Enter or Tab)."""
+        self.query_one("#note-table").focus()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "leave_filter":  # shown, and taken, only while the filter has the focus
+            return isinstance(self.focused, Input)
+        return True

@@ -33,6 +33,8 @@ class ReviewScreen(StudyScreen):
     """Below SHORT_ROWS rows the question and the rating buttons lose their borders, so the
     answer keeps rows to show itself in (studyapp.tcss)."""
     BINDINGS = [
+        Binding("enter", "open_due_drill", "Open drill"),  # past the notes, a drill is offered
+        Binding("space", "open_due_drill", "Open drill", show=False),
         Binding("space", "reveal", "Answer"),
         Binding("enter", "reveal", "Show answer", show=False),
         Binding("1", "rate(1)", "Again"),
@@ -172,7 +174,7 @@ class ReviewScreen(StudyScreen):
         else:
             self.query_one("#review-drills", Static).update("")
         # Render the answer while it is concealed, so revealing it only repaints the screen.
-        self.query_one("#answer", Answer).show(card.answer or "*(This note has no text beyond its title.)*")
+        self.query_one("#answer", Answer).show(answer_markdown(card))
         self._set_answer_visible(False)
         self.options = {}
         self.shown_at = time.monotonic()
@@ -220,10 +222,10 @@ class ReviewScreen(StudyScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if not self.begun and action != "leave":
             return False  # a key pressed before the session is built acts on nothing
-        if action == "reveal" and self.card is None and self.due_drill is not None:
-            return True  # opens the due drill
+        if action == "open_due_drill":  # the page offering the day's drill: Enter opens it
+            return self.card is None and self.due_drill is not None
         if action in ("reveal", "full_note", "edit", "suspend_note", "practise") and self.card is None:
-            return None
+            return False  # past the notes (a drill offered, the summary): no note to act on
         if action == "rate" and not self.revealed:
             return False  # hidden until the answer shows, as Anki hides its rating buttons
         if action == "reveal" and self.revealed:
@@ -232,11 +234,15 @@ class ReviewScreen(StudyScreen):
             return None
         return True
 
+    def action_open_due_drill(self) -> None:
+        if self.card is None and self.due_drill is not None:
+            self.app.action_open_drill(self.due_drill.id)
+
     def action_reveal(self) -> None:
         if not self.begun:
             return
         if self.card is None and self.due_drill is not None:
-            self.app.action_open_drill(self.due_drill.id)
+            self.action_open_due_drill()
             return
         if self.card is None or self.revealed:
             return
@@ -304,7 +310,7 @@ class ReviewScreen(StudyScreen):
             return
         self.showing_full = not self.showing_full
         answer = self.query_one("#answer", Answer)
-        answer.show(self.card.body if self.showing_full else self.card.answer)
+        answer.show(self.card.body if self.showing_full else answer_markdown(self.card))
         if not self.revealed:
             self.action_reveal()
 
@@ -342,3 +348,24 @@ class ReviewScreen(StudyScreen):
     def action_leave(self) -> None:
         self.can_leave(self.action_leave)
         self.app.pop_screen()
+
+
+EMPTY_NOTE = "*(This note has no text beyond its title.)*"
+GOES_ON = "\n\n*(The note goes on: f shows the whole note.)*\n"
+"""Under an answer that is one section of a longer note: a user's note of several `##`
+sections answered with the first, and nothing said the rest was there."""
+
+
+def answer_markdown(card: Card) -> str:
+    """What the review shows as the answer: the card's answer, saying when the note has more."""
+    if not card.answer.strip():
+        return EMPTY_NOTE
+    if len(_text_only(card.body)) > len(_text_only(card.answer)):
+        return card.answer.rstrip("\n") + GOES_ON
+    return card.answer
+
+
+def _text_only(markdown: str) -> str:
+    """The text without headings and whitespace: a note of one `##` section differs from its
+    answer only by that heading, and does not go on."""
+    return "".join("".join(line.split()) for line in markdown.splitlines() if not line.lstrip().startswith("#"))

@@ -94,9 +94,7 @@ class StatsScreen(StudyScreen):
         days = list(range(len(stats.forecast)))
         counts = [n for _, n in stats.forecast]
         plt.bar(days, counts, marker="hd", width=0.6)
-        top = max(counts, default=0)
-        step = max(1, -(-top // 4))
-        plt.yticks(list(range(0, top + step, step)))
+        plt.yticks(whole_ticks(max(counts, default=0)))
         plt.xticks([0, 7, 14, 21, 28], ["today", "+7d", "+14d", "+21d", "+28d"])
         plot.refresh()
 
@@ -134,6 +132,14 @@ class StatsScreen(StudyScreen):
             # plotext's stubs lag its code: stacked_bar takes `labels=` and one colour per series
             plt.stacked_bar(labels, [[p for _, p, _ in stats.drill_history], [f for _, _, f in stats.drill_history]],
                             labels=["passed", "not passed"], color=["green", "red"])  # type: ignore[call-arg, arg-type]
+            plt.yticks(whole_ticks(max(p + f for _, p, f in stats.drill_history)))  # not 0.50, 1.50...
         else:
             plt.title("no attempts yet")
         plot.refresh()
+
+
+def whole_ticks(top: int) -> list[float]:
+    """At most five whole-number ticks from 0 up to at least `top`: counts come whole."""
+    step = max(1, -(-top // 4))
+    ticks: list[float] = list(range(0, top + step, step))  # ints, drawn without decimals
+    return ticks
