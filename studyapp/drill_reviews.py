@@ -99,12 +99,14 @@ def workspace_file(ctx, drill: str) -> Path:
 
 
 def backup_workspace_file(path: Path, now: datetime) -> Path | None:
-    """Copy the learner's file to `<workspace>/backups/<name>-<time>.py` (None: no file)."""
+    """Copy the learner's file to `<workspace>/backups/<name>-<time>.py` (None: no file). A
+    workspace file that is not a regular file (a FIFO, a folder, a link to a device) is a
+    UserError, before anything is written (`drills.read_workspace_file`)."""
     from studyapp.atomic import atomic_write_bytes
+    from studyapp.drills import read_workspace_file
 
-    try:
-        content = path.read_bytes()
-    except FileNotFoundError:
+    content = read_workspace_file(path)
+    if content is None:
         return None
     folder = path.parent / "backups"
     folder.mkdir(parents=True, exist_ok=True)
@@ -288,6 +290,7 @@ class DrillReviews:
         the workspace so it is written again from memory (the learner's file is backed up).
         Returns (the workspace file, the backup made or None)."""
         from studyapp.atomic import atomic_write_bytes
+        from studyapp.drills import read_workspace_file
 
         info = self.info(drill)
         path = workspace_file(self.ctx, drill)
@@ -298,7 +301,8 @@ class DrillReviews:
             starter = Path(info.starter_path).read_bytes()
             comes_back = self.store.drill_card(drill) is not None
             if comes_back or not path.exists():
-                if path.exists() and path.read_bytes() != starter:
+                mine = read_workspace_file(path)  # a FIFO or a device there: refused, nothing written
+                if mine is not None and mine != starter:
                     backup = backup_workspace_file(path, self.ctx.now())
                 path.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write_bytes(path, starter)

@@ -97,24 +97,86 @@ def last_attempt(store: Store, drill_id: str) -> StoredAttempt | None:
 def starter_file(drill_id: str, workspace: Path) -> tuple[Path, bool]:
     """The learner's file for a drill in `workspace`, copied from the starter the first time;
     returns (path, whether it was created now). Never replaces a file: one that appears while
-    the starter is written (an editor, a second studyapp) is kept."""
+    the starter is written (an editor, a second studyapp) is kept. A write that fails (a full
+    disk, a read-only folder) leaves nothing behind, and its error names the learner's file."""
+    from studyapp.atomic import TEMP_SUFFIX
+
     info = drill(drill_id)
     target = workspace / f"{info.id}.py"
     if target.exists():
         return target, False
     target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with open(temp, "wb") as out:
-        out.write(info.starter_path.read_bytes())
-        out.flush()
-        os.fsync(out.fileno())
+    # atomic.py's temp name: an OS error about it is reported as being about `target`
+    temp = target.with_name(f".{target.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}")
     try:
+        with open(temp, "xb") as out:
+            out.write(info.starter_path.read_bytes())
+            out.flush()
+            os.fsync(out.fileno())
         os.link(temp, target)  # fails if the name exists: the learner's file wins
     except FileExistsError:
         return target, False
     finally:
-        temp.unlink()
+        try:
+            temp.unlink()
+        except FileNotFoundError:
+            pass
     return target, True
+
+
+def read_workspace_file(path: Path) -> bytes | None:
+    """The bytes of a learner's drill file, to back it up or compare it; None when there is
+    none. Only a regular file is read: a FIFO (which would block forever), a folder, or a link
+    to a device (/dev/zero never ends; /dev/null would be replaced by the starter) is a
+    UserError naming it, and nothing is read or written."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise UserError(f"{path} is not a regular file (a folder); move it away and try again") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UserError(f"{path} is not a regular file ({_file_kind(mode)}); move it away and try again")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def _file_kind(mode: int) -> str:
+    import stat
+
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a file")
+
+
+def is_untouched_starter(drill_id: str, path: Path) -> bool:
+    """Whether `path` holds the drill's starter byte for byte, as `start` and `reset` write it:
+    grading it shows the starter's error, but it is no run of the learner's (they have written
+    nothing yet), so it must not count against the try as a failed run."""
+    starter = drill(drill_id).starter_path
+    try:
+        size = os.stat(path).st_size
+        if size != os.stat(starter).st_size:
+            return False
+        return read_workspace_file(path) == Path(starter).read_bytes()
+    except (OSError, UserError):
+        return False
+
+
+def counts_as_run(verdict: dict) -> bool:
+    """Whether a verdict is a run of the learner's code (a pass, or their code failing): one
+    about the request (an unreadable or oversized file, no CUDA) or the grader itself (its
+    worker died, the disk under its scratch folders is full), or a cancelled one, is not."""
+    from studyapp.grader.contract import FailureOrigin
+
+    return verdict.get("status") == "pass" or verdict.get("origin") in (None, FailureOrigin.LEARNER.value)
 
 
 def new_grader_client(settings: Settings, timeout: float | None = None) -> GraderClient:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -133,7 +135,15 @@ def start_drill(args, ctx) -> int:
     return ExitCode.OK
 
 
-def _record(ctx, verdict: Mapping[str, Any]) -> None:
+NOT_A_RUN_STARTER = "  (the starter as `studyapp start` wrote it: not counted as a run)"
+"""Said under the verdict of an untouched starter, which is graded but not recorded."""
+
+
+def _record(ctx, verdict: Mapping[str, Any], untouched_starter: bool = False) -> None:
+    """Record a graded run: not a verdict that ran none of the learner's code (`counts_as_run`),
+    nor the untouched starter (`is_untouched_starter`), which would count as failed runs."""
+    if untouched_starter or not drills.counts_as_run(dict(verdict)):
+        return
     warning = drills.record_attempt_alone(ctx, dict(verdict))
     if warning is not None:
         print(f"studyapp: warning: {warning}", file=sys.stderr)
@@ -152,10 +162,13 @@ def grade_files(args, ctx) -> int:
         client.start()  # torch imports in the worker while we get on
         for file in args.files:
             verdict = client.grade(args.drill, file, device=args.device, seed=args.seed)
-            _record(ctx, verdict)
+            untouched = drills.is_untouched_starter(args.drill, Path(file))
+            _record(ctx, verdict, untouched)
             results.append(verdict)
             if not args.json:
                 print(format_verdict(verdict), flush=True)
+                if untouched:
+                    print(NOT_A_RUN_STARTER, flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -167,34 +180,129 @@ def grade_files(args, ctx) -> int:
     return ExitCode.OK if all(v["status"] == "pass" for v in results) else ExitCode.FAILED
 
 
-def watch_drill(args, ctx) -> int:
-    import watchfiles
+WATCH_POLL = 1.0
+"""Seconds between two looks at the watched file when no event came: a save the file watcher
+missed (a folder removed and made again, a link pointed elsewhere) is still seen."""
+SETTLE = 0.2
+"""Seconds a changed file must hold still before it is graded (an editor may write it in parts)."""
 
+
+def watch_drill(args, ctx) -> int:
     info = drills.drill(args.drill)
     path = Path(args.file) if args.file else _workspace(args, ctx) / f"{info.id}.py"
-    if not path.is_file():
+    if not path.exists():
         hint = f" (create it with `studyapp start {info.id}`)" if not args.file else ""
         raise UsageError(f"no such file: {path}{hint}")
-    path = path.resolve()
+    if not path.is_file():
+        raise UsageError(f"not a regular file: {path} (a folder, a FIFO or a device); watch the .py file "
+                         "you save your solution in")
+    # Absolute, not resolved: a link that an editor's save replaces, or that is pointed
+    # elsewhere, is followed as it is at each grade.
+    path = path.absolute()
     with drills.new_grader_client(ctx.settings, timeout=args.timeout) as client:
         client.start()
         try:
             first = True
             while True:
-                verdict = client.grade(info.id, path, device=args.device, seed=args.seed)
-                _record(ctx, verdict)
+                verdict, graded = _grade_as_it_is(client, info.id, path, args)
+                untouched = drills.is_untouched_starter(info.id, path)
+                _record(ctx, verdict, untouched)
                 if not first:
                     _clear_terminal()
                 first = False
                 print(format_verdict(verdict), flush=True)
-                print(f"\nwatching {path} (Ctrl-C to stop)", flush=True)
-                for _changes in watchfiles.watch(path.parent, debounce=200, rust_timeout=0,
-                                                watch_filter=lambda _, changed: Path(changed).resolve() == path):
-                    if path.is_file():
-                        break
+                if untouched:
+                    print(NOT_A_RUN_STARTER, flush=True)
+                elif verdict["status"] == "pass":
+                    from studyapp.commands.drill_reviews import proposal_line
+
+                    line = proposal_line(ctx, info.id)
+                    if line:
+                        print(line, flush=True)
+                print(f"\nwatching {shown(str(path))} (Ctrl-C to stop)", flush=True)
+                _wait_for_change(path, graded)
         except KeyboardInterrupt:
             print()
             return ExitCode.OK
+
+
+def _grade_as_it_is(client, drill_id: str, path: Path, args) -> tuple[Mapping[str, Any], tuple | None]:
+    """Grade the file until a grade ran on a file that held still meanwhile; returns the verdict
+    and the file's signature it is about. A verdict of a file saved while it was graded may be of
+    the older file, or of one half-written: it is neither shown nor recorded, and the file as it
+    is now is graded instead."""
+    while True:
+        before = _signature(path)
+        verdict = client.grade(drill_id, path, device=args.device, seed=args.seed)
+        after = _signature(path)
+        if after == before:
+            return verdict, before
+        if after is None:  # gone (or no longer a file): wait for it to come back
+            _wait_for_change(path, None)
+        else:
+            _hold_still(path, after)
+
+
+def _signature(path: Path) -> tuple | None:
+    """What changes whenever the file's content may have: None when it is not a regular file."""
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _hold_still(path: Path, signature: tuple | None, limit: float = 3.0) -> None:
+    """Wait until the file has not changed for `SETTLE` seconds (at most `limit` seconds)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE)
+        now = _signature(path)
+        if now == signature:
+            return
+        signature = now
+
+
+def _wait_for_change(path: Path, seen: tuple | None) -> None:
+    """Return once the file is a regular file whose signature is not `seen`, and holds still.
+    Events from the file watcher wake us at once; a look every `WATCH_POLL` seconds catches what
+    it cannot see (its folder removed and made again, a link pointed elsewhere), and where no
+    watcher can start (the folder is gone), looking is all there is."""
+    import watchfiles
+
+    def changed() -> bool:
+        now = _signature(path)
+        if now is None or now == seen:
+            return False
+        _hold_still(path, now)
+        return True
+
+    if changed():  # saved while the verdict was being printed or recorded
+        return
+    folders = {path.parent}
+    try:
+        folders.add(path.resolve().parent)
+    except OSError:
+        pass
+    names = {str(path), str(path.resolve())}
+    while True:
+        existing = sorted(folder for folder in folders if folder.is_dir())
+        if existing:
+            try:
+                for _ in watchfiles.watch(*existing, debounce=200, rust_timeout=int(WATCH_POLL * 1000),
+                                          yield_on_timeout=True, recursive=False, ignore_permission_denied=True,
+                                          watch_filter=lambda _, name: name in names):
+                    if changed():
+                        return
+            except (OSError, RuntimeError, ValueError):  # its folder went meanwhile, or too many watches
+                pass
+        time.sleep(WATCH_POLL)
+        if changed():
+            return
 
 
 def _clear_terminal() -> None:
@@ -210,7 +318,7 @@ def format_verdict(verdict: Mapping[str, Any]) -> str:
     sequence it prints cannot clear the terminal and draw a fake PASS."""
     label = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}.get(verdict["status"], verdict["status"].upper())
     seed = f", seed {verdict['seed']}" if verdict.get("seed") is not None else ""
-    lines = [f"{label}  {verdict['file']}  ({verdict['drill']}, {verdict['device']}, {verdict['seconds']:.2f} s{seed})",
+    lines = [f"{label}  {shown(verdict['file'])}  ({verdict['drill']}, {verdict['device']}, {verdict['seconds']:.2f} s{seed})",
              f"  {verdict['summary']}"]
     checks = verdict.get("checks") or []
     if checks:

@@ -136,7 +136,9 @@ class Worker:
         if device == "cuda" and not self.cuda_mode:
             return self._forward_to_cuda_worker(job)
         try:
-            source = Path(file).read_bytes().decode("utf-8")
+            source = read_source(file).decode("utf-8")
+        except Unreadable as exc:
+            return refused(*exc.args)
         except (OSError, UnicodeDecodeError) as exc:
             return refused(f"cannot read the file: {exc}")
         if "\0" in source:  # compile() would say "line 0", as if the file were Python gone wrong
@@ -350,6 +352,46 @@ class Worker:
             self.cuda_worker = None
             return verdicts.error_verdict(str(job.get("drill")), str(job.get("file")), "cuda",
                                           "the CUDA grader stopped unexpectedly", origin=FailureOrigin.GRADER)
+
+
+MAX_SOURCE_BYTES = 4 << 20
+"""The largest file graded: a drill's solution is a few KiB of Python; one past this is another
+file (a checkpoint, a data file), and reading it whole would cost the worker its size in memory."""
+
+
+class Unreadable(Exception):
+    """The file asked for cannot be graded: args are the verdict's summary and detail."""
+
+
+def read_source(file: str) -> bytes:
+    """The learner's file, read without blocking and never past `MAX_SOURCE_BYTES`: a path that
+    became a FIFO (or a device) after the front end checked it would block this worker, deaf to
+    cancelling, or never end (/dev/zero); such a path, or a file too big, is `Unreadable`."""
+    import stat
+
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # (os.fdopen refuses a folder with an error naming the fd)
+            raise Unreadable("cannot read the file: it is not a regular file (a FIFO, a folder or a device)",
+                             "Grade the .py file you saved your solution in.")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_SOURCE_BYTES + 1)
+    if info.st_size > MAX_SOURCE_BYTES or len(data) > MAX_SOURCE_BYTES:
+        size = max(info.st_size, len(data))
+        raise Unreadable(f"your file is too big to be a drill solution ({_size(size)}; the limit is "
+                         f"{MAX_SOURCE_BYTES >> 20} MiB)", "Is it the right file? A solution is a few KiB of Python.")
+    return data
+
+
+def _size(count: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if count >= 1 << shift:
+            return f"{count / (1 << shift):.1f} {unit}"
+    return f"{count} bytes"
 
 
 def _setup_failed(run) -> bool:
