@@ -179,6 +179,15 @@ def counts_as_run(verdict: dict) -> bool:
     return verdict.get("status") == "pass" or verdict.get("origin") in (None, FailureOrigin.LEARNER.value)
 
 
+def is_learner_run(verdict: dict, untouched_starter: bool) -> bool:
+    """Whether a grade is recorded as one of the try's runs, in every front end: a run of the
+    learner's code (`counts_as_run`), and not the starter as `start` wrote it failing (it holds
+    nothing of theirs: counted, a first pass was "Hard: passed after 1 failed run")."""
+    if untouched_starter and verdict.get("status") != "pass":
+        return False
+    return counts_as_run(verdict)
+
+
 def new_grader_client(settings: Settings, timeout: float | None = None) -> GraderClient:
     """The grader client every front end uses, with the limits from `settings`
     (`grader_timeout`, `grader_memory_mb`); `timeout` overrides the first (`--timeout`)."""

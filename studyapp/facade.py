@@ -584,12 +584,15 @@ class StudyFacade:
 
     def grade(self, drill_id: str, path: Path) -> dict:
         """Grade in the grader's worker process (never here: this process must not import torch)."""
-        from studyapp.drills import record_attempt
+        from studyapp.drills import is_learner_run, is_untouched_starter, record_attempt
 
+        untouched = is_untouched_starter(drill_id, path)  # read before: the grade takes a while
         verdict, generation = self._grading.grade(drill_id, path)
         with self._lock:
             if self._grading.is_current(generation):  # a cancelled run is not an attempt
                 self._grading.last_verdicts[drill_id] = verdict
+                if not is_learner_run(verdict, untouched):  # the CLI's rule too
+                    return verdict
                 changed = record_attempt(self.service, dict(verdict, drill=drill_id, file=str(path)),
                                          notes=list(self.vault.notes.values()))
                 for note_path in changed:

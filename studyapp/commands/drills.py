@@ -142,7 +142,7 @@ NOT_A_RUN_STARTER = "  (the starter as `studyapp start` wrote it: not counted as
 def _record(ctx, verdict: Mapping[str, Any], untouched_starter: bool = False) -> None:
     """Record a graded run: not a verdict that ran none of the learner's code (`counts_as_run`),
     nor the untouched starter (`is_untouched_starter`), which would count as failed runs."""
-    if untouched_starter or not drills.counts_as_run(dict(verdict)):
+    if not drills.is_learner_run(dict(verdict), untouched_starter):
         return
     warning = drills.record_attempt_alone(ctx, dict(verdict))
     if warning is not None:
@@ -167,7 +167,7 @@ def grade_files(args, ctx) -> int:
             results.append(verdict)
             if not args.json:
                 print(format_verdict(verdict), flush=True)
-                if untouched:
+                if not drills.is_learner_run(dict(verdict), untouched) and untouched:
                     print(NOT_A_RUN_STARTER, flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
@@ -211,7 +211,7 @@ def watch_drill(args, ctx) -> int:
                     _clear_terminal()
                 first = False
                 print(format_verdict(verdict), flush=True)
-                if untouched:
+                if not drills.is_learner_run(dict(verdict), untouched) and untouched:
                     print(NOT_A_RUN_STARTER, flush=True)
                 elif verdict["status"] == "pass":
                     from studyapp.commands.drill_reviews import proposal_line

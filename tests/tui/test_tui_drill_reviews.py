@@ -5,7 +5,7 @@ the drill's due date as FSRS says, and a second drill passed first time is propo
 from __future__ import annotations
 
 from fsrs import Rating
-from textual.widgets import Static
+from textual.widgets import Static, TextArea
 
 from studyapp.drill_reviews import drill_scheduler, new_drill_card
 from studyapp.schedule import review as fsrs_review
@@ -80,7 +80,9 @@ async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_g
         drill = app.screen
         assert isinstance(drill, DrillScreen) and drill.drill_id == "sdpa"
 
-        await pilot.press("ctrl+r")  # a wrong run
+        # a wrong run (of the learner's own code: the untouched starter is no run of theirs)
+        drill.query_one("#code", TextArea).text = "def sdpa(q, k, v):\n    return q\n"
+        await pilot.press("ctrl+r")
         await settle(pilot)
         assert drill.proposal is None
         await pilot.press("f2")  # a hint

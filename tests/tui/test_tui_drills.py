@@ -156,6 +156,15 @@ async def test_real_grader_rejects_the_starter(ctx, warm_grader):
             await app.workers.wait_for_complete()
         status = str(screen.query_one("#verdict-summary", Static).render())
         assert "ERROR" in status and "NotImplementedError" in status
+        # the starter as written holds nothing of the learner's: not a failed run of theirs
+        assert app.study.drills()[0].status == "not started"
+        screen.query_one("#code", TextArea).text = "def sdpa(q, k, v, mask=None):\n    return q\n"
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        deadline = time.monotonic() + 120
+        while screen.grading and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
         assert app.study.drills()[0].status == "failing"
 
 
@@ -392,7 +401,8 @@ def test_plain_keeps_a_trailing_backslash_from_escaping_the_next_tag():
 
 async def test_escape_sequences_reach_no_notification_or_list(ctx):
     """A learner's summary is also the Drills list's "Last result" and a grader failure's
-    notification: raw ESC there was obeyed by the terminal."""
+    notification: raw ESC there was obeyed by the terminal. (A grader failure is no run of the
+    learner's, so the list's result is a learner's failure, graded after it.)"""
     stub = StubGrader()
     stub.grade = lambda *a, **k: {"status": "error", "origin": "grader",
                                   "summary": "raised Weird\x1b[2J", "detail": "log: \x1b[31mred",
@@ -400,10 +410,16 @@ async def test_escape_sequences_reach_no_notification_or_list(ctx):
     app = drills_app(ctx, stub)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = await open_sdpa(pilot)
+        screen.query_one("#code", TextArea).text = "def sdpa(q, k, v):\n    return q\n"
         await pilot.press("ctrl+r")
         await settle(pilot)
         messages = [n.message for n in app._notifications]
         assert messages and not any("\x1b" in m for m in messages), messages
+        stub.grade = lambda *a, **k: {"status": "fail", "origin": "learner",
+                                      "summary": "raised Weird\x1b[2J", "detail": "",
+                                      "hint": "", "checks": [], "seconds": 1.0}
+        await pilot.press("ctrl+r")
+        await settle(pilot)
         await pilot.press("escape")
         await settle(pilot)
         await pilot.press("d")
@@ -412,3 +428,37 @@ async def test_escape_sequences_reach_no_notification_or_list(ctx):
         cells = [str(cell) for row in range(table.row_count) for cell in table.get_row_at(row)]
         assert any("␛[2J" in cell for cell in cells) and not any("\x1b" in cell for cell in cells)
     assert screen is not None
+
+
+def _attempts(ctx) -> list:
+    from studyapp.store import Store
+
+    with Store.open(ctx.paths) as store:
+        return store.drill_attempts("sdpa")
+
+
+async def test_running_the_untouched_starter_in_the_app_is_no_failed_run(ctx):
+    """The CLI leaves the starter as `start` wrote it out of the try's runs; the app counted
+    it, so ctrl+r before writing anything made a first pass "Hard: passed after 1 failed run"."""
+    stub = StubGrader()
+    stub.grade = lambda *a, **k: {"status": "fail", "origin": "learner", "summary": "NotImplementedError",
+                                  "hint": "", "checks": [], "seconds": 0.1}
+    app = drills_app(ctx, stub)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await open_sdpa(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+    assert _attempts(ctx) == []
+
+
+async def test_a_grade_the_grader_could_not_run_is_no_failed_run_in_the_app(ctx):
+    stub = StubGrader()
+    stub.grade = lambda *a, **k: {"status": "error", "origin": "grader", "summary": "the worker died",
+                                  "hint": "", "checks": [], "seconds": 0.1}
+    app = drills_app(ctx, stub)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        screen.query_one("#code", TextArea).text = "def sdpa(q, k, v):\n    return q\n"
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+    assert _attempts(ctx) == []
