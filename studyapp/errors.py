@@ -82,7 +82,7 @@ def user_message(exc: BaseException, database_file: os.PathLike | str | None = N
 
 def _os_message(exc: OSError) -> str:
     reason, hint = _OS_REASONS.get(exc.errno or 0, (exc.strerror or str(exc), ""))
-    if exc.filename is not None:
+    if isinstance(exc.filename, (str, bytes, os.PathLike)):  # not a file descriptor's number
         path = os.fsdecode(exc.filename)
         folder, name = os.path.split(path)
         temp = _TEMP_NAME.match(name)

@@ -78,3 +78,13 @@ def test_a_bug_of_ours_is_one_line_naming_where_its_details_went(common, capsys,
     monkeypatch.setenv("STUDYAPP_DEBUG", "1")
     with pytest.raises(ZeroDivisionError):
         main(["due", *common])
+
+
+def test_an_os_error_naming_a_file_descriptor_is_one_line():
+    """`os.fdopen` on a folder names the descriptor's number as the file: the message broke on
+    it (a TypeError inside the error's own reporting, a traceback)."""
+    from studyapp.errors import user_message
+
+    error = OSError(21, "Is a directory")
+    error.filename = 5
+    assert user_message(error, None) == "Is a directory"
