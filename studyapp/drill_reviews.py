@@ -286,8 +286,9 @@ class DrillReviews:
 
     def begin(self, drill: str) -> tuple[Path, Path | None]:
         """Open the drill for review when it is due (or new): start a try unless one is
-        already going, and, for a drill that comes back due, put a fresh copy of the starter in
-        the workspace so it is written again from memory (the learner's file is backed up).
+        already going, and put a fresh copy of the starter in the workspace so it is written
+        from memory (the learner's file is backed up): for a drill that comes back due, and for
+        a new one whose file holds earlier practice (it passed at once, for Good).
         Returns (the workspace file, the backup made or None)."""
         from studyapp.atomic import atomic_write_bytes
         from studyapp.drills import read_workspace_file
@@ -299,10 +300,9 @@ class DrillReviews:
             if not self.in_review(drill) or self.current_try(drill) is not None:
                 return path, None
             starter = Path(info.starter_path).read_bytes()
-            comes_back = self.store.drill_card(drill) is not None
-            if comes_back or not path.exists():
-                mine = read_workspace_file(path)  # a FIFO or a device there: refused, nothing written
-                if mine is not None and mine != starter:
+            mine = read_workspace_file(path)  # a FIFO or a device there: refused, nothing written
+            if mine != starter:
+                if mine is not None:
                     backup = backup_workspace_file(path, self.ctx.now())
                 path.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write_bytes(path, starter)

@@ -249,6 +249,19 @@ def test_a_drill_coming_back_due_gets_a_fresh_starter_and_the_learners_file_is_k
     assert again == path
 
 
+def test_a_new_drills_first_review_starts_from_the_starter_not_old_practice(service, ctx, catalog):
+    """Practised before it was due (or in another vault's workspace), a new drill's first
+    review opened on that file: "write it from memory" over a solution already there, and its
+    first run passed for Good. The practice file is kept as a backup."""
+    drills = DrillReviews(service, catalog)
+    workspace = ctx.paths.workspace_dir / "sdpa.py"
+    workspace.parent.mkdir(parents=True, exist_ok=True)
+    workspace.write_text("def sdpa():\n    return 42  # practised last week\n")
+    path, backup = drills.begin("sdpa")
+    assert path.read_text() == (catalog["sdpa"].folder / "starter.py").read_text()
+    assert backup is not None and backup.read_text().endswith("# practised last week\n")
+
+
 def test_the_hint_ladder_ends_and_give_up_shows_the_reference_and_proposes_again(
         service, ctx, catalog):
     drills = DrillReviews(service, catalog)
