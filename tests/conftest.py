@@ -68,3 +68,20 @@ def warm_grader():
     with GraderClient(grade_limits()) as grader:
         grader.start()
         yield grader
+
+
+@pytest.fixture
+def zone(monkeypatch):
+    """`zone("America/New_York")`: the local zone for the rest of the test (and back after)."""
+    before = os.environ.get("TZ")
+
+    def use(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield use
+    if before is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = before
+    time.tzset()

@@ -46,23 +46,6 @@ answer {n}
 
 
 @pytest.fixture
-def zone(monkeypatch):
-    """`zone("America/New_York")`: the local zone for the rest of the test (and back after)."""
-    before = os.environ.get("TZ")
-
-    def use(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield use
-    if before is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = before
-    time.tzset()
-
-
-@pytest.fixture
 def home(tmp_path) -> Path:
     (tmp_path / "vault").mkdir()
     (tmp_path / "data").mkdir()

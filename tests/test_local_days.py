@@ -9,9 +9,7 @@ command line runs in this process (`studyapp.cli.main`), so it sees that zone.""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import time
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -24,23 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 UTC = timezone.utc
 
 NEW_NOTE = "---\nreview_count: 0\nlast_reviewed: null\nnext_review: null\n{drills}---\n# {title}\n\nbody\n"
-
-
-@pytest.fixture
-def zone(monkeypatch):
-    """`zone("America/New_York")`: the local zone for the rest of the test (and back after)."""
-    before = os.environ.get("TZ")
-
-    def use(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield use
-    if before is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = before
-    time.tzset()
 
 
 @pytest.fixture
