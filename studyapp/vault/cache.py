@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 """Bump when the parser's output changes (title rules, fields): old rows are then discarded."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick

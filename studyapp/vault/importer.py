@@ -68,7 +68,8 @@ def add_missing_blocks(vault: Vault, today: date, dry_run: bool) -> list[ImportA
             continue
         if not dry_run:
             try:
-                vault.add_block_in_place(note, today)
+                if vault.add_block_in_place(note, today) is None:
+                    continue  # it had its block again by the write (read mid-save): nothing added
             except NoteWriteError as exc:  # read-only, changed meanwhile: this note only
                 reason = str(exc).removeprefix(f"{note.path}: ")
                 actions.append(ImportAction("problem", note.path, reason=reason))

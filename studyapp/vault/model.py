@@ -175,11 +175,13 @@ def _as_float(value) -> float | None:
 
 
 def _as_str_list(value) -> list[str]:
+    """The text items of a list value (or the value itself): a mapping or list inside it is no
+    tag or drill name, and its Python repr ("{'a': 1}") must not pass for one."""
     if value is None:
         return []
-    if isinstance(value, (list, tuple)):
-        return [str(item) for item in value if item is not None]
-    return [str(value)]
+    if not isinstance(value, (list, tuple)):
+        value = [value]
+    return [str(item) for item in value if item is not None and not isinstance(item, (dict, list, tuple, set))]
 
 
 @dataclass(frozen=True)

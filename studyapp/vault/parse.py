@@ -120,6 +120,7 @@ def parse_block(block: str) -> dict:
     meta = parse_simple_block(block)  # the users' common shape, without building YAML nodes
     if meta is not None:
         return meta
+    _refuse_unprintable(block)
     check_yaml_bounds(block)  # depth, alias expansion and number size, before anything is built
     import yaml  # here, not at the top: a warm `due` never parses YAML and skips the import
 
@@ -132,14 +133,13 @@ def parse_block(block: str) -> dict:
         problem = (exc.problem or exc.context or "syntax error").strip()
         raise NoteFormatError(f"metadata block is not valid YAML{where}: {problem}") from None
     except Exception as exc:  # constructor errors: bad dates, unhashable keys, recursion
+        _refuse_an_impossible_date(block)
         message = " ".join(str(exc).split()) or type(exc).__name__
         raise NoteFormatError(f"metadata block is not valid YAML: {message}") from None
     if meta is None:
         return {}
     if not isinstance(meta, dict):
-        raise NoteFormatError(
-            f"metadata block must be a mapping of keys to values, not a {type(meta).__name__}"
-        )
+        raise NoteFormatError(_not_a_mapping(meta))
     from studyapp.vault.writeback import owned_lines
 
     try:  # valid YAML a review could not write back is no note (the fast shape always can be)
@@ -150,6 +150,61 @@ def parse_block(block: str) -> dict:
         if owned_value_problem(meta) is None:  # else that, the more telling problem, is reported
             raise
     return meta
+
+
+_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+"""What YAML's reader refuses (`yaml.reader.Reader.NON_PRINTABLE`)."""
+
+
+def _refuse_unprintable(block: str) -> None:
+    """YAML refuses control characters with its own words ('"<unicode string>", position 96'):
+    say which character and on which line of the note."""
+    bad = _NON_PRINTABLE.search(block)
+    if bad is not None:
+        line = block.count("\n", 0, bad.start()) + 2  # +1 for 1-based, +1 for '---'
+        raise NoteFormatError(f"metadata block holds a control character (U+{ord(bad.group()):04X}) on line "
+                              f"{line}, which YAML does not allow: remove it to review the note")
+
+
+def _refuse_an_impossible_date(block: str) -> None:
+    """YAML itself builds a date from an unquoted `2026-02-30` and fails with Python's words
+    ("day is out of range for month"): name the line and its key instead."""
+    import yaml
+
+    from studyapp.vault.fastyaml import plain_tag
+
+    constructor = yaml.SafeLoader("")
+    try:
+        for event in yaml.parse(block, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if not (isinstance(event, yaml.ScalarEvent) and event.implicit[0] and event.value
+                    and plain_tag(event.value) == "tag:yaml.org,2002:timestamp"):
+                continue
+            try:
+                constructor.construct_yaml_timestamp(yaml.ScalarNode("tag:yaml.org,2002:timestamp", event.value))
+            except ValueError as exc:
+                line = event.start_mark.line
+                text = block.splitlines()[line].split(" #")[0].strip()
+                raise NoteFormatError(f"metadata block is not valid YAML at line {line + 2}: {text} is not a "
+                                      f"real date ({exc}): fix it in the note, as YYYY-MM-DD") from None
+    except yaml.YAMLError:
+        return
+    finally:
+        constructor.dispose()
+
+
+def _not_a_mapping(meta: object) -> str:
+    """Why a block that YAML reads as something other than a mapping is no metadata, in the
+    user's words (not Python's type names). Text between the first two `---` lines is most
+    often a note that opens with a horizontal rule."""
+    if isinstance(meta, list):
+        what = "a list ('- item' lines)"
+    elif isinstance(meta, str):
+        return ("the note's first line is '---', which opens a metadata block, but the lines up to "
+                "the next '---' are text, not 'key: value' lines: if that '---' is a horizontal rule, "
+                "put a line of text (the title) above it; if it is the metadata block, write 'key: value' lines")
+    else:
+        what = "a single value"
+    return f"metadata block must be a mapping ('key: value' lines), not {what}"
 
 
 def split_note(text: str) -> tuple[Layout, dict, str]:

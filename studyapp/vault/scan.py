@@ -28,6 +28,7 @@ STALE_TEMP_SECONDS = 3600
 """A write's temp file older than this was left by a writer that died (a write takes
 milliseconds); it holds a copy of a note's old or new bytes, never the only copy."""
 ANY_WRITE_BIT = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+ANY_READ_BIT = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 _ODD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 """Control characters, and the lone surrogates that stand for bytes that are not UTF-8."""
 
@@ -153,7 +154,8 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
         except OSError as exc:
             problems.append((rel, f"cannot read: {exc.strerror}"))
             continue
-        if not entry.is_file():
+        if not entry.is_file():  # a pipe, device or socket named like a note: never opened
+            problems.append((rel, "not a regular file (a pipe, device or socket): a note must be a file"))
             continue
         problem = file_problem(st.st_mode, st.st_size) or links_problem(st.st_nlink)
         if problem:
@@ -194,6 +196,9 @@ def links_problem(links: int) -> str | None:
 
 def file_problem(mode: int, size: int) -> str | None:
     """Why a note file is skipped before it is read, or None."""
+    if not mode & ANY_READ_BIT:  # not "read-only": making it writable would not be the fix
+        return ("unreadable (no read permission for anyone): make it readable and writable "
+                "(chmod 644) to review it")
     if not mode & ANY_WRITE_BIT:
         return ("read-only (no write permission): studyapp never rewrites it; "
                 "make it writable to review it")

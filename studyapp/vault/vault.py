@@ -253,15 +253,19 @@ class Vault:
 
         return self._rewrite(note, edit)
 
-    def add_block_in_place(self, note: Note, today: date) -> Note:
-        """Give a block-less note the standard block (import); a note that has one is left alone."""
+    def add_block_in_place(self, note: Note, today: date) -> Note | None:
+        """Give a block-less note the standard block (import); a note that has one is left alone.
+        None when the file had a block by the time of writing (read while another program was
+        rewriting it): nothing was added."""
+        added = False
 
         def edit(text: str, changed: bool) -> str:
-            if find_layout(text).has_block:
-                return text
-            return add_default_block(text, note.path, today)
+            nonlocal added  # the last call is the one whose text was written
+            added = not find_layout(text).has_block
+            return add_default_block(text, note.path, today) if added else text
 
-        return self._rewrite(note, edit).note
+        written = self._rewrite(note, edit).note
+        return written if added else None
 
     def _rewrite(self, note: Note, edit) -> NoteRewrite:
         """Apply `edit(text, changed_since_read) -> new text` to the file, replacing it so that
