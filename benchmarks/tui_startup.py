@@ -204,6 +204,10 @@ def child_grade(vault: str, data: str, think: str) -> dict:
     original_finished = DrillScreen.on_grade_finished
 
     def submit(screen) -> None:
+        if not marks["submitted"]:  # the learner's solution, in the editor (a review try opens
+            from textual.widgets import TextArea  # on the starter: `drill_reviews.begin`)
+
+            screen.query_one("#code", TextArea).text = GOOD_SDPA.read_text(encoding="utf-8")
         marks["submitted"].append(time.time())
         screen.action_run()
 
