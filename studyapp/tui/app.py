@@ -130,10 +130,16 @@ class StudyApp(App):
         """Set once Today has everything to draw (or the load failed): the grader's worker,
         which imports torch for seconds, starts then, so on two cores it does not slow the
         load and Today's figures down."""
+        self._setting_warnings: list[str] = []
+        """Settings that cannot be used but need not stop the app, said once it shows."""
         try:
             self.theme = ctx.settings.theme
         except Exception:  # an unknown theme name in config.toml must not stop the app
             self.theme = "textual-dark"
+            from studyapp.config import setting_warnings
+
+            config_file = getattr(getattr(ctx, "paths", None), "config_file", None)
+            self._setting_warnings = setting_warnings(ctx.settings, Path(config_file or "config.toml"))
         self.bug: str | None = None
         """The one line that ends the app after a bug of ours (`report_bug`), printed in place of
         Textual's traceback; None while none happened."""
@@ -185,6 +191,8 @@ class StudyApp(App):
 
     def on_mount(self) -> None:
         self._save_theme = True
+        for line in self._setting_warnings:  # the CLI's stderr line is hidden behind the app
+            self.notify(line, title="Settings", severity="warning", timeout=20)
         for notice in self.notices:
             if notice.warning:  # a lost or shared history: stays until read
                 self.notify(notice.text, title="Review history", severity="warning", timeout=60)

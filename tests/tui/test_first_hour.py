@@ -345,3 +345,16 @@ async def test_pointing_the_app_at_ones_own_notes_is_not_called_a_repair(tmp_pat
         said = [n for n in app._notifications if "another vault" in n.message]
         assert said, [(n.title, n.message) for n in app._notifications]
         assert all("repaired" not in n.title.lower() for n in said), [n.title for n in said]
+
+
+async def test_a_mistyped_theme_is_said_in_the_app(ctx):
+    """The CLI warns on stderr; the app fell back to its default theme without a word (a
+    warning printed before the app took the screen is hidden until it quits)."""
+    write_vault(ctx.paths.vault_dir)
+    ctx.settings.theme = "dracola"
+    app = app_with_grader(ctx, StubGrader())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        messages = [n.message for n in app._notifications]
+    assert app.theme == "textual-dark"
+    assert any("dracola" in m and "dracula" in m for m in messages), messages
