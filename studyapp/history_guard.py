@@ -190,7 +190,7 @@ def lost_history_line(paths: Paths, lost: LostHistory, found: list[Backup]) -> s
     seen = datetime.fromisoformat(lost.seen_at).astimezone()
     line = (f"the review history in {paths.database_file} {what} (it had {lost.reviews_before} "
             f"reviews on {seen:%Y-%m-%d %H:%M}); the notes still carry their review dates. ")
-    candidate = default_restore(found)
+    candidate = default_restore(_of_this_vault(paths, found))
     if candidate is not None:
         line += (f"`studyapp backup restore` brings back {candidate.name} (taken "
                  f"{candidate.taken_at.astimezone():%Y-%m-%d %H:%M}; `studyapp backup list` "
@@ -200,6 +200,18 @@ def lost_history_line(paths: Paths, lost: LostHistory, found: list[Backup]) -> s
         line += ("There is no backup: `studyapp rebuild` takes each card's state from its "
                  "note's review keys (`studyapp backup restore` needs a backup)")
     return line
+
+
+def _of_this_vault(paths: Paths, found: list[Backup]) -> list[Backup]:
+    """The backups `backup restore` would restore here: not those of a database that served
+    another vault (`vault_binding`), which it refuses."""
+    from studyapp.vault_binding import bound_in_file
+
+    marker = read_vault_marker(paths.vault_marker)
+    if marker is None:
+        return found
+    return [b for b in found
+            if (served := bound_in_file(b.path)) is None or served.id == marker.vault_id]
 
 
 def other_owner_line(paths: Paths, owner: VaultOwner) -> str:

@@ -307,3 +307,27 @@ def test_the_apps_poll_says_once_that_the_database_serves_another_vault(tmp_path
         assert study.take_other_devices_reviews() is None  # said once
     finally:
         study.close()
+
+
+def test_the_lost_history_line_offers_this_vaults_backup_not_anothers(tmp_path):
+    """It named the newest backup of any vault, which `backup restore` then refuses."""
+    from datetime import datetime, timezone
+
+    from studyapp.backups import list_backups
+    from studyapp.history_guard import lost_history_line
+    from studyapp.markers import LossReason, LostHistory, VaultMarker, write_marker
+    from studyapp.paths import Paths
+    from studyapp.store import Store, VaultBinding
+
+    paths = Paths(tmp_path / "data", tmp_path / "vault", False)
+    paths.vault_dir.mkdir(parents=True)
+    write_marker(paths.vault_marker, VaultMarker("this-vault"))
+    paths.backups_dir.mkdir(parents=True)
+    for name, vault_id in (("manual-20260101-000000", "this-vault"),
+                           ("manual-20260301-000000", "another-vault")):
+        with Store(paths.backups_dir / f"{name}.sqlite3") as store:
+            store.bind_vault(VaultBinding(vault_id, f"/somewhere/{vault_id}"))
+    lost = LostHistory(LossReason.MISSING, 5, datetime(2026, 1, 1, tzinfo=timezone.utc).isoformat(),
+                       datetime(2026, 4, 1, tzinfo=timezone.utc).isoformat())
+    line = lost_history_line(paths, lost, list_backups(paths.backups_dir))
+    assert "manual-20260101-000000" in line and "manual-20260301" not in line, line
