@@ -457,6 +457,8 @@ async def test_after_a_restart_a_drill_shows_its_last_result(ctx, shared_grader)
     app = loop_app(ctx, VerdictGrader(NO_SCALING_VERDICT))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_drill(pilot)
+        # the learner's code (a failing untouched starter is no run of theirs: not recorded)
+        app.screen.query_one("#code", TextArea).text = "def sdpa(q, k, v, mask=None):\n    return q\n"
         await pilot.press("ctrl+r")
         await settle(pilot)
     again = real_app(ctx, shared_grader)
