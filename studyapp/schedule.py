@@ -170,13 +170,18 @@ def _local_wall(moment: datetime) -> datetime:
     return datetime.fromtimestamp(moment.timestamp()).replace(fold=0)
 
 
+def _wall_readings(wall: datetime) -> tuple[list[datetime], list[datetime]]:
+    """A naive local time read as before and as after a change of offset (UTC instants, in
+    order), and those of them that show `wall` on the local clock: for a time that exists these
+    agree (or, twice over, give both), for a skipped one they straddle it and none shows it."""
+    candidates = sorted({wall.replace(fold=fold).astimezone().astimezone(timezone.utc)
+                         for fold in (0, 1)})
+    return candidates, [moment for moment in candidates if _local_wall(moment) == wall]
+
+
 def _first_instant(day: date) -> datetime:
     midnight = datetime.combine(day, time.min)
-    # A naive time read in local time, as before and as after a change of offset: for a time
-    # that exists these agree (or, twice over, give both), for a skipped one they straddle it.
-    candidates = sorted({midnight.replace(fold=fold).astimezone().astimezone(timezone.utc)
-                         for fold in (0, 1)})
-    exact = [moment for moment in candidates if _local_wall(moment) == midnight]
+    candidates, exact = _wall_readings(midnight)
     if exact:
         return exact[0]
     # Midnight was skipped: the first second whose local date is `day`, between the two.
@@ -313,10 +318,7 @@ def calendar_due(moment: datetime, due: datetime,
         return due + timedelta(seconds=offset - (offset if due_offset is None else due_offset))
     if _time.localtime(moment.timestamp()).tm_gmtoff == _time.localtime(due.timestamp()).tm_gmtoff:
         return due  # no change of the clocks between: FSRS's due is that local time already
-    wall = _local_wall(moment) + span  # naive local time
-    candidates = sorted({wall.replace(fold=fold).astimezone().astimezone(timezone.utc)
-                         for fold in (0, 1)})
-    exact = [instant for instant in candidates if _local_wall(instant) == wall]
+    candidates, exact = _wall_readings(_local_wall(moment) + span)
     return exact[0] if exact else candidates[-1]
 
 
