@@ -157,7 +157,7 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
         temp = _write_temp(target, new)
         kept = False
         try:
-            if _identity(os.stat(target)) != identity:
+            if file_identity(os.stat(target)) != identity:
                 continue  # changed while we worked: start again from the new content
             if not _exchange(temp, target):
                 if target.read_bytes() != current:
@@ -223,7 +223,7 @@ def read_settled(path: Path, settle_seconds: float = SETTLE_SECONDS) -> tuple[by
                 pause = min(pause * 2, 0.02)
                 continue
             data = _read_all(fd)
-            identity = _identity(os.fstat(fd))
+            identity = file_identity(os.fstat(fd))
             if leased and not _release_lease(fd):
                 continue  # someone started opening it for writing while we read: read again
             return data, identity
@@ -310,7 +310,8 @@ def _write_temp(target: Path, data: bytes) -> Path:
     return temp
 
 
-def _identity(st: os.stat_result) -> tuple:
+def file_identity(st: os.stat_result) -> tuple:
+    """What changes whenever a file's content may have: device, inode, size, mtime, ctime."""
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 

@@ -99,28 +99,17 @@ def starter_file(drill_id: str, workspace: Path) -> tuple[Path, bool]:
     returns (path, whether it was created now). Never replaces a file: one that appears while
     the starter is written (an editor, a second studyapp) is kept. A write that fails (a full
     disk, a read-only folder) leaves nothing behind, and its error names the learner's file."""
-    from studyapp.atomic import TEMP_SUFFIX
+    from studyapp.atomic import atomic_create_bytes
 
     info = drill(drill_id)
     target = workspace / f"{info.id}.py"
     if target.exists():
         return target, False
     target.parent.mkdir(parents=True, exist_ok=True)
-    # atomic.py's temp name: an OS error about it is reported as being about `target`
-    temp = target.with_name(f".{target.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}")
-    try:
-        with open(temp, "xb") as out:
-            out.write(info.starter_path.read_bytes())
-            out.flush()
-            os.fsync(out.fileno())
-        os.link(temp, target)  # fails if the name exists: the learner's file wins
-    except FileExistsError:
+    try:  # its temp name: an OS error about it is reported as being about `target`
+        atomic_create_bytes(target, info.starter_path.read_bytes())
+    except FileExistsError:  # the name appeared meanwhile: the learner's file wins
         return target, False
-    finally:
-        try:
-            temp.unlink()
-        except FileNotFoundError:
-            pass
     return target, True
 
 

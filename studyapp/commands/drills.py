@@ -139,14 +139,15 @@ NOT_A_RUN_STARTER = "  (the starter as `studyapp start` wrote it: not counted as
 """Said under the verdict of an untouched starter, which is graded but not recorded."""
 
 
-def _record(ctx, verdict: Mapping[str, Any], untouched_starter: bool = False) -> None:
-    """Record a graded run: not a verdict that ran none of the learner's code (`counts_as_run`),
-    nor the untouched starter (`is_untouched_starter`), which would count as failed runs."""
+def _record(ctx, verdict: Mapping[str, Any], untouched_starter: bool = False) -> bool:
+    """Record a graded run, and say whether it was one: not a verdict that ran none of the
+    learner's code, nor the untouched starter failing (`drills.is_learner_run`)."""
     if not drills.is_learner_run(dict(verdict), untouched_starter):
-        return
+        return False
     warning = drills.record_attempt_alone(ctx, dict(verdict))
     if warning is not None:
         print(f"studyapp: warning: {warning}", file=sys.stderr)
+    return True
 
 
 def grade_files(args, ctx) -> int:
@@ -163,11 +164,11 @@ def grade_files(args, ctx) -> int:
         for file in args.files:
             verdict = client.grade(args.drill, file, device=args.device, seed=args.seed)
             untouched = drills.is_untouched_starter(args.drill, Path(file))
-            _record(ctx, verdict, untouched)
+            recorded = _record(ctx, verdict, untouched)
             results.append(verdict)
             if not args.json:
                 print(format_verdict(verdict), flush=True)
-                if not drills.is_learner_run(dict(verdict), untouched) and untouched:
+                if untouched and not recorded:
                     print(NOT_A_RUN_STARTER, flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
@@ -206,12 +207,12 @@ def watch_drill(args, ctx) -> int:
             while True:
                 verdict, graded = _grade_as_it_is(client, info.id, path, args)
                 untouched = drills.is_untouched_starter(info.id, path)
-                _record(ctx, verdict, untouched)
+                recorded = _record(ctx, verdict, untouched)
                 if not first:
                     _clear_terminal()
                 first = False
                 print(format_verdict(verdict), flush=True)
-                if not drills.is_learner_run(dict(verdict), untouched) and untouched:
+                if untouched and not recorded:
                     print(NOT_A_RUN_STARTER, flush=True)
                 elif verdict["status"] == "pass":
                     from studyapp.commands.drill_reviews import proposal_line
@@ -253,12 +254,18 @@ def _signature(path: Path) -> tuple | None:
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    from studyapp.atomic import file_identity
+
+    return file_identity(info)
 
 
-def _hold_still(path: Path, signature: tuple | None, limit: float = 3.0) -> None:
-    """Wait until the file has not changed for `SETTLE` seconds (at most `limit` seconds)."""
-    deadline = time.monotonic() + limit
+HOLD_STILL_LIMIT = 3.0
+"""The longest `_hold_still` waits: a file saved on without a pause is graded as it is then."""
+
+
+def _hold_still(path: Path, signature: tuple | None) -> None:
+    """Wait until the file has not changed for `SETTLE` seconds (at most `HOLD_STILL_LIMIT`)."""
+    deadline = time.monotonic() + HOLD_STILL_LIMIT
     while time.monotonic() < deadline:
         time.sleep(SETTLE)
         now = _signature(path)

@@ -67,10 +67,10 @@ def _scratch_filled(scratch: str, scratch_bytes: int) -> bool:
     being full is none of the learner's doing (a host tmpfs may be small too)."""
     try:
         fs = os.statvfs(scratch)
-        mounted = os.path.ismount(scratch)
+        full = fs.f_blocks * fs.f_frsize <= scratch_bytes and (fs.f_bavail == 0 or fs.f_favail == 0)
+        return full and os.path.ismount(scratch)  # the mount test only when the rest holds
     except OSError:
         return False
-    return mounted and fs.f_blocks * fs.f_frsize <= scratch_bytes and (fs.f_bavail == 0 or fs.f_favail == 0)
 
 
 def _whose_full_disk(outcome: dict, scratch: str, limits: Limits) -> dict:

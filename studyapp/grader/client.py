@@ -203,9 +203,6 @@ class GraderClient:
         return self._log.read().decode("utf-8", "replace")
 
 
-PR_SET_DUMPABLE = 4
-
-
 def hide_our_proc_entries() -> None:
     """prctl(PR_SET_DUMPABLE, 0) on this process (Linux): its /proc/<pid>/environ, fd, mem and
     the like become root's, readable only by root (and itself), so no other process of this user
@@ -213,10 +210,10 @@ def hide_our_proc_entries() -> None:
     also turns off core dumps of the app, which writes its own crash log instead."""
     if not sys.platform.startswith("linux"):
         return
-    import ctypes
+    from studyapp.grader.confine import make_undumpable
 
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        make_undumpable()
     except (OSError, AttributeError):
         pass  # no prctl here: the sandbox's walls are all there is
 

@@ -28,6 +28,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 from studyapp.grader import verdicts
 from studyapp.grader.confine import Confinement, make_undumpable, probe, readable_roots
@@ -375,16 +376,21 @@ def read_source(file: str) -> bytes:
         if not stat.S_ISREG(info.st_mode):  # (os.fdopen refuses a folder with an error naming the fd)
             raise Unreadable("cannot read the file: it is not a regular file (a FIFO, a folder or a device)",
                              "Grade the .py file you saved your solution in.")
+        if info.st_size > MAX_SOURCE_BYTES:  # refused unread
+            _too_big(info.st_size)
     except BaseException:
         os.close(fd)
         raise
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(MAX_SOURCE_BYTES + 1)
-    if info.st_size > MAX_SOURCE_BYTES or len(data) > MAX_SOURCE_BYTES:
-        size = max(info.st_size, len(data))
-        raise Unreadable(f"your file is too big to be a drill solution ({_size(size)}; the limit is "
-                         f"{MAX_SOURCE_BYTES >> 20} MiB)", "Is it the right file? A solution is a few KiB of Python.")
+    if len(data) > MAX_SOURCE_BYTES:  # grown since the fstat
+        _too_big(len(data))
     return data
+
+
+def _too_big(size: int) -> NoReturn:
+    raise Unreadable(f"your file is too big to be a drill solution ({_size(size)}; the limit is "
+                     f"{MAX_SOURCE_BYTES >> 20} MiB)", "Is it the right file? A solution is a few KiB of Python.")
 
 
 def _size(count: int) -> str:

@@ -427,11 +427,6 @@ def media_refs(text: str) -> list[tuple[str, ...]]:
     return refs + [_sound_names(raw) for raw in _SOUND.findall(text)]
 
 
-def media_names(text: str) -> list[str]:
-    """Every file name the field's media may mean."""
-    return [name for names in media_refs(text) for name in names]
-
-
 _LINK_UNSAFE = re.compile(r"[\x00-\x20%()<>\[\]\\/\"#?^|\x7f]")
 
 

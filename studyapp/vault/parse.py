@@ -152,14 +152,12 @@ def parse_block(block: str) -> dict:
     return meta
 
 
-_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
-"""What YAML's reader refuses (`yaml.reader.Reader.NON_PRINTABLE`)."""
-
-
 def _refuse_unprintable(block: str) -> None:
     """YAML refuses control characters with its own words ('"<unicode string>", position 96'):
     say which character and on which line of the note."""
-    bad = _NON_PRINTABLE.search(block)
+    from yaml.reader import Reader  # what YAML's reader refuses, in its own words
+
+    bad = Reader.NON_PRINTABLE.search(block)
     if bad is not None:
         line = block.count("\n", 0, bad.start()) + 2  # +1 for 1-based, +1 for '---'
         raise NoteFormatError(f"metadata block holds a control character (U+{ord(bad.group()):04X}) on line "
