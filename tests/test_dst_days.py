@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from fsrs import Rating, State
+from test_time_zones_travel import FRESH
 
 from studyapp import schedule
 from studyapp.cli import main
@@ -31,18 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 UTC = timezone.utc
 NEW_YORK, BERLIN, TOKYO = "America/New_York", "Europe/Berlin", "Asia/Tokyo"
 
-FRESH = """---
-created: 2026-01-01
-last_reviewed:
-next_review:
-review_count: 0
-mastery_level: 0.0
----
-# Note {n}
-
-## Q
-answer {n}
-"""
 
 
 @pytest.fixture

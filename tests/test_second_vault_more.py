@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from vault_fixtures import USERS_NOTE, write
+from test_second_vault import NOW, _vaults
 
 from studyapp.cli import main
 from studyapp.context import build_context
@@ -15,20 +15,9 @@ from studyapp.errors import ExitCode, UserError
 from studyapp.reviews import ReviewService
 from studyapp.store import Store
 
-NOW = "2026-01-05T10:00"
 LATER = "2026-01-05T11:00"
 FORGETFUL = (0.05, 0.3, 0.8, 3.0, 7.5, 0.6, 2.0, 0.01, 0.7, 0.2, 0.8, 2.0, 0.06, 0.3, 1.6,
              0.6, 1.9, 0.5, 0.1, 0.07, 0.3)
-
-
-def _vaults(tmp_path):
-    """Two vaults sharing note paths, and one data dir (as `test_second_vault`)."""
-    for name in ("first", "second"):
-        for note in ("topic/n1.md", "topic/n2.md"):
-            write(tmp_path / name / note, USERS_NOTE)
-    data = ["--data-dir", str(tmp_path / "data")]
-    return ([*data, "--vault", str(tmp_path / "first")],
-            [*data, "--vault", str(tmp_path / "second")])
 
 
 def _on(tmp_path, name):
