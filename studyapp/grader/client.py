@@ -203,17 +203,21 @@ class GraderClient:
         return self._log.read().decode("utf-8", "replace")
 
 
+PR_SET_DUMPABLE = 4
+
+
 def hide_our_proc_entries() -> None:
-    """prctl(PR_SET_DUMPABLE, 0) on this process (Linux): its /proc/<pid>/environ, fd, mem and
+    """prctl(PR_SET_DUMPABLE, 0) on this process (Linux; as `confine.make_undumpable` does for
+    the worker, which this process may not import: `confine` reaches the worker, and torch): its /proc/<pid>/environ, fd, mem and
     the like become root's, readable only by root (and itself), so no other process of this user
     (the learner's code, where no Landlock or PID namespace hides us) reads our environment. It
     also turns off core dumps of the app, which writes its own crash log instead."""
     if not sys.platform.startswith("linux"):
         return
-    from studyapp.grader.confine import make_undumpable
+    import ctypes
 
     try:
-        make_undumpable()
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # no prctl here: the sandbox's walls are all there is
 
