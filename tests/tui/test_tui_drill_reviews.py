@@ -93,7 +93,7 @@ async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_g
         assert drill.proposal is not None and drill.proposal.rating is Rating.Hard
         assert "Proposed rating: Hard" in text_of(drill, "#drill-proposal")
 
-        await pilot.press("enter")  # the learner accepts
+        await pilot.press("f6", "enter")  # the learner goes to the results and accepts
         await settle(pilot)
         store = app.study.service.store
         now = ctx.now()
@@ -113,7 +113,7 @@ async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_g
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert second.proposal is not None and second.proposal.rating is Rating.Good
-        await pilot.press("enter")
+        await pilot.press("f6", "enter")
         await settle(pilot)
         assert store.drill_reviews("mha")[0].rating == Rating.Good
         assert app.screen is review and review.due_drill is None and review.finished
@@ -131,7 +131,7 @@ async def test_one_to_four_override_the_proposed_rating(ctx):
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert drill.proposal is not None and drill.proposal.rating is Rating.Good
-        await pilot.press("4")
+        await pilot.press("f6", "4")
         await settle(pilot)
         (row,) = app.study.service.store.drill_reviews("sdpa")
         assert (row.rating, row.proposed) == (4, 3)
@@ -216,6 +216,28 @@ async def test_typing_on_after_a_run_that_passes_keeps_the_keys_as_text(ctx):
         assert row.rating == row.proposed == Rating.Good
 
 
+async def test_typing_on_after_waiting_for_a_pass_keeps_the_keys_as_text(ctx):
+    """The learner ran the grader, waited for the verdict, and went on editing: the pass had
+    moved the focus to the results, so the new line's Enter recorded the proposed rating and
+    closed the drill (a `1` would have rated it Again). A run never takes the focus from the
+    editor; F6 reaches the rating keys."""
+    app = app_with_grader(ctx, ScriptedGrader(PASS))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.action_open_drill("sdpa")
+        await settle(pilot)
+        drill = app.screen
+        editor = drill.query_one("#code", TextArea)
+        await pilot.press("ctrl+r")
+        await settle(pilot)  # the verdict is in: PASS, and a rating is proposed
+        assert drill.proposal is not None
+        await pilot.press("enter", *"x = 1")
+        await settle(pilot)
+        assert app.screen is drill and drill.focused is editor and "x = 1" in editor.text
+        assert app.study.service.store.drill_reviews("sdpa") == []
+        assert "F6" in text_of(drill, "#drill-proposal")
+
+
 async def test_a_try_rated_elsewhere_is_not_rated_again(ctx):
     """`studyapp rate-drill` from another shell rated the try; the screen still offered 1-4 and
     `3` recorded a second review of the same try."""
@@ -232,7 +254,7 @@ async def test_a_try_rated_elsewhere_is_not_rated_again(ctx):
         assert drill.proposal is not None
         assert main(["rate-drill", "sdpa", "--vault", str(ctx.paths.vault_dir),
                      "--data-dir", str(ctx.paths.data_dir), "--now", ctx.now().isoformat()]) == 0
-        await pilot.press("3")
+        await pilot.press("f6", "3")
         await settle(pilot)
         assert len(app.study.service.store.drill_reviews("sdpa")) == 1
         assert any("rated" in n.message and "elsewhere" in n.message for n in app._notifications)

@@ -29,7 +29,7 @@ async def test_u_after_rating_a_drill_in_the_session_takes_that_rating_back(ctx)
         assert isinstance(app.screen, DrillScreen)
         await pilot.press("ctrl+r")  # the pass
         await settle(pilot)
-        await pilot.press("3")  # rated Good: back in the session, on the next drill
+        await pilot.press("f6", "3")  # rated Good: back in the session, on the next drill
         await settle(pilot)
         store = app.study.service.store
         assert app.screen is review and len(store.drill_reviews("sdpa")) == 1

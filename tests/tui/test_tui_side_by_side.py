@@ -137,7 +137,7 @@ async def test_a_drill_rating_waits_for_its_own_try_not_a_newer_one_made_elsewhe
         other_shell(ctx, "giveup", "sdpa", "--yes", now=tomorrow)  # a new try, finished there
         assert len(store.drill_reviews("sdpa")) == 1
 
-        await pilot.press("4")
+        await pilot.press("f6", "4")
         await settle(pilot)
 
         (only,) = store.drill_reviews("sdpa")

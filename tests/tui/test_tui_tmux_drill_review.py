@@ -135,6 +135,9 @@ def test_a_due_rope_drill_typed_graded_and_rated_in_tmux(tmp_path):
         tmux("send-keys", "-t", SESSION, "C-r")
         shown = wait_for("Proposed rating: Good", timeout=60)
         assert "PASS" in shown, shown
+        assert "F6 (to the results), then Enter records it" in shown, shown  # the keys stay text
+        tmux("send-keys", "-t", SESSION, "F6")
+        time.sleep(0.3)
         tmux("send-keys", "-t", SESSION, "Enter")  # accept it
         wait_for("Good: next in")
         tmux("send-keys", "-t", SESSION, "C-q")

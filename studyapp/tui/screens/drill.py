@@ -381,10 +381,12 @@ class DrillScreen(StudyScreen):
 
     # -- the drill as a review item: hints, give-up, the proposed rating -------------------
 
-    def refresh_review_state(self, opening: bool = False) -> None:
-        """Hints shown, the proposed rating and the reference, as the try stands now. Opening,
-        the editor keeps the focus even when a try waits for its rating (typed keys are text:
-        `x = 1` rated a reopened drill Again); F6 reaches the rating keys."""
+    def refresh_review_state(self, opening: bool = False, gave_up: bool = False) -> None:
+        """Hints shown, the proposed rating and the reference, as the try stands now. The editor
+        keeps the focus when a try comes to wait for its rating by a run, or is opening so (typed
+        keys are text: the Enter of the next line, or the `1` of `x = 1`, rated the drill and
+        closed it); F6 reaches the rating keys. Only a confirmed give-up, whose rating is what
+        the learner just chose, moves the focus to the results."""
         hints = self.study.drill_hints_shown(self.drill_id)
         hints_widget = self.query_one("#drill-hints", Static)
         hints_widget.update("\n".join(hint_markup(h) for h in hints))
@@ -414,7 +416,7 @@ class DrillScreen(StudyScreen):
             status = self.query_one("#grade-status", Static)
             if str(status.render()) == READY_LINE:  # given up before any run: F2/F3 are off now
                 status.update("[dim]ctrl+r runs the grader · Enter records the rating[/]")
-            if not typing:  # typed on since the run began: the keys stay text (F6 moves on)
+            if gave_up and not typing:  # after a run the keys stay text (F6 moves on)
                 self.query_one("#result-box").focus()  # so 1-4 and Enter rate, not type
                 proposal_widget.update(
                     f"[b]Proposed rating: {self.proposal.label}[/b] ({plain(self.proposal.reason)})\n"
@@ -471,7 +473,7 @@ class DrillScreen(StudyScreen):
             except Exception as exc:  # noqa: BLE001
                 self.app.report_error(exc, title="Could not give up")
                 return
-            self.refresh_review_state()
+            self.refresh_review_state(gave_up=True)
 
         self.app.push_screen(Confirm(
             "Give up this drill? The reference solution is shown and the drill is rated Again.",
