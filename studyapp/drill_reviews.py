@@ -242,8 +242,10 @@ class DrillReviews:
     def progress(self, notes: Iterable | None = None) -> list[DrillProgress]:
         """Every drill's progress. With the vault's `notes`, a drill that today's session
         introduces (no card yet) is due now, as `due` and the session show it."""
+        from studyapp.drills import status as drill_status
+
         cards = self.store.drill_cards()
-        status = self.store.drill_status()
+        status = drill_status(self.store)  # as the lists show it: given up and rated is "failing"
         counts = self.store.drill_attempt_counts()
         now = self.ctx.now()
         new_today = set() if notes is None else {d.id for d in self.due(notes) if d.is_new}

@@ -54,8 +54,13 @@ def unknown_drills_message(title: str, unknown: Iterable[str]) -> str:
 
 
 def status(store: Store) -> dict[str, str]:
-    """{drill id: "passed" | "failing"} for attempted drills; the others are `NOT_STARTED`."""
-    return store.drill_status()
+    """{drill id: "passed" | "failing"} for tried drills; the others are `NOT_STARTED`. A drill
+    given up and rated without a run is tried and not passed: "failing", not "not started"
+    beside the next-due date its rating gave it."""
+    found = store.drill_status()
+    for drill in store.drill_cards():
+        found.setdefault(drill, "failing")
+    return found
 
 
 def status_without_store(paths: Paths) -> dict[str, str]:
@@ -65,7 +70,7 @@ def status_without_store(paths: Paths) -> dict[str, str]:
     from studyapp.store import Store
 
     with Store.open(paths) as store:
-        return store.drill_status()
+        return status(store)
 
 
 def last_results(store: Store) -> dict[str, str]:

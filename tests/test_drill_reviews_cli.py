@@ -72,6 +72,8 @@ def test_hint_giveup_and_rate_drill_schedule_the_drill(home):
     assert [(e["id"], e["queue"]) for e in later if e["kind"] == "drill"] == [("sdpa", "review")]
     listed = {d["id"]: d for d in json.loads(ok(studyapp(home, "drills", "--json")))}
     assert listed["sdpa"]["next_due"] == "2026-05-05" and not listed["sdpa"]["due_now"]
+    # given up and rated Again without a run: tried and not passed, not "not started" beside a due date
+    assert listed["sdpa"]["status"] == "failing"
     drills = len(list(KERNELS.glob("*/drill.toml")))
     assert f"0 of {drills} drills passed" in ok(studyapp(home, "drills"))
 
