@@ -112,6 +112,21 @@ def test_odd_osr_values_are_one_line_each_and_the_rest_imports(tmp_path, capsys,
     assert len(log_lines(vault)) == 1
 
 
+def test_a_note_the_load_cannot_read_is_named_not_silently_left_out(tmp_path, capsys):
+    """A note whose block is broken holds an OSR schedule that cannot be imported: the import
+    said nothing of it, so the learner believed every schedule came over."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    (vault / "o").mkdir(parents=True)
+    (vault / "o" / "good.md").write_text(GOOD)
+    (vault / "o" / "broken.md").write_text("---\nsr-due: 2026-01-05\nsr-interval: [12\n---\n# b\n")
+    code, out, err = run(capsys, vault, data, "import-history", "osr")
+    assert code == 0, err
+    assert "imported 1 note" in out and "1 note could not be read" in out, out
+    (line,) = err.splitlines()
+    assert "o/broken.md" in line and "not read" in line, err
+    assert [line["note"] for line in log_lines(vault)] == ["o/good.md"]
+
+
 # -- anki: review times ---------------------------------------------------------------------------
 
 NOTES = [(T0 - 1, "g1", "", "Front one\x1fback one"), (T0 - 2, "g2", "", "Front two\x1fback two")]

@@ -371,6 +371,9 @@ def import_history(args, ctx) -> int:
                 continue
             planned.append((note.path, found, event))
         verb = "would import" if args.dry_run else "imported"
+        unread = snapshot.problems  # its OSR values, if any, cannot be seen: named, not skipped silently
+        for problem in unread:
+            print(f"studyapp: warning: {shown(problem.path)}: {shown(problem.reason)}: not read", file=sys.stderr)
         for line in odd:
             print(f"studyapp: warning: {shown(line)}: left out", file=sys.stderr)
         for path, found, _ in planned:
@@ -380,6 +383,8 @@ def import_history(args, ctx) -> int:
             service.history_log.append(*(event for _, _, event in planned))
             service.sync()
     left_out = f"; {len(odd)} with OSR values studyapp cannot use (left out)" if odd else ""
+    if unread:
+        left_out += f"; {_count(len(unread), 'note')} could not be read"
     print(f"{verb} {_count(len(planned), 'note')}; {already} already imported; "
           f"{scheduled} already scheduled by studyapp (left alone){left_out}")
     return 0
