@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from studyapp.paths import Paths
     from studyapp.reviews import ReviewService
     from studyapp.store import Store
+    from studyapp.store_rows import DrillAttempt
     from studyapp.vault import Note
 
 NOT_STARTED = "not started"
@@ -182,6 +183,31 @@ def is_learner_run(verdict: dict, untouched_starter: bool) -> bool:
     return counts_as_run(verdict)
 
 
+def is_same_run(verdict: Mapping[str, Any], last: DrillAttempt | None, try_started_since: bool) -> bool:
+    """Whether a graded verdict is the drill's last recorded run graded again: the same source
+    bytes (the worker's hash of what it graded) on the same device, with no try started since.
+    Two watchers on one save, a watch beside the TUI, or `grade` again on an unchanged file
+    grade one run twice: recorded twice, it was a failed run too many. The same code written
+    again in a new try is that try's run; a verdict or an attempt without a hash never matches."""
+    digest = verdict.get("source_sha256")
+    return (bool(digest) and last is not None and not try_started_since
+            and last.source_sha256 == digest and last.device == verdict.get("device"))
+
+
+def repeats_last_run(store: Store, verdict: Mapping[str, Any]) -> bool:
+    """`is_same_run` against the drill's last attempt in `store`: call it holding the writer
+    lock, in the transaction that would record the verdict, so that of two processes recording
+    one run at once, the second sees the first's attempt."""
+    from studyapp.drill_rating import MarkKind
+
+    last = store.last_drill_attempt(verdict["drill"])
+    if last is None or not verdict.get("source_sha256"):
+        return False
+    started = any(mark.kind == MarkKind.START.value and mark.at > last.attempted_at
+                  for mark in store.drill_marks(verdict["drill"], since=last.attempted_at))
+    return is_same_run(verdict, last, started)
+
+
 def new_grader_client(settings: Settings, timeout: float | None = None) -> GraderClient:
     """The grader client every front end uses, with the limits from `settings`
     (`grader_timeout`, `grader_memory_mb`); `timeout` overrides the first (`--timeout`)."""
@@ -196,24 +222,34 @@ def new_grader_client(settings: Settings, timeout: float | None = None) -> Grade
     return GraderClient(limits if timeout is None else replace(limits, timeout=timeout))
 
 
-def record_attempt(service: ReviewService, verdict: dict, notes: list[Note] | None = None) -> list[str]:
+def record_attempt(service: ReviewService, verdict: dict, notes: list[Note] | None = None) -> list[str] | None:
     """Log one graded submission (a verdict with "drill" and "file"); when it changes the
     drill's status, rewrite the mastery of the reviewed notes the drill trains. Returns the
-    paths of the notes rewritten. `notes` spares a load when the caller holds the vault."""
+    paths of the notes rewritten, or None when the verdict is the drill's last run graded
+    again (`repeats_last_run`): nothing is recorded. `notes` spares a load when the caller
+    holds the vault."""
     return service.record_drill_result(verdict, notes=notes)
 
 
-def record_attempt_alone(ctx: Context, verdict: dict) -> str | None:
-    """`record_attempt` for a front end that holds no service (the CLI's `grade`, `watch`):
-    returns a warning line when the notes could not be updated (the attempt is logged)."""
+@dataclass(frozen=True)
+class Recorded:
+    """What `record_attempt_alone` did with a verdict."""
+
+    counted: bool
+    """False: the same run as the drill's last recorded one, shown but not recorded again."""
+    warning: str | None = None
+    """Set when the notes could not be updated (the attempt is logged)."""
+
+
+def record_attempt_alone(ctx: Context, verdict: dict) -> Recorded:
+    """`record_attempt` for a front end that holds no service (the CLI's `grade`, `watch`)."""
     from studyapp.reviews import ReviewService
 
     try:
         with ReviewService(ctx) as service:
-            record_attempt(service, verdict)
+            return Recorded(record_attempt(service, verdict) is not None)
     except (UserError, OSError) as exc:  # the notes can catch up next time
-        return f"could not update mastery in your notes: {exc}"
-    return None
+        return Recorded(True, f"could not update mastery in your notes: {exc}")
 
 
 def paired_notes(ctx: Context, on_problem=None, notes_out: list | None = None) -> dict[str, list[str]]:

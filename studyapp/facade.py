@@ -595,7 +595,9 @@ class StudyFacade:
                     return verdict
                 changed = record_attempt(self.service, dict(verdict, drill=drill_id, file=str(path)),
                                          notes=list(self.vault.notes.values()))
-                for note_path in changed:
+                if changed is None:  # the last run graded again (a `watch` beside the app): shown, not counted
+                    verdict = self._grading.last_verdicts[drill_id] = dict(verdict, same_run=True)
+                for note_path in changed or ():
                     self.vault.written(note_path)
         return verdict
 

@@ -11,7 +11,7 @@ A crash between 2 and 3 leaves a journal row, which `review_journal.repair_pendi
 whenever a service opens) finishes or drops. `studyapp due`'s listing is here too, until the
 review session has a module of its own (issue 11).
 
-~520 lines on purpose: every write to a note and the history (rate, undo, suspend, drill
+~560 lines on purpose: every write to a note and the history (rate, undo, suspend, drill
 results, renames) goes through this one service and its lock, so the order of those writes
 can be checked in one file.
 """
@@ -377,15 +377,17 @@ class ReviewService:
                 "reviewed_at": utc_text(last.reviewed_at), "exact": exact,
                 "bytes_kept": old_bytes is not None}
 
-    def record_drill_result(self, verdict: dict, notes=None) -> list[str]:
+    def record_drill_result(self, verdict: dict, notes=None) -> list[str] | None:
         """Log one graded submission (a grader verdict with "drill" and "file") at `ctx.now()`;
         when it changes the drill's status, refresh the mastery of the notes paired with the
-        drill. Returns the paths of the notes rewritten."""
+        drill. Returns the paths of the notes rewritten; None, recording nothing, when it is the
+        drill's last run graded again (`drills.repeats_last_run`, decided under the lock)."""
         with self.writer_lock.hold():
             return self._record_drill_result(verdict, notes)
 
-    def _record_drill_result(self, verdict: dict, notes) -> list[str]:
+    def _record_drill_result(self, verdict: dict, notes) -> list[str] | None:
         drill_id = verdict["drill"]
+        from studyapp.drills import repeats_last_run
         from studyapp.history.events import EventKind
 
         before = self.store.drill_status().get(drill_id)
@@ -394,13 +396,16 @@ class ReviewService:
         outcome = status if status in ("pass", "fail") else "error"
         duration_ms = schedule.recorded_duration_ms(seconds * 1000) if isinstance(seconds, (int, float)) else None
         with self.store.transaction():
+            if repeats_last_run(self.store, verdict):
+                return None
             event = self._log(EventKind.DRILL, None, self.ctx.now(), drill=drill_id,
                               verdict=outcome, summary=verdict.get("summary", ""),
                               duration_ms=duration_ms, file=str(verdict.get("file", "")))
             self.store.record_drill_attempt(
                 drill_id, outcome, summary=verdict.get("summary", ""),
                 file_path=str(verdict.get("file", "")), duration_ms=duration_ms,
-                attempted_at=self.ctx.now(), event_id=event.id)
+                attempted_at=self.ctx.now(), event_id=event.id,
+                source_sha256=verdict.get("source_sha256") or None, device=verdict.get("device"))
         if self.store.drill_status().get(drill_id) == before:
             return []
         return self.refresh_mastery(drill_id, notes=notes)

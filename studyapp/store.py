@@ -6,7 +6,7 @@ on it; callers get typed rows (`store_rows`), never `sqlite3.Row`s. The schema a
 migrations live in `store_schema`, the translation of failures into one line in `store_errors`
 (both re-exported here). One `Store` keeps one connection open: the TUI records reviews in a loop.
 
-`Store` stays one class in one file (~740 lines) because it is the one place that runs SQL on
+`Store` stays one class in one file (~800 lines) because it is the one place that runs SQL on
 this database: the review log, the journal and the replayed history share transactions, and
 keeping every query together is what lets a test check that no other module runs one.
 """
@@ -392,23 +392,33 @@ class Store:
         file_path: str | None = None,
         attempted_at: datetime | None = None,
         event_id: str | None = None,
+        source_sha256: str | None = None,
+        device: str | None = None,
     ) -> int:
         """Log one graded submission of drill `drill_id` and return the attempt's id.
 
         `verdict` is "pass", "fail" (wrong answer) or "error" (did not run: syntax error,
         timeout, crash). `note_key`/`topic` tie it to a note or a tag when known; `attempted_at`
-        defaults to now (UTC). The attempt counts towards `drill_status` and note mastery.
+        defaults to now (UTC); `source_sha256`/`device`: what was graded, where. The attempt
+        counts towards `drill_status` and note mastery.
         """
         if verdict not in DRILL_VERDICTS:
             raise ValueError(f"verdict must be one of {DRILL_VERDICTS}, got {verdict!r}")
         when = attempted_at or datetime.now(timezone.utc)
         with self.transaction():
             return _inserted_key(self.conn.execute(
-                "INSERT INTO drill_attempts(note_key, topic, drill_id, verdict, summary,"
-                " attempted_at, duration_ms, file_path, event_id) VALUES (?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO drill_attempts(note_key, topic, drill_id, verdict, summary, attempted_at,"
+                " duration_ms, file_path, event_id, source_sha256, device) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (note_key, topic, drill_id, verdict, summary, utc_text(when), duration_ms,
-                 None if file_path is None else str(file_path), event_id),
+                 None if file_path is None else str(file_path), event_id, source_sha256, device),
             ))
+
+    def last_drill_attempt(self, drill_id: str) -> DrillAttempt | None:
+        """The drill's latest attempt (in the order of `drill_attempts`), or None."""
+        row = self.conn.execute(
+            "SELECT * FROM drill_attempts WHERE drill_id = ? ORDER BY attempted_at DESC, id DESC"
+            " LIMIT 1", (drill_id,)).fetchone()
+        return DrillAttempt.from_sql(row) if row else None
 
     def drill_status(self) -> dict[str, str]:
         """`{drill_id: "passed" | "failing"}` for every drill attempted at least once.
@@ -614,7 +624,7 @@ class Store:
         rows in the order of `REVIEW_COLUMNS`.
 
         Undo bytes and note hashes (what an exact undo needs) follow their review by event id
-        (review ids are renumbered in time order)."""
+        (review ids are renumbered in time order), and so does what a drill attempt graded."""
         with self.transaction():
             kept = {row[0]: bytes(row[1]) for row in self.conn.execute(
                 "SELECT r.event_id, u.content FROM undo_bytes u JOIN reviews r"
@@ -627,6 +637,9 @@ class Store:
                     known = hashes.get(review[R_EVENT_ID])
                     if known is not None:
                         review[R_HASH_BEFORE], review[R_HASH_AFTER] = known
+            graded = {row[0]: (row[1], row[2]) for row in self.conn.execute(
+                "SELECT event_id, source_sha256, device FROM drill_attempts"
+                " WHERE event_id IS NOT NULL AND source_sha256 IS NOT NULL")}
             for table in ("undo_bytes", "reviews", "cards", "drill_attempts", "params",
                           "log_files"):
                 self.conn.execute(f"DELETE FROM {table}")
@@ -649,11 +662,12 @@ class Store:
                 self.conn.executemany(
                     "INSERT INTO undo_bytes(review_id, content) SELECT id, ? FROM reviews"
                     " WHERE event_id = ?", [(content, event) for event, content in kept.items()])
-            self.conn.executemany(
-                "INSERT INTO drill_attempts(note_key, topic, drill_id, verdict, summary,"
-                " attempted_at, duration_ms, file_path, event_id) VALUES (?,?,?,?,?,?,?,?,?)",
+            self.conn.executemany(  # what an attempt graded follows it by event id, as hashes do
+                "INSERT INTO drill_attempts(note_key, topic, drill_id, verdict, summary, attempted_at,"
+                " duration_ms, file_path, event_id, source_sha256, device) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 [(None, None, a["drill_id"], a["verdict"], a.get("summary", ""),
-                  a["attempted_at"], a.get("duration_ms"), a.get("file_path"), a["event_id"])
+                  a["attempted_at"], a.get("duration_ms"), a.get("file_path"), a["event_id"],
+                  *graded.get(a["event_id"], (None, None)))
                  for a in attempts])
             self.conn.executemany(
                 "INSERT INTO params(fitted_at, parameters, log_loss_before, log_loss_after,"

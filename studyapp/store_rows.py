@@ -164,13 +164,18 @@ class DrillAttempt:
     note_key: int | None = None
     topic: str | None = None
     event_id: str | None = None
+    source_sha256: str | None = None
+    """SHA-256 of the source bytes graded (`Verdict.source_sha256`); None before schema 7."""
+    device: str | None = None
+    """"cpu" or "cuda", where the run was graded; None before schema 7."""
 
     @classmethod
     def from_sql(cls, row: sqlite3.Row) -> DrillAttempt:
         return cls(id=row["id"], drill_id=row["drill_id"], verdict=row["verdict"],
                    summary=row["summary"] or "", attempted_at=parse_utc(row["attempted_at"]),
                    duration_ms=row["duration_ms"], file_path=row["file_path"],
-                   note_key=row["note_key"], topic=row["topic"], event_id=row["event_id"])
+                   note_key=row["note_key"], topic=row["topic"], event_id=row["event_id"],
+                   source_sha256=row["source_sha256"], device=row["device"])
 
 
 @dataclass

@@ -164,6 +164,14 @@ MIGRATIONS: tuple[str, ...] = (
         path TEXT NOT NULL
     );
     """,
+    # 6 -> 7: what a drill attempt graded (the SHA-256 of the source bytes, and cpu or cuda),
+    # so a second grade of the same run (two watchers on one save) is not recorded again.
+    # Kept in the database only, not the log: an attempt from before, or from a replay of another
+    # device's events, has none and never matches.
+    """
+    ALTER TABLE drill_attempts ADD COLUMN source_sha256 TEXT;
+    ALTER TABLE drill_attempts ADD COLUMN device TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -28,6 +28,8 @@ def a_verdict(**changes) -> dict:
 
 def test_a_verdict_the_worker_builds_is_accepted_as_it_is():
     assert verdict_from(a_verdict(seed=7)) == a_verdict(seed=7)
+    graded = a_verdict(seed=7, source_sha256="ab" * 32)  # the hash of the bytes it graded
+    assert verdict_from(graded) == graded
     passed = dict(verdicts.verdict("add", "f", "cpu", Status.PASS, "all checks pass", origin=None))
     assert verdict_from(passed)["origin"] is None
 
@@ -42,6 +44,9 @@ def test_a_verdict_the_worker_builds_is_accepted_as_it_is():
     ({"output_truncated": 0}, "output_truncated"),
     ({"checks": [{"name": "values"}]}, "tier"),
     ({"seed": True}, "seed"),
+    ({"source_sha256": 7}, "source_sha256"),
+    ({"source_sha256": "AB" * 32}, "source_sha256"),  # not as hashlib writes it
+    ({"source_sha256": "ab"}, "source_sha256"),
 ])
 def test_a_malformed_verdict_is_refused_with_the_field_named(changes, words):
     with pytest.raises(ContractError, match=words):

@@ -46,6 +46,28 @@ def test_an_older_database_is_migrated_in_place_keeping_its_rows(tmp_path):
         assert store.drill_status() == {"sdpa": "passed"}
 
 
+def test_a_version_6_database_keeps_its_attempts_with_nothing_known_of_what_they_graded(tmp_path):
+    """Schema 7 adds what an attempt graded (`source_sha256`, `device`): an attempt recorded
+    before has neither, so no later grade is taken for it graded again."""
+    path = tmp_path / "v6.sqlite3"
+    old = sqlite3.connect(path)
+    old.executescript("\n".join(MIGRATIONS[:6]) + "\nPRAGMA user_version = 6;")
+    old.execute("INSERT INTO drill_attempts(drill_id, verdict, summary, attempted_at, event_id)"
+                " VALUES ('sdpa', 'fail', 'wrong', '2026-03-01T09:00:00+00:00', 'e1')")
+    old.commit()
+    old.close()
+
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION >= 7
+        (before,) = store.drill_attempts("sdpa")
+        assert (before.summary, before.event_id, before.source_sha256, before.device) == ("wrong", "e1", None, None)
+        store.record_drill_attempt("sdpa", "pass", attempted_at=T0 + timedelta(days=1),
+                                   source_sha256="ab" * 32, device="cpu")
+        last = store.last_drill_attempt("sdpa")
+        assert last is not None and (last.verdict, last.source_sha256, last.device) == ("pass", "ab" * 32, "cpu")
+        assert store.last_drill_attempt("mha") is None
+
+
 def test_a_newer_database_is_refused_not_downgraded(tmp_path):
     path = tmp_path / "new.sqlite3"
     conn = sqlite3.connect(path)

@@ -137,17 +137,21 @@ def start_drill(args, ctx) -> int:
 
 NOT_A_RUN_STARTER = "  (the starter as `studyapp start` wrote it: not counted as a run)"
 """Said under the verdict of an untouched starter, which is graded but not recorded."""
+SAME_RUN = "  (the same code as your last run: not counted again)"
+"""Said under the verdict of the drill's last run graded again (another watcher, `grade` on an
+unchanged file): shown, but not recorded again (`drills.repeats_last_run`)."""
 
 
-def _record(ctx, verdict: Mapping[str, Any], untouched_starter: bool = False) -> bool:
-    """Record a graded run, and say whether it was one: not a verdict that ran none of the
-    learner's code, nor the untouched starter failing (`drills.is_learner_run`)."""
+def _record(ctx, verdict: Mapping[str, Any], untouched_starter: bool = False) -> str | None:
+    """Record a graded run; returns the line that says why it was not counted, if it was not
+    and the learner should know: the untouched starter failing (`drills.is_learner_run`), or
+    the last run graded again. A verdict that ran none of their code is neither, and says so."""
     if not drills.is_learner_run(dict(verdict), untouched_starter):
-        return False
-    warning = drills.record_attempt_alone(ctx, dict(verdict))
-    if warning is not None:
-        print(f"studyapp: warning: {warning}", file=sys.stderr)
-    return True
+        return NOT_A_RUN_STARTER if untouched_starter else None
+    recorded = drills.record_attempt_alone(ctx, dict(verdict))
+    if recorded.warning is not None:
+        print(f"studyapp: warning: {recorded.warning}", file=sys.stderr)
+    return None if recorded.counted else SAME_RUN
 
 
 def grade_files(args, ctx) -> int:
@@ -164,12 +168,12 @@ def grade_files(args, ctx) -> int:
         for file in args.files:
             verdict = client.grade(args.drill, file, device=args.device, seed=args.seed)
             untouched = drills.is_untouched_starter(args.drill, Path(file))
-            recorded = _record(ctx, verdict, untouched)
+            not_counted = _record(ctx, verdict, untouched)
             results.append(verdict)
             if not args.json:
                 print(format_verdict(verdict), flush=True)
-                if untouched and not recorded:
-                    print(NOT_A_RUN_STARTER, flush=True)
+                if not_counted:
+                    print(not_counted, flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -207,14 +211,14 @@ def watch_drill(args, ctx) -> int:
             while True:
                 verdict, graded = _grade_as_it_is(client, info.id, path, args)
                 untouched = drills.is_untouched_starter(info.id, path)
-                recorded = _record(ctx, verdict, untouched)
+                not_counted = _record(ctx, verdict, untouched)
                 if not first:
                     _clear_terminal()
                 first = False
                 print(format_verdict(verdict), flush=True)
-                if untouched and not recorded:
-                    print(NOT_A_RUN_STARTER, flush=True)
-                elif verdict["status"] == "pass":
+                if not_counted:
+                    print(not_counted, flush=True)
+                if not_counted != NOT_A_RUN_STARTER and verdict["status"] == "pass":
                     from studyapp.commands.drill_reviews import proposal_line
 
                     line = proposal_line(ctx, info.id)

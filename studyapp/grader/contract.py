@@ -180,6 +180,10 @@ class Verdict(_VerdictFields, total=False):
 
     seed: int
     """Seed of the fresh cases (absent when no case was built)."""
+    source_sha256: str
+    """SHA-256 (hex) of the very bytes the worker read and graded (absent when it read none):
+    a front end tells a second grade of the same code from a new run by it, never by reading
+    the file again, which may have changed since."""
 
 
 class Answer(TypedDict):
@@ -257,4 +261,9 @@ def verdict_from(raw: object) -> Verdict:
         sandbox=cast(dict[str, Any], _need(raw, "sandbox", dict, where)))
     if raw.get("seed") is not None:
         verdict["seed"] = _need(raw, "seed", int, where)
+    if raw.get("source_sha256") is not None:
+        digest = _need(raw, "source_sha256", str, where)
+        if len(digest) != 64 or digest.strip("0123456789abcdef"):
+            raise ContractError(f"{where}: source_sha256 is not a SHA-256 in hex: {digest[:80]!r}")
+        verdict["source_sha256"] = digest
     return verdict

@@ -10,13 +10,14 @@ nobody for real); every child gets exactly those, and every verdict lists them
 (`verdict["sandbox"]`). A child that cannot set them up stops before learner code, and the
 verdict says so in one line, as the grader's failure (never a traceback).
 
-~500 lines on purpose: the job loop, cancellation and the reading of a child's end belong
+~550 lines on purpose: the job loop, cancellation and the reading of a child's end belong
 together; each part alone would hand half-states between files.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import io
 import json
 import os
@@ -137,11 +138,18 @@ class Worker:
         if device == "cuda" and not self.cuda_mode:
             return self._forward_to_cuda_worker(job)
         try:
-            source = read_source(file).decode("utf-8")
+            raw = read_source(file)
+            source = raw.decode("utf-8")
         except Unreadable as exc:
             return refused(*exc.args)
         except (OSError, UnicodeDecodeError) as exc:
             return refused(f"cannot read the file: {exc}")
+        result = self._grade_source(drill, job, drill_id, file, device, source, limits)
+        result["source_sha256"] = hashlib.sha256(raw).hexdigest()  # what was graded, not the file now
+        return result
+
+    def _grade_source(self, drill, job: dict, drill_id: str, file: str, device: str, source: str,
+                      limits: Limits) -> Verdict:
         if "\0" in source:  # compile() would say "line 0", as if the file were Python gone wrong
             line = source.count("\n", 0, source.index("\0")) + 1
             return verdicts.error_verdict(

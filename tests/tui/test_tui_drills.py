@@ -100,6 +100,43 @@ async def test_run_with_stub_grader_saves_grades_and_records_the_attempt(ctx):
         assert "review_count: 3" in note
 
 
+class HashingGrader(StubGrader):
+    """A stub that sends, as the worker does, the hash of the bytes it graded."""
+
+    def grade(self, drill_id, path, device="auto", timeout=None):
+        import hashlib
+
+        verdict = super().grade(drill_id, path, device, timeout)
+        return dict(verdict, origin=None, device="cpu",
+                    source_sha256=hashlib.sha256(Path(path).read_bytes()).hexdigest())
+
+
+async def test_a_run_a_watch_beside_the_app_recorded_is_shown_but_not_counted_again(ctx):
+    """`studyapp watch` in a terminal and the app's drill screen grade the same save; the app
+    gets the rule from the recording function the CLI calls. Before: two attempts."""
+    from studyapp.drills import record_attempt_alone
+
+    stub = HashingGrader()
+    app = drills_app(ctx, stub)
+    code = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return V\n"
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sdpa(pilot)
+        screen.query_one("#code", TextArea).text = code
+        screen.action_save()
+        workspace = ctx.paths.workspace_dir / "sdpa.py"
+        watched = dict(stub.grade("sdpa", workspace), drill="sdpa", file=str(workspace))
+        assert record_attempt_alone(ctx, watched).counted  # the watch's grade of that save
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert "not counted again" in str(screen.query_one("#verdict-summary", Static).render())
+        assert len(app.study.service.store.drill_attempts("sdpa")) == 1
+        screen.query_one("#code", TextArea).text = code + "# changed\n"
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert "not counted again" not in str(screen.query_one("#verdict-summary", Static).render())
+        assert len(app.study.service.store.drill_attempts("sdpa")) == 2
+
+
 async def test_cancelled_run_is_not_recorded(ctx):
     stub = StubGrader(block=True)
     app = drills_app(ctx, stub)

@@ -67,6 +67,8 @@ def summary_markup(verdict: dict) -> str:
         text += f"  [dim]{seconds:.2f}s[/]"
     if verdict.get("attempted_at"):
         text += f"  [dim](last run {plain(str(verdict['attempted_at']))})[/]"
+    if verdict.get("same_run"):  # `facade.grade`: the drill's last run graded again
+        text += "\n[dim](the same code as your last run: not counted again)[/]"
     return text
 
 
