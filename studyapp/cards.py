@@ -106,7 +106,10 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
     """Keep each stored note's key when its file moved; mark vanished notes deleted.
 
     A stored path that disappeared is matched to a path that appeared (not yet known to the
-    store) by content hash, else by title when exactly one candidate has it. Unmatched
+    store) by content hash, else by title when exactly one candidate has it and it could be
+    the same note: a reviewed note's title is not matched to a file whose own review keys say
+    it was never reviewed (a note written anew under an old title, after the first was deleted
+    on this or another device, would take over its history and have its keys rewritten). Unmatched
     vanished notes are marked deleted and keep their history; a deleted note whose path comes
     back is revived. Notes that failed to load are still present. Returns {old: new} moves,
     which the caller must log (`ReviewService.reconcile`): a replay knows only the log.
@@ -122,7 +125,9 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
         for row in vanished:
             match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
             if len(match) != 1:
-                match = [n for n in appeared if row.title and n.title == row.title]
+                match = [n for n in appeared if row.title and n.title == row.title
+                         and (has_legacy_history(n.review_count, n.last_reviewed)
+                              or not store.has_reviews(row.key))]
             if len(match) == 1:
                 note = match[0]
                 appeared.remove(note)

@@ -219,6 +219,10 @@ class Store:
     def live_notes(self) -> list[NoteRow]:
         return [note_from_sql(r) for r in self.conn.execute("SELECT * FROM notes WHERE deleted = 0")]
 
+    def deleted_note_keys(self) -> dict[str, int]:
+        """Path -> key of the newest note marked deleted at that path (it keeps its history)."""
+        return dict(self.conn.execute("SELECT path, MAX(key) FROM notes WHERE deleted = 1 GROUP BY path"))
+
     def add_note(self, path: str, content_hash: str | None, title: str | None,
                  seen_at: datetime) -> int:
         with self.transaction():

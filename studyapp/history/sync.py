@@ -174,20 +174,25 @@ def _catch_up(service, force: bool) -> SyncResult:
 
 
 def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int]:
-    """Database key of each live note identity (a note the database never saw gets a row)."""
+    """Database key of each live note identity: its live row, else the row of the note a load
+    found deleted at its path (it stays deleted, with its history: the log knows no deletions,
+    and a replay that gave it a live row again brought a long-deleted note back, one more row
+    per replay, for the next load to take for a new note with its title); a note the database
+    never saw gets a row."""
     def live_keys() -> dict[str, int]:
         found: dict[str, int] = {}
         for row in store.live_notes():  # one query, not one per note
             found.setdefault(row.path, row.key)
         return found
 
-    live = live_keys()
-    missing = {h.path: h.title for h in replayed.notes if h.live and h.path not in live}
+    live, deleted = live_keys(), store.deleted_note_keys()
+    missing = {h.path: h.title for h in replayed.notes
+               if h.live and h.path not in live and h.path not in deleted}
     if missing:
         store.add_notes(list(missing.items()), now)
         live = live_keys()
-    return {index: live[history.path] for index, history in enumerate(replayed.notes)
-            if history.live}
+    return {index: live.get(history.path) or deleted[history.path]
+            for index, history in enumerate(replayed.notes) if history.live}
 
 
 def review_offsets(events: list[Event], replayed: Replayed) -> dict[int, tuple[int, int | None]]:

@@ -1,0 +1,57 @@
+"""Defects found by simulating a year of daily use (reviews, renames, a move across time zones).
+
+Each test fails on the code it was written against; the docstring says what the user sees."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from history_helpers import cli, make_vault
+
+FRESH_AT_OLD_PATH = """---
+created: '2026-11-20'
+last_reviewed: null
+next_review: '2026-11-20'
+review_count: 0
+difficulty: hard
+mastery_level: 0.0
+---
+# A brand-new question, unrelated to the archived one
+
+Written today.
+"""
+
+
+def test_a_note_deleted_weeks_ago_is_not_revived_onto_a_new_note_by_another_devices_review(
+        tmp_path, capsys):
+    """A reviewed note is deleted; weeks later the user writes a new, never-reviewed note with
+    the same title at another path (a rewrite from scratch). Nothing happens until a second
+    device reviews anything: its grown log makes this device replay the whole log, which
+    brings the deleted note back to life in the database; the next vault load then takes the
+    "vanished" note for the new one (same title), appends a permanent `move` event to the log,
+    and the new note loses its new status (shown 1 day overdue) and, at the following replay,
+    has its own keys overwritten with the deleted note's (review_count 3, mastery 0.66)."""
+    vault, data, other = make_vault(tmp_path / "vault"), tmp_path / "data", tmp_path / "other"
+    for now in ("2026-11-01T09:00", "2026-11-01T09:20", "2026-11-05T09:00"):
+        cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now=now)
+    (vault / "b.md").unlink()
+    cli(capsys, vault, data, "due", now="2026-11-06T09:00")
+    rewrite = FRESH_AT_OLD_PATH.replace("# A brand-new question, unrelated to the archived one",
+                                        "# Causal mask")
+    (vault / "rewrite.md").write_text(rewrite)
+    cli(capsys, vault, data, "due", now="2026-11-20T08:00")
+
+    cli(capsys, vault, other, "rate", "c.md", "--rating", "good", now="2026-11-20T09:00")
+    due = json.loads(cli(capsys, vault, data, "due", "--json", now="2026-11-20T09:30"))
+    cli(capsys, vault, other, "rate", "c.md", "--rating", "good", now="2026-11-20T09:40")
+    cli(capsys, vault, data, "due", now="2026-11-20T09:50")
+
+    log = "".join(f.read_text() for f in (vault / ".studyapp" / "log").glob("*.jsonl"))
+    assert '"kind":"move"' not in log, "a move from the deleted note was logged"
+    assert {item["path"]: item["new"] for item in due if item["kind"] == "note"}.get("rewrite.md") is True
+    assert (vault / "rewrite.md").read_text() == rewrite, "the new note's keys were overwritten"
+    cli(capsys, vault, data, "sync", "--full", now="2026-11-20T10:00")
+    cli(capsys, vault, data, "sync", "--full", now="2026-11-20T10:10")
+    with sqlite3.connect(data / "studyapp.sqlite3") as conn:  # one identity, however many replays
+        assert conn.execute("SELECT deleted FROM notes WHERE path = 'b.md'").fetchall() == [(1,)]
