@@ -95,10 +95,30 @@ def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetim
 
 
 def has_vanished(store: Store, notes: Sequence, problem_paths: Iterable[str]) -> bool:
-    """Whether a stored live note's path is missing from the vault (a rename or a deletion for
-    `reconcile_identity` to settle): one query, so a load with nothing to settle takes no lock."""
+    """Whether a stored live note's path is missing from the vault, or holds another note while
+    a new path appeared (a rename or a deletion for `reconcile_identity` to settle): one query,
+    so a load with nothing to settle takes no lock."""
     present = {n.path for n in notes} | set(problem_paths)
-    return any(row.path not in present for row in store.live_notes())
+    rows = store.live_notes()
+    if any(row.path not in present for row in rows):
+        return True
+    return bool(_written_anew(store, rows, notes))
+
+
+def _written_anew(store: Store, rows: Sequence, notes: Sequence) -> list:
+    """The stored rows of reviewed notes whose path now holds another note: a file whose own
+    review keys say it was never reviewed, under another title (`mv b.md b-archive.md`, then a
+    new `b.md`). The history left with the file that moved, if one appeared; a stale copy of
+    the same note put back keeps its title, and a renamed heading its review keys."""
+    by_path = {n.path: n for n in notes}
+    found = []
+    for row in rows:
+        note = by_path.get(row.path)
+        if (note is not None and row.title and note.title != row.title
+                and not has_legacy_history(note.review_count, note.last_reviewed)
+                and store.has_reviews(row.key)):
+            found.append(row)
+    return found
 
 
 def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[str],
@@ -110,18 +130,27 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
     the same note: a reviewed note's title is not matched to a file whose own review keys say
     it was never reviewed (a note written anew under an old title, after the first was deleted
     on this or another device, would take over its history and have its keys rewritten). Unmatched
-    vanished notes are marked deleted and keep their history; a deleted note whose path comes
-    back is revived. Notes that failed to load are still present. Returns {old: new} moves,
-    which the caller must log (`ReviewService.reconcile`): a replay knows only the log.
+    vanished notes are marked deleted and keep their history. A reviewed note whose path holds
+    another note now (`_written_anew`) moves to an appeared file with its exact bytes (it was
+    renamed, and a new note written under its old name), else stays. Notes that failed to load
+    are still present. Returns {old: new} moves, which the caller must log
+    (`ReviewService.reconcile`): a replay knows only the log.
     """
     present = {n.path for n in notes} | set(problem_paths)
     known = {row.path: row for row in store.live_notes()}
     vanished = [row for path, row in known.items() if path not in present]
-    if not vanished:
-        return {}
     appeared = [n for n in notes if n.path not in known]
     moves: dict[str, str] = {}
+    replaced = _written_anew(store, list(known.values()), notes) if appeared else []
+    if not vanished and not replaced:
+        return {}
     with store.transaction():
+        for row in replaced:
+            match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
+            if len(match) == 1:
+                appeared.remove(match[0])
+                store.update_note(row.key, path=match[0].path)
+                moves[row.path] = match[0].path
         for row in vanished:
             match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
             if len(match) != 1:

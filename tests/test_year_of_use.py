@@ -55,3 +55,29 @@ def test_a_note_deleted_weeks_ago_is_not_revived_onto_a_new_note_by_another_devi
     cli(capsys, vault, data, "sync", "--full", now="2026-11-20T10:10")
     with sqlite3.connect(data / "studyapp.sqlite3") as conn:  # one identity, however many replays
         assert conn.execute("SELECT deleted FROM notes WHERE path = 'b.md'").fetchall() == [(1,)]
+
+
+def test_a_new_note_written_where_a_renamed_note_was_keeps_its_own_keys(tmp_path, capsys):
+    """The user keeps a reviewed note as an archive (`mv b.md b-archive.md`) and writes a new,
+    unrelated note under the old name. The new note is a different file (other title, other
+    text, its own `review_count: 0`), yet it inherits the archived note's whole FSRS history:
+    `due` does not offer it as new, and the next replay (`sync`, or any command after another
+    device's log grew) overwrites the keys the user wrote with the old note's
+    (review_count 3, a next_review two weeks out). The archive itself loses its history."""
+    vault, data = make_vault(tmp_path / "vault"), tmp_path / "data"
+    for now in ("2026-11-01T09:00", "2026-11-01T09:20", "2026-11-05T09:00"):
+        cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now=now)
+    (vault / "b.md").rename(vault / "b-archive.md")
+    (vault / "b.md").write_text(FRESH_AT_OLD_PATH)
+
+    cli(capsys, vault, data, "sync", "--full", now="2026-11-20T09:00")
+    assert (vault / "b.md").read_text() == FRESH_AT_OLD_PATH, "the user's new note was rewritten"
+    due = json.loads(cli(capsys, vault, data, "due", "--json", now="2026-11-20T09:00"))
+    by_path = {item["path"]: item for item in due if item["kind"] == "note"}
+    assert by_path.get("b.md", {}).get("new") is True, "a never-reviewed note must be new"
+    log = [json.loads(line) for f in (vault / ".studyapp" / "log").glob("*.jsonl")
+           for line in f.read_text().splitlines()]
+    assert [(e["note"], e["to"]) for e in log if e["kind"] == "move"] == [("b.md", "b-archive.md")]
+    cli(capsys, vault, data, "sync", "--full", now="2026-11-20T09:10")  # every device replays it so
+    assert (vault / "b.md").read_text() == FRESH_AT_OLD_PATH
+    assert "review_count: 3" in (vault / "b-archive.md").read_text()

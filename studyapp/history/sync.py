@@ -292,6 +292,8 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
         pair = wanted.get(note.path)
         if pair is None or not note.has_block or not _disagrees(note, pair[1]):
             continue
+        if _another_note(note, pair[0]):
+            continue
         if recent < note.mtime_ns <= now_ns and _ahead(note, pair[1]):
             # a review written a moment ago whose log line may still be coming
             service.store.set_log_size(RECHECK, 0)  # no such log: the next command replays again
@@ -308,6 +310,17 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
             result.problems.append(f"{note.path}: could not write its review keys: {exc}")
             continue
         result.written.append(note.path)
+
+
+def _another_note(note, history: NoteHistory) -> bool:
+    """Whether the file at a reviewed note's path is another note, whose keys the log's reviews
+    must not overwrite: its own keys say it was never reviewed, under another title than the
+    reviews saw (a new note written where a reviewed one was renamed away or deleted). A stale
+    copy of the note put back keeps its title, and is corrected."""
+    from studyapp.schedule import has_legacy_history
+
+    return (bool(history.title) and note.title != history.title
+            and not has_legacy_history(note.review_count, note.last_reviewed))
 
 
 def _note_path(store: Store, note_key: int) -> str:
