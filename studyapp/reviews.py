@@ -281,6 +281,7 @@ class ReviewService:
                 json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}), default=str),
             "path": path,
             "hash_before": note.content_hash,
+            "utc_offset": event.data["utc_offset"],
         }
         payload: dict[str, Any] = {"review": review_row, "card_after": after.to_json(), "title": note.title,
                    "file_values": json_values(file_values), "owner": current_process().as_text(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 from fsrs import Rating, Scheduler, State
 
@@ -64,8 +64,18 @@ class Stats:
         return data
 
 
-def local_day(moment: datetime) -> date:
-    return moment.astimezone().date()
+def local_day(moment: datetime, utc_offset: int | None = None) -> date:
+    """The day of `moment` on this machine's calendar, or, given the UTC offset a review
+    recorded, on its reviewer's: the day the note's `last_reviewed` says, the same on every
+    device and after a move to another zone."""
+    if utc_offset is None:
+        return moment.astimezone().date()
+    return (moment.astimezone(timezone.utc) + timedelta(seconds=utc_offset)).date()
+
+
+def review_day(review: ReviewRow) -> date:
+    """The reviewer's day of a review (`local_day`)."""
+    return local_day(review.reviewed_at, review.utc_offset)
 
 
 def recent_reviews(store: Store, now: datetime) -> list[ReviewRow]:
@@ -76,7 +86,7 @@ def recent_reviews(store: Store, now: datetime) -> list[ReviewRow]:
 
 def reviews_per_day(reviews) -> Counter:
     """Local day -> number of reviews that day."""
-    return Counter(local_day(r.reviewed_at) for r in reviews)
+    return Counter(review_day(r) for r in reviews)
 
 
 def streak_ending(per_day: Counter, today: date) -> int:
@@ -103,10 +113,10 @@ def streak_as_of(store: Store, per_day: Counter, now: datetime) -> int:
         if streak == 0 or gap > local_day(since):
             return streak
         earlier = since - timedelta(days=HEATMAP_DAYS + 1)
-        times = store.review_times(since=earlier, until=since)
+        times = store.review_moments(since=earlier, until=since)
         if not times:
             return streak
-        days.update(local_day(at) for at in times)
+        days.update(local_day(at, offset) for at, offset in times)
         since = earlier
 
 
@@ -124,7 +134,7 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
     for days in RETENTION_WINDOWS:
         start = today - timedelta(days=days - 1)
         graded = [r for r in reviews if r.state_before == State.Review
-                  and local_day(r.reviewed_at) >= start]
+                  and review_day(r) >= start]
         passed = sum(1 for r in graded if r.rating != Rating.Again)
         retention.append(Retention(days, len(graded), passed,
                                    passed / len(graded) if graded else None))
@@ -204,7 +214,7 @@ def weekly_retention(store: Store, now: datetime, weeks: int = 26) -> list[tuple
     for row in store.reviews(since=now - timedelta(weeks=weeks), until=now):
         if row.state_before != State.Review:
             continue
-        day = local_day(row.reviewed_at)
+        day = review_day(row)
         monday = day - timedelta(days=day.weekday())
         by_week[monday][0] += 1
         by_week[monday][1] += row.rating != Rating.Again

@@ -360,11 +360,17 @@ class Store:
         return [ReviewRow.from_sql(row) for row in rows]
 
     def review_times(self, since: datetime | None = None, until: datetime | None = None) -> list[datetime]:
-        """Just the instants of `reviews(since, until)`: a long streak looks further back
-        than the statistics' year without reading whole rows."""
+        """Just the instants of `reviews(since, until)`."""
+        return [at for at, _offset in self.review_moments(since, until)]
+
+    def review_moments(self, since: datetime | None = None,
+                       until: datetime | None = None) -> list[tuple[datetime, int | None]]:
+        """(instant, the reviewer's UTC offset) of `reviews(since, until)`: a long streak looks
+        further back than the statistics' year without reading whole rows."""
         where, args = _time_range(since, until)
-        rows = self.conn.execute(f"SELECT reviewed_at FROM reviews{where} ORDER BY reviewed_at", args)
-        return [parse_utc(row[0]) for row in rows]
+        rows = self.conn.execute(
+            f"SELECT reviewed_at, utc_offset FROM reviews{where} ORDER BY reviewed_at", args)
+        return [(parse_utc(at), offset) for at, offset in rows]
 
     def review_count(self, until: datetime | None = None) -> int:
         """Reviews in the log (up to and including `until`)."""

@@ -120,6 +120,8 @@ class ReviewRow:
     """The review log event it was recorded or replayed from."""
     title: str | None = None
     """The note's title (only `Store.unlogged_reviews` fills it in)."""
+    utc_offset: int | None = None
+    """The reviewer's UTC offset then, in seconds (None: recorded before schema 8)."""
 
     @classmethod
     def from_sql(cls, row: sqlite3.Row) -> ReviewRow:
@@ -134,14 +136,15 @@ class ReviewRow:
             scheduled_days=row["scheduled_days"], elapsed_days=row["elapsed_days"],
             card_before=row["card_before"], file_values_before=row["file_values_before"],
             path=row["path"], hash_before=row["hash_before"], hash_after=row["hash_after"],
-            event_id=row["event_id"], title=row["title"] if "title" in keys else None)
+            event_id=row["event_id"], title=row["title"] if "title" in keys else None,
+            utc_offset=row["utc_offset"] if "utc_offset" in keys else None)
 
 
 REVIEW_COLUMNS: tuple[str, ...] = (
     "note_key", "rating", "reviewed_at", "duration_ms", "state_before", "state_after",
     "stability_before", "stability_after", "difficulty_before", "difficulty_after", "due_before",
     "due_after", "scheduled_days", "elapsed_days", "card_before", "file_values_before", "path",
-    "hash_before", "hash_after", "event_id")
+    "hash_before", "hash_after", "event_id", "utc_offset")
 """The columns of a replayed review row (`Store.replace_replayed`), in this order: a rebuild
 makes 100,000 of them, and a list is ten times quicker to build than a dict of names."""
 R_NOTE_KEY, R_CARD_BEFORE, R_FILE_VALUES_BEFORE, R_HASH_BEFORE, R_HASH_AFTER, R_EVENT_ID = (

@@ -172,6 +172,12 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE drill_attempts ADD COLUMN source_sha256 TEXT;
     ALTER TABLE drill_attempts ADD COLUMN device TEXT;
     """,
+    # 7 -> 8: the reviewer's UTC offset (seconds) at each review, as its event records it: the
+    # statistics count a review on the reviewer's day, as the note's `last_reviewed` says, on
+    # every device and after a move to another zone (NULL: an older row, this machine's day).
+    """
+    ALTER TABLE reviews ADD COLUMN utc_offset INTEGER;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from history_helpers import cli, make_vault
+from history_helpers import NEW, cli, make_vault
 
 FRESH_AT_OLD_PATH = """---
 created: '2026-11-20'
@@ -81,3 +81,26 @@ def test_a_new_note_written_where_a_renamed_note_was_keeps_its_own_keys(tmp_path
     cli(capsys, vault, data, "sync", "--full", now="2026-11-20T09:10")  # every device replays it so
     assert (vault / "b.md").read_text() == FRESH_AT_OLD_PATH
     assert "review_count: 3" in (vault / "b-archive.md").read_text()
+
+
+def test_the_streak_a_traveller_built_does_not_break_when_they_fly_east(tmp_path, capsys, zone):
+    """Three consecutive days of reviews in New York (07:00, 22:00, 07:00), the notes saying
+    last_reviewed 03-01, 03-02, 03-03. After flying to Tokyo the same log shows
+    {03-01: 1, 03-03: 2} and a streak of 1: past reviews are re-dated in the zone the
+    machine is in now, though every event keeps its reviewer's utc_offset and the notes keep
+    the reviewer's days. A second device in another zone shows other numbers for the same log."""
+    vault, data = make_vault(tmp_path / "vault"), tmp_path / "data"
+    (vault / "c.md").write_text(NEW.replace("# Causal mask", "# Third"))
+    zone("America/New_York")
+    cli(capsys, vault, data, "rate", "a.md", "--rating", "good", now="2027-03-01T07:00")
+    cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now="2027-03-02T22:00")
+    cli(capsys, vault, data, "rate", "c.md", "--rating", "good", now="2027-03-03T07:00")
+    before = json.loads(cli(capsys, vault, data, "stats", "--json", now="2027-03-03T08:00"))
+    assert before["streak"] == 3
+    zone("Asia/Tokyo")
+    after = json.loads(cli(capsys, vault, data, "stats", "--json", now="2027-03-03T22:30"))
+    assert after["reviews_per_day"] == before["reviews_per_day"]
+    assert after["streak"] == 3
+    cli(capsys, vault, data, "sync", "--full", now="2027-03-03T22:40")  # the days come from the log too
+    replayed = json.loads(cli(capsys, vault, data, "stats", "--json", now="2027-03-03T22:45"))
+    assert (replayed["reviews_per_day"], replayed["streak"]) == (before["reviews_per_day"], 3)

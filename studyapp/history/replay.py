@@ -343,4 +343,5 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
         None,  # hash_before
         None,  # hash_after
         event.id,
+        data.get("utc_offset") if type(data.get("utc_offset")) is int else None,
     ])
