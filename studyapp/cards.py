@@ -102,7 +102,24 @@ def has_vanished(store: Store, notes: Sequence, problem_paths: Iterable[str]) ->
     rows = store.live_notes()
     if any(row.path not in present for row in rows):
         return True
-    return bool(_written_anew(store, rows, notes))
+    return bool(_written_anew(store, rows, notes) or _put_back(store, rows, notes))
+
+
+def _put_back(store: Store, rows: Sequence, notes: Sequence) -> list:
+    """Notes marked deleted whose file is back at their path (restored from the trash or a
+    backup), with no live note there: the same bytes, or the same title with review keys."""
+    live = {row.path for row in rows}
+    gone = {row.path: row for row in store.deleted_notes() if row.path not in live}
+    if not gone:
+        return []
+    found = []
+    for note in notes:
+        row = gone.get(note.path)
+        if row is not None and ((row.content_hash and note.content_hash == row.content_hash) or (
+                row.title and note.title == row.title
+                and has_legacy_history(note.review_count, note.last_reviewed))):
+            found.append(row)
+    return found
 
 
 def _written_anew(store: Store, rows: Sequence, notes: Sequence) -> list:
@@ -130,7 +147,8 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
     the same note: a reviewed note's title is not matched to a file whose own review keys say
     it was never reviewed (a note written anew under an old title, after the first was deleted
     on this or another device, would take over its history and have its keys rewritten). Unmatched
-    vanished notes are marked deleted and keep their history. A reviewed note whose path holds
+    vanished notes are marked deleted and keep their history; one whose file is back at its path
+    (`_put_back`) is live again. A reviewed note whose path holds
     another note now (`_written_anew`) moves to an appeared file with its exact bytes (it was
     renamed, and a new note written under its old name), else stays. Notes that failed to load
     are still present. Returns {old: new} moves, which the caller must log
@@ -142,9 +160,13 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
     appeared = [n for n in notes if n.path not in known]
     moves: dict[str, str] = {}
     replaced = _written_anew(store, list(known.values()), notes) if appeared else []
-    if not vanished and not replaced:
+    returned = _put_back(store, list(known.values()), notes)
+    if not vanished and not replaced and not returned:
         return {}
     with store.transaction():
+        for row in returned:  # its history is its own again (the log never knew it was gone)
+            store.update_note(row.key, deleted=False)
+            appeared = [n for n in appeared if n.path != row.path]
         for row in replaced:
             match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
             if len(match) == 1:

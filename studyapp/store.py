@@ -223,6 +223,11 @@ class Store:
         """Path -> key of the newest note marked deleted at that path (it keeps its history)."""
         return dict(self.conn.execute("SELECT path, MAX(key) FROM notes WHERE deleted = 1 GROUP BY path"))
 
+    def deleted_notes(self) -> list[NoteRow]:
+        """The newest note marked deleted at each path."""
+        return [note_from_sql(r) for r in self.conn.execute(
+            "SELECT * FROM notes WHERE key IN (SELECT MAX(key) FROM notes WHERE deleted = 1 GROUP BY path)")]
+
     def add_note(self, path: str, content_hash: str | None, title: str | None,
                  seen_at: datetime) -> int:
         with self.transaction():

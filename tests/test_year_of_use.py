@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from history_helpers import NEW, cli, make_vault
+from history_helpers import NEW, card_states, cli, make_vault
 
 FRESH_AT_OLD_PATH = """---
 created: '2026-11-20'
@@ -104,3 +104,24 @@ def test_the_streak_a_traveller_built_does_not_break_when_they_fly_east(tmp_path
     cli(capsys, vault, data, "sync", "--full", now="2027-03-03T22:40")  # the days come from the log too
     replayed = json.loads(cli(capsys, vault, data, "stats", "--json", now="2027-03-03T22:45"))
     assert (replayed["reviews_per_day"], replayed["streak"]) == (before["reviews_per_day"], 3)
+
+
+def test_a_deleted_note_put_back_gets_its_history_back(tmp_path, capsys):
+    """A reviewed note deleted by mistake and put back from the trash came back a stranger: its
+    reviews stayed with the deleted identity, so it was scheduled from its keys alone (an
+    approximate card), and its history was lost to it for good."""
+    vault, data = make_vault(tmp_path / "vault"), tmp_path / "data"
+    for now in ("2026-11-01T09:00", "2026-11-01T09:20", "2026-11-05T09:00"):
+        cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now=now)
+    before = card_states(data)["b.md"]
+    saved = (vault / "b.md").read_bytes()
+    (vault / "b.md").unlink()
+    cli(capsys, vault, data, "due", now="2026-11-06T09:00")
+    assert "b.md" not in card_states(data)
+    (vault / "b.md").write_bytes(saved)
+    cli(capsys, vault, data, "due", now="2026-11-07T09:00")
+    assert card_states(data)["b.md"] == before
+    cli(capsys, vault, data, "sync", "--full", now="2026-11-07T09:10")
+    assert card_states(data)["b.md"] == before and (vault / "b.md").read_bytes() == saved
+    with sqlite3.connect(data / "studyapp.sqlite3") as conn:
+        assert conn.execute("SELECT deleted FROM notes WHERE path = 'b.md'").fetchall() == [(0,)]
