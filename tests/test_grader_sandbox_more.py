@@ -266,3 +266,19 @@ def test_a_full_scratch_is_named_whatever_size_the_limits_gave_it(tmp_path):
                              limits, lambda: False, confinement)
     assert run.outcome is not None, run.output.decode(errors="replace")
     assert sandbox.load_outcome(run.outcome)["stage"] == "disk"
+
+
+def test_learner_code_keeps_its_temp_files_in_its_scratch_folder(tmp_path):
+    """Python's temp folder in the child was the worker's, cached before the fork, and closed by
+    the walls: `tempfile` in learner code, or torch.func.vjp (its cache under
+    /tmp/torchinductor_nobody), raised PermissionError, graded as the learner's own error."""
+    path = tmp_path / "temp.py"
+    path.write_text("import os, tempfile\ndef add(a, b):\n"
+                    "    with tempfile.NamedTemporaryFile() as handle:\n"
+                    "        handle.write(b'x')\n"
+                    "    raise ValueError(f'{tempfile.gettempdir()}|{os.getcwd()}')\n")
+    with fake_drill_client() as grader:
+        verdict = grader.grade("add", path, device="cpu")
+    assert "PermissionError" not in json.dumps(verdict), verdict
+    temp, _, scratch = verdict["summary"].rpartition("ValueError")[2].split(":", 1)[1].strip().partition("|")
+    assert temp == scratch, verdict

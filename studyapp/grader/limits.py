@@ -443,6 +443,9 @@ def apply_child_limits(limits: Limits, workdir: str, confinement: Confinement, l
     kept_environment = learner_environment(os.environ, workdir)
     os.environ.clear()
     os.environ.update(kept_environment)
+    import tempfile
+
+    tempfile.tempdir = None  # read TMPDIR again: the worker's own, cached at the fork, is closed to the child
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over the output cap: EFBIG, not a silent death
 
 
