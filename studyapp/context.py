@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -45,6 +46,9 @@ class Context:
     settings: Settings
     frozen_now: datetime | None = None
     """Set by `--now`: the clock stands still at this instant."""
+    settings_mtime_ns: int | None = None
+    """config.toml's mtime when `settings` were read (`build_context`): a writer that finds it
+    changed since reads the settings again (`history-log` may have moved the log meanwhile)."""
     report: Callable[[str], None] | None = None
     """Where a command says what opening the history found (`ReviewService.startup_lines`:
     writes repaired, log lines left out), whichever command opens it first; the CLI prints to
@@ -72,9 +76,13 @@ def build_context(
     """Resolve paths and settings; on first use, seed the default vault from `cards/` and
     write the commented config.toml."""
     paths = resolve_paths(vault, data_dir)
+    try:
+        settings_mtime: int | None = os.stat(paths.config_file).st_mtime_ns  # before the read
+    except OSError:
+        settings_mtime = None
     settings = load_settings(paths.config_file)
     if seed:
         seed_default_vault(paths)
         write_default_config(paths.config_file)
     frozen = parse_now(now) if isinstance(now, str) else now
-    return Context(paths=paths, settings=settings, frozen_now=frozen)
+    return Context(paths=paths, settings=settings, frozen_now=frozen, settings_mtime_ns=settings_mtime)

@@ -75,7 +75,9 @@ class ReviewService:
         from studyapp.history.sync import event_log
 
         self.history_log = event_log(ctx)
-        self._config_mtime = _mtime_ns(ctx.paths.config_file)
+        # as of when the settings were read, not now: a log moved in between is followed
+        self._config_mtime = (ctx.settings_mtime_ns if ctx.settings_mtime_ns is not None
+                              else _mtime_ns(ctx.paths.config_file))
         from studyapp.vault_binding import serve_this_vault
 
         self.served, bound_lines = serve_this_vault(ctx, self.store, self.writer_lock)

@@ -275,8 +275,9 @@ def history_log(args, ctx) -> int:
     lock = WriterLock(ctx.paths.writer_lock_file)
     with lock.hold():  # no review appends to it meanwhile
         _serve_this_vault(ctx, lock)
-        source, target, moved = move_log(ctx, args.place)
-        set_setting(ctx.paths.config_file, "history_log", args.place)
+        # the setting is saved before the old file goes: a failure leaves the log where it is read
+        source, target, moved = move_log(
+            ctx, args.place, then=lambda: set_setting(ctx.paths.config_file, "history_log", args.place))
     if source == target:
         print(f"the review log is already kept in {target}")
     else:

@@ -13,10 +13,12 @@ write-back of owned keys decide together what a note says; split, they would dis
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import os
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -408,11 +410,16 @@ def _card_before(row: ReviewRow, at: datetime, values_before: dict) -> str:
                    reps=reps, legacy=True).to_json()
 
 
-def move_log(ctx, place: str) -> tuple[Path, Path, int]:
-    """Move this device's log file to `place` ("vault" or "data-dir") and set the setting:
-    (from, to, files moved). Lines already there are kept, missing ones appended. Other
-    devices' files are copied where absent and never changed or removed: each belongs to
-    its own device (removing one from the vault would remove it from that device too)."""
+def move_log(ctx, place: str, then: Callable[[], object] = lambda: None) -> tuple[Path, Path, int]:
+    """Move this device's log file to `place` ("vault" or "data-dir"): (from, to, files
+    moved). Lines already there are kept, missing ones appended. Other devices' files are
+    copied where absent and never changed or removed: each belongs to its own device (removing
+    one from the vault would remove it from that device too).
+
+    `then` (saving the setting) runs once every line is in the new place and on disk, and only
+    after it succeeds does the old file go: a failure at any step (a full disk, a setting that
+    cannot be written) leaves the log whole where the setting says it is. A target that is
+    the source under another name (a link) moves nothing."""
     import shutil
 
     from studyapp.history.eventlog import data_dir_log
@@ -420,35 +427,50 @@ def move_log(ctx, place: str) -> tuple[Path, Path, int]:
     source = log_dir(ctx.paths, ctx.settings)
     target = vault_log(ctx.paths) if place == "vault" else data_dir_log(ctx.paths)
     own = f"{device_id(ctx.paths)}.jsonl"
-    moved = 0
-    if source != target and source.is_dir():
+    merged: list[Path] = []
+    if source != target and source.is_dir() and not _same_folder(source, target):
         target.mkdir(parents=True, exist_ok=True)
         for entry in sorted(source.glob("*.jsonl")):
             if entry.name == own:
                 _merge_file(entry, target / entry.name)
-                entry.unlink()
-                moved += 1
+                merged.append(entry)
             elif not (target / entry.name).exists():
                 shutil.copy2(entry, target / entry.name)
-    return source, target, moved
+    then()
+    for entry in merged:
+        entry.unlink()
+    return source, target, len(merged)
+
+
+def _same_folder(source: Path, target: Path) -> bool:
+    try:
+        return target.exists() and os.path.samefile(source, target)
+    except OSError:
+        return False
 
 
 def _merge_file(source: Path, target: Path) -> None:
-    """Append to `target` the complete lines of `source` it lacks, then fsync."""
+    """Append to `target` the complete lines of `source` it lacks, then fsync, then check that
+    every line is there (OSError if not: the caller keeps `source`)."""
     lines = source.read_bytes()
     lines = lines[: lines.rfind(b"\n") + 1]
     have = set(target.read_bytes().splitlines()) if target.exists() else set()
     missing = b"".join(line + b"\n" for line in lines.splitlines() if line and line not in have)
-    if not missing:
-        return
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        if os.fstat(fd).st_size and not target.read_bytes().endswith(b"\n"):
-            missing = b"\n" + missing
-        os.write(fd, missing)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    if missing:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size and not target.read_bytes().endswith(b"\n"):
+                missing = b"\n" + missing
+            view = memoryview(missing)
+            while view:  # a full disk writes part, then fails (ENOSPC): never assumed whole
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    have = set(target.read_bytes().splitlines())
+    lost = sum(1 for line in lines.splitlines() if line and line not in have)
+    if lost:
+        raise OSError(errno.EIO, f"{lost} line(s) of the log did not reach {target}; the log stays where it was")
 
 
 def utc_now() -> datetime:
