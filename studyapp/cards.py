@@ -102,7 +102,30 @@ def has_vanished(store: Store, notes: Sequence, problem_paths: Iterable[str]) ->
     rows = store.live_notes()
     if any(row.path not in present for row in rows):
         return True
-    return bool(_written_anew(store, rows, notes) or _put_back(store, rows, notes))
+    return bool(_written_anew(store, rows, notes) or _put_back(store, rows, notes)
+                or _crossed(rows, notes))
+
+
+def _crossed(rows: Sequence, notes: Sequence) -> dict[int, str]:
+    """{key: path} of stored notes whose exact bytes now sit at another stored note's path
+    (two names swapped; `mv b.md b-old.md; mv c.md b.md`): the history goes with the bytes.
+    Only files whose title is not their row's are hashed; a row still holding its own title
+    at its own path stays."""
+    by_path = {n.path: n for n in notes}
+    changed = [(row, by_path[row.path]) for row in rows
+               if row.title and row.path in by_path and by_path[row.path].title != row.title]
+    if not changed:
+        return {}
+    by_hash = {row.content_hash: row for row in rows if row.content_hash}
+    found: dict[int, str] = {}
+    for row, note in changed:
+        other = by_hash.get(note.content_hash)
+        if other is None or other is row:
+            continue
+        there = by_path.get(other.path)
+        if there is None or there.title != other.title:
+            found[other.key] = row.path
+    return found
 
 
 def _put_back(store: Store, rows: Sequence, notes: Sequence) -> list:
@@ -138,6 +161,56 @@ def _written_anew(store: Store, rows: Sequence, notes: Sequence) -> list:
     return found
 
 
+def _closest(candidates: list, path: str) -> list:
+    """Of several notes with one title, the one whose path ends most like `path` (a renamed
+    folder: `ml/rnn/summary.md` is `deep-learning/rnn/summary.md`, not
+    `deep-learning/attention/summary.md`); all of them when no one ends closest."""
+    if len(candidates) < 2:
+        return candidates
+    parts = path.split("/")[::-1]
+
+    def shared_end(note) -> int:
+        count = 0
+        for mine, theirs in zip(parts, note.path.split("/")[::-1]):
+            if mine != theirs:
+                break
+            count += 1
+        return count
+
+    ends = [shared_end(n) for n in candidates]
+    best = max(ends)
+    closest = [n for n, end in zip(candidates, ends) if end == best]
+    return closest if best and len(closest) == 1 else candidates
+
+
+def _swap(store: Store, crossed: dict[int, str], displaced: list, appeared: list) -> dict[str, str]:
+    """Give the crossed notes their new paths, and the notes displaced from those paths the file
+    with their bytes (else they are deleted). The moves go through a name no note can have
+    (`<old>#moving`), all first there and then on: a replay ignores a move onto a path that
+    still has a note, as in a swap. Returns the moves in the order to log them."""
+    rows = {row.key: row for row in store.live_notes()}
+    final: dict[int, str] = dict(crossed)
+    for row in displaced:
+        match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
+        if len(match) == 1:
+            appeared.remove(match[0])
+            final[row.key] = match[0].path
+        else:
+            store.update_note(row.key, path=f"\0{row.key}", deleted=True)
+    for key in final:
+        store.update_note(key, path=f"\0{key}")  # off the live paths first (they are unique)
+    hops: dict[str, str] = {}
+    for key in final:
+        hops[rows[key].path] = f"{rows[key].path}#moving"
+    for key, path in final.items():
+        store.update_note(key, path=path)
+        hops[f"{rows[key].path}#moving"] = path
+    for row in displaced:
+        if row.key not in final:
+            store.update_note(row.key, path=row.path)  # deleted, at its own path again
+    return hops
+
+
 def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[str],
                        now: datetime) -> dict[str, str]:
     """Keep each stored note's key when its file moved; mark vanished notes deleted.
@@ -150,20 +223,29 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
     vanished notes are marked deleted and keep their history; one whose file is back at its path
     (`_put_back`) is live again. A reviewed note whose path holds
     another note now (`_written_anew`) moves to an appeared file with its exact bytes (it was
-    renamed, and a new note written under its old name), else stays. Notes that failed to load
+    renamed, and a new note written under its old name), else is deleted: the new note starts
+    new (a replay tells the two apart by its first review, `replay._another_note_began`). Notes
+    that failed to load
     are still present. Returns {old: new} moves, which the caller must log
     (`ReviewService.reconcile`): a replay knows only the log.
     """
     present = {n.path for n in notes} | set(problem_paths)
     known = {row.path: row for row in store.live_notes()}
+    crossed = _crossed(list(known.values()), notes)
+    if crossed:  # their paths are taken: the notes displaced from them are matched like vanished ones
+        taken = set(crossed.values())
+        known = {path: row for path, row in known.items() if row.key not in crossed and path not in taken}
     vanished = [row for path, row in known.items() if path not in present]
-    appeared = [n for n in notes if n.path not in known]
+    displaced = [row for row in store.live_notes() if row.key not in crossed and row.path in crossed.values()]
+    appeared = [n for n in notes if n.path not in known and n.path not in set(crossed.values())]
     moves: dict[str, str] = {}
-    replaced = _written_anew(store, list(known.values()), notes) if appeared else []
+    replaced = _written_anew(store, list(known.values()), notes)
     returned = _put_back(store, list(known.values()), notes)
-    if not vanished and not replaced and not returned:
+    if not vanished and not replaced and not returned and not crossed:
         return {}
     with store.transaction():
+        if crossed:
+            moves.update(_swap(store, crossed, displaced, appeared))
         for row in returned:  # its history is its own again (the log never knew it was gone)
             store.update_note(row.key, deleted=False)
             appeared = [n for n in appeared if n.path != row.path]
@@ -173,12 +255,14 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
                 appeared.remove(match[0])
                 store.update_note(row.key, path=match[0].path)
                 moves[row.path] = match[0].path
+            else:  # gone, and another note written in its place: that one starts new
+                store.update_note(row.key, deleted=True)
         for row in vanished:
             match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
             if len(match) != 1:
-                match = [n for n in appeared if row.title and n.title == row.title
-                         and (has_legacy_history(n.review_count, n.last_reviewed)
-                              or not store.has_reviews(row.key))]
+                match = _closest([n for n in appeared if row.title and n.title == row.title
+                                  and (has_legacy_history(n.review_count, n.last_reviewed)
+                                       or not store.has_reviews(row.key))], row.path)
             if len(match) == 1:
                 note = match[0]
                 appeared.remove(note)

@@ -184,8 +184,10 @@ class ReviewService:
             if moves:
                 device = self.history_log.device
                 logged = self.history_log.read().events
-                events = [new_event(EventKind.MOVE, move_time(logged, old, device, now),
-                                    device, old, to=new) for old, new in moves.items()]
+                events, at = [], now
+                for old, new in moves.items():  # in order, never earlier than the one before (a swap's hops)
+                    at = max(at, move_time(logged, old, device, now))
+                    events.append(new_event(EventKind.MOVE, at, device, old, to=new))
                 record(self.store, self.history_log, *events)
                 for old, event in zip(moves, events):
                     self.moved.pop(old, None)

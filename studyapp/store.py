@@ -237,12 +237,14 @@ class Store:
             )
             return _inserted_key(cur)
 
-    def add_notes(self, paths_and_titles: list[tuple[str, str | None]], seen_at: datetime) -> None:
-        """`add_note` for many notes in one statement (a rebuild adds thousands)."""
+    def add_notes(self, paths_and_titles: list[tuple[str, str | None]], seen_at: datetime,
+                  deleted: bool = False) -> None:
+        """`add_note` for many notes in one statement (a rebuild adds thousands); `deleted`:
+        notes that are gone, whose history the log still holds."""
         with self.transaction():
             self.conn.executemany(
-                "INSERT INTO notes(path, content_hash, title, first_seen) VALUES (?, NULL, ?, ?)",
-                [(path, title, utc_text(seen_at)) for path, title in paths_and_titles])
+                "INSERT INTO notes(path, content_hash, title, first_seen, deleted) VALUES (?, NULL, ?, ?, ?)",
+                [(path, title, utc_text(seen_at), int(deleted)) for path, title in paths_and_titles])
 
     def update_note(self, key: int, *, path: str | None = None, content_hash: str | None = None,
                     title: str | None = None, deleted: bool | None = None) -> None:

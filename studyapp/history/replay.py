@@ -109,6 +109,9 @@ class NoteHistory:
     """Some review of this note is in the log (standing or undone)."""
     live: bool = True
     """False for an identity left without a path (a move onto a note that had its own)."""
+    former: list[str] = field(default_factory=list)
+    """Paths it had before its moves, oldest first (a database that knows it by one of them
+    follows the moves rather than starting a row of its own: `sync._note_keys`)."""
     fields: list | None = field(default=None, repr=False)
     """`card_fields(card)` when already known as recorded (saves formatting it again)."""
 
@@ -170,6 +173,10 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
         if kind is EventKind.REVIEW and event.note is not None:
             index = note_of(event.note)
             history = result.notes[index]
+            if history.reviews and "seed" in data and _another_note_began(data, history):
+                where.pop(event.note)  # that note is gone; this is the first review of another
+                index = note_of(event.note)
+                history = result.notes[index]
             history.reviewed = True
             title = data.get("title")
             if title:
@@ -228,6 +235,7 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
             if isinstance(target, str) and event.note in where and target not in where:
                 index = where.pop(event.note)
                 where[target] = index
+                result.notes[index].former.append(event.note)
                 result.notes[index].path = target
     for index in set(range(len(result.notes))) - set(where.values()):
         result.notes[index].live = False
@@ -276,6 +284,23 @@ def _undo_data(rows: list[list[Any]]) -> None:
 def review_field(row: list[Any], name: str) -> Any:
     """One column of a replayed review row, by name."""
     return row[REVIEW_COLUMNS.index(name)]
+
+
+def _another_note_began(data: dict[str, Any], history: NoteHistory) -> bool:
+    """Whether a review at a path whose note has reviews is the first review of another note
+    written there (the log records no deletions): the reviewing device had no card for it (a
+    new card as its seed), its keys said it was never reviewed, and its title is another. Two
+    devices first reviewing one note offline share its title, and chain as before."""
+    seed, before, title = data.get("seed"), data.get("values_before"), data.get("title")
+    if not (isinstance(seed, str) and isinstance(before, dict) and title and history.title
+            and title != history.title):
+        return False
+    if before.get("last_reviewed") is not None or before.get("review_count") not in (0, None):
+        return False
+    try:
+        return CardRow.from_json(seed).stability is None
+    except (KeyError, TypeError, ValueError):
+        return False
 
 
 def _seed(data: dict[str, Any], at: datetime) -> CardRow:

@@ -188,13 +188,28 @@ def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int
         return found
 
     live, deleted = live_keys(), store.deleted_note_keys()
+    claimed = {h.path for h in replayed.notes if h.live}
+    for history in replayed.notes:  # a move this database has not seen: its row follows it
+        if history.live and history.path not in live:
+            known = next((live[p] for p in reversed(history.former) if p in live and p not in claimed), None)
+            if known is not None:
+                store.update_note(known, path=history.path)
+                live = live_keys()
     missing = {h.path: h.title for h in replayed.notes
                if h.live and h.path not in live and h.path not in deleted}
     if missing:
         store.add_notes(list(missing.items()), now)
         live = live_keys()
-    return {index: live.get(history.path) or deleted[history.path]
+    gone = {h.path: h.title for h in replayed.notes  # a note another one replaced at its path
+            if not h.live and h.reviews and h.path not in deleted}
+    if gone:
+        store.add_notes(list(gone.items()), now, deleted=True)  # its reviews still count
+        deleted = store.deleted_note_keys()
+    keys = {index: live.get(history.path) or deleted[history.path]
             for index, history in enumerate(replayed.notes) if history.live}
+    keys.update((index, deleted[history.path]) for index, history in enumerate(replayed.notes)
+                if not history.live and history.reviews)
+    return keys
 
 
 def review_offsets(events: list[Event], replayed: Replayed) -> dict[int, tuple[int, int | None]]:
