@@ -117,17 +117,23 @@ def inspect_database(database_file: Path, detail: bool = True) -> DatabaseSummar
 
 
 def check_backup(backup: Backup) -> DatabaseSummary:
-    """The backup's summary after SQLite's own consistency check; StoreError when damaged."""
-    summary = inspect_database(backup.path)
-    conn = sqlite3.connect(f"file:{_quote(str(backup.path))}?mode=ro", uri=True)
+    """The backup's summary after SQLite's own consistency check; StoreError when damaged,
+    naming the backup (not "the review database", whose advice is to restore a backup)."""
     try:
-        verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
-    except sqlite3.Error as exc:
-        raise store_error(exc, backup.path) from exc
-    finally:
-        conn.close()
+        summary = inspect_database(backup.path)
+        conn = sqlite3.connect(f"file:{_quote(str(backup.path))}?mode=ro", uri=True)
+        try:
+            verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise store_error(exc, backup.path) from exc
+        finally:
+            conn.close()
+    except StoreError as exc:
+        if exc.problem is not StoreProblem.DAMAGED:
+            raise
+        verdict = str(exc.__cause__ or exc)
     if verdict != "ok":
-        raise StoreError(f"the backup {backup.name} is damaged too ({verdict}); pick another "
+        raise StoreError(f"the backup {backup.name} is damaged ({verdict}); pick another "
                          "from `studyapp backup list`", StoreProblem.DAMAGED)
     return summary
 

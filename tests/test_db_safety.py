@@ -444,6 +444,21 @@ def test_restore_replaces_a_damaged_database_and_keeps_the_damaged_file(
     assert len(kept) == 1 and kept[0].name in out
 
 
+def test_a_damaged_backup_is_named_as_the_backup_not_the_review_database(
+        vault, data, capsys, frequent_backups):
+    """A backup that is no database was reported as "the review database is damaged ...
+    `studyapp backup restore` brings back the newest backup", by `backup list` and by restoring
+    it: advice to restore the very file that failed."""
+    reviewed_twice(capsys, vault, data)
+    bad = data / "backups" / "manual-20261101-000000.sqlite3"
+    bad.write_bytes(b"not a database at all" * 100)
+    code, out, _ = cli(capsys, vault, data, "backup", "list")
+    line = next(line for line in out.splitlines() if line.startswith(bad.name))
+    assert code == 0 and f"the backup {bad.name} is damaged" in line and "review database" not in line, line
+    code, _, err = cli(capsys, vault, data, "backup", "restore", bad.name)
+    assert code != 0 and f"the backup {bad.name} is damaged" in err and "review database" not in err, err
+
+
 def test_restore_keeps_the_current_database_as_a_backup_first(
         vault, data, capsys, frequent_backups):
     reviewed_twice(capsys, vault, data)
