@@ -103,3 +103,18 @@ def test_a_review_started_before_a_move_is_written_to_the_new_place(capsys, tmp_
     assert moved == [0]
     assert len(log_reviews(data / "log")) == 4
     assert log_reviews(vault / ".studyapp" / "log") == set()  # the log is in one place
+
+
+def test_moving_the_log_again_brings_other_devices_copies_up_to_date(capsys, tmp_path):
+    """`history-log vault` leaves the copies of other devices' logs in the data dir; a later
+    `history-log data-dir` kept those stale copies (it copied a file only where none was), so
+    this device no longer saw the other device's newer reviews."""
+    vault, data = reviewed(capsys, tmp_path)
+    other = tmp_path / "other"
+    cli(capsys, vault, other, "rate", "c.md", "--rating", "good", now=LATER)
+    move = ["--vault", str(vault), "--data-dir", str(data)]
+    assert main(["history-log", "data-dir", *move]) == 0
+    assert main(["history-log", "vault", *move]) == 0
+    cli(capsys, vault, other, "rate", "c.md", "--rating", "good", now="2026-11-05T10:00:00+00:00")
+    assert main(["history-log", "data-dir", *move]) == 0
+    assert stats(capsys, vault, data, "2026-11-05T11:00:00+00:00")["total_reviews"] == 5

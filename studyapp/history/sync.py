@@ -428,8 +428,9 @@ def _card_before(row: ReviewRow, at: datetime, values_before: dict) -> str:
 def move_log(ctx, place: str, then: Callable[[], object] = lambda: None) -> tuple[Path, Path, int]:
     """Move this device's log file to `place` ("vault" or "data-dir"): (from, to, files
     moved). Lines already there are kept, missing ones appended. Other devices' files are
-    copied where absent and never changed or removed: each belongs to its own device (removing
-    one from the vault would remove it from that device too).
+    copied where absent and never removed: each belongs to its own device (removing one from
+    the vault would remove it from that device too); into the data dir, where such a copy may
+    be left from an earlier move, the lines it lacks are appended.
 
     `then` (saving the setting) runs once every line is in the new place and on disk, and only
     after it succeeds does the old file go: a failure at any step (a full disk, a setting that
@@ -451,6 +452,8 @@ def move_log(ctx, place: str, then: Callable[[], object] = lambda: None) -> tupl
                 merged.append(entry)
             elif not (target / entry.name).exists():
                 shutil.copy2(entry, target / entry.name)
+            elif place == "data-dir":  # a copy left by an earlier move: the vault's file is the live one
+                _merge_file(entry, target / entry.name)
     then()
     for entry in merged:
         entry.unlink()
