@@ -5,11 +5,11 @@ today's queue and a running session from them, `reviews` records what happens.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fsrs import Scheduler, State
 
@@ -95,25 +95,41 @@ def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetim
 
 
 def has_vanished(store: Store, notes: Sequence, problem_paths: Iterable[str]) -> bool:
-    """Whether a stored live note's path is missing from the vault, or holds another note while
-    a new path appeared (a rename or a deletion for `reconcile_identity` to settle): one query,
-    so a load with nothing to settle takes no lock."""
-    present = {n.path for n in notes} | set(problem_paths)
-    rows = store.live_notes()
-    if any(row.path not in present for row in rows):
-        return True
-    return bool(_written_anew(store, rows, notes) or _put_back(store, rows, notes)
-                or _crossed(rows, notes))
+    """Whether there is anything for `reconcile_identity` to settle: a stored live note's path
+    missing from the vault, a stored note's path holding a file with another title that is
+    another note (`_written_anew`, `_crossed`), or a deleted note's file back (`_put_back`).
+    One pass over paths and titles, so a load with nothing to settle takes no lock."""
+    by_path = {n.path: n for n in notes}
+    problems = set(problem_paths)
+    retitled = False
+    live: set[str] = set()
+    for path, title in store.live_paths_and_titles():
+        live.add(path)
+        note = by_path.get(path)
+        if note is None:
+            if path not in problems:
+                return True
+        elif title and note.title != title:
+            retitled = True
+    if retitled:
+        rows = store.live_notes()
+        if _written_anew(store, rows, by_path) or _crossed(rows, by_path):
+            return True
+    return bool(_put_back(store, live, by_path))
 
 
-def _crossed(rows: Sequence, notes: Sequence) -> dict[int, str]:
+def _retitled(rows: Sequence, by_path: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    """(row, note) of the stored notes whose path holds a file under another title."""
+    return [(row, by_path[row.path]) for row in rows
+            if row.title and row.path in by_path and by_path[row.path].title != row.title]
+
+
+def _crossed(rows: Sequence, by_path: Mapping[str, Any]) -> dict[int, str]:
     """{key: path} of stored notes whose exact bytes now sit at another stored note's path
     (two names swapped; `mv b.md b-old.md; mv c.md b.md`): the history goes with the bytes.
     Only files whose title is not their row's are hashed; a row still holding its own title
     at its own path stays."""
-    by_path = {n.path: n for n in notes}
-    changed = [(row, by_path[row.path]) for row in rows
-               if row.title and row.path in by_path and by_path[row.path].title != row.title]
+    changed = _retitled(rows, by_path)
     if not changed:
         return {}
     by_hash = {row.content_hash: row for row in rows if row.content_hash}
@@ -128,37 +144,27 @@ def _crossed(rows: Sequence, notes: Sequence) -> dict[int, str]:
     return found
 
 
-def _put_back(store: Store, rows: Sequence, notes: Sequence) -> list:
+def _put_back(store: Store, live: set[str], by_path: Mapping[str, Any]) -> list:
     """Notes marked deleted whose file is back at their path (restored from the trash or a
     backup), with no live note there: the same bytes, or the same title with review keys."""
-    live = {row.path for row in rows}
-    gone = {row.path: row for row in store.deleted_notes() if row.path not in live}
-    if not gone:
-        return []
     found = []
-    for note in notes:
-        row = gone.get(note.path)
-        if row is not None and ((row.content_hash and note.content_hash == row.content_hash) or (
-                row.title and note.title == row.title
-                and has_legacy_history(note.review_count, note.last_reviewed))):
+    for row in store.deleted_notes():
+        note = by_path.get(row.path)
+        if note is not None and row.path not in live and (
+                (row.content_hash and note.content_hash == row.content_hash)
+                or (row.title and note.title == row.title
+                    and has_legacy_history(note.review_count, note.last_reviewed))):
             found.append(row)
     return found
 
 
-def _written_anew(store: Store, rows: Sequence, notes: Sequence) -> list:
+def _written_anew(store: Store, rows: Sequence, by_path: Mapping[str, Any]) -> list:
     """The stored rows of reviewed notes whose path now holds another note: a file whose own
     review keys say it was never reviewed, under another title (`mv b.md b-archive.md`, then a
     new `b.md`). The history left with the file that moved, if one appeared; a stale copy of
     the same note put back keeps its title, and a renamed heading its review keys."""
-    by_path = {n.path: n for n in notes}
-    found = []
-    for row in rows:
-        note = by_path.get(row.path)
-        if (note is not None and row.title and note.title != row.title
-                and not has_legacy_history(note.review_count, note.last_reviewed)
-                and store.has_reviews(row.key)):
-            found.append(row)
-    return found
+    return [row for row, note in _retitled(rows, by_path)
+            if not has_legacy_history(note.review_count, note.last_reviewed) and store.has_reviews(row.key)]
 
 
 def _closest(candidates: list, path: str) -> list:
@@ -231,7 +237,8 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
     """
     present = {n.path for n in notes} | set(problem_paths)
     known = {row.path: row for row in store.live_notes()}
-    crossed = _crossed(list(known.values()), notes)
+    by_path = {n.path: n for n in notes}
+    crossed = _crossed(list(known.values()), by_path)
     if crossed:  # their paths are taken: the notes displaced from them are matched like vanished ones
         taken = set(crossed.values())
         known = {path: row for path, row in known.items() if row.key not in crossed and path not in taken}
@@ -239,8 +246,8 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
     displaced = [row for row in store.live_notes() if row.key not in crossed and row.path in crossed.values()]
     appeared = [n for n in notes if n.path not in known and n.path not in set(crossed.values())]
     moves: dict[str, str] = {}
-    replaced = _written_anew(store, list(known.values()), notes)
-    returned = _put_back(store, list(known.values()), notes)
+    replaced = _written_anew(store, list(known.values()), by_path)
+    returned = _put_back(store, {row.path for row in store.live_notes()}, by_path)
     if not vanished and not replaced and not returned and not crossed:
         return {}
     with store.transaction():

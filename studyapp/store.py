@@ -219,6 +219,10 @@ class Store:
     def live_notes(self) -> list[NoteRow]:
         return [note_from_sql(r) for r in self.conn.execute("SELECT * FROM notes WHERE deleted = 0")]
 
+    def live_paths_and_titles(self) -> list[tuple[str, str | None]]:
+        """(path, title) of every live note: what a load checks renames by, without whole rows."""
+        return self.conn.execute("SELECT path, title FROM notes WHERE deleted = 0").fetchall()
+
     def deleted_note_keys(self) -> dict[str, int]:
         """Path -> key of the newest note marked deleted at that path (it keeps its history)."""
         return dict(self.conn.execute("SELECT path, MAX(key) FROM notes WHERE deleted = 1 GROUP BY path"))
