@@ -133,9 +133,15 @@ def _crossed(rows: Sequence, by_path: Mapping[str, Any]) -> dict[int, str]:
     if not changed:
         return {}
     by_hash = {row.content_hash: row for row in rows if row.content_hash}
+    by_title: dict[str, list] = {}
+    for row in rows:
+        by_title.setdefault(row.title, []).append(row)
     found: dict[int, str] = {}
     for row, note in changed:
         other = by_hash.get(note.content_hash)
+        if other is None:  # a row the replay made, or bytes edited since: its title, if only it has it
+            same = [r for r in by_title.get(note.title, ()) if r is not row]
+            other = same[0] if len(same) == 1 and has_legacy_history(note.review_count, note.last_reviewed) else None
         if other is None or other is row:
             continue
         there = by_path.get(other.path)
@@ -167,23 +173,34 @@ def _written_anew(store: Store, rows: Sequence, by_path: Mapping[str, Any]) -> l
             if not has_legacy_history(note.review_count, note.last_reviewed) and store.has_reviews(row.key)]
 
 
+def _shared_end(path: str, other: str) -> int:
+    """How many trailing path components the two paths share."""
+    count = 0
+    for mine, theirs in zip(reversed(path.split("/")), reversed(other.split("/"))):
+        if mine != theirs:
+            break
+        count += 1
+    return count
+
+
+def _by_closest_first(vanished: list, appeared: list) -> list:
+    """The vanished rows, those whose path ends most like an appeared note's with their title
+    first: in a renamed folder where one of two same-titled notes was also deleted, the one
+    left is the namesake whose path it continues, not whichever row comes first."""
+    def best(row) -> int:
+        return max((_shared_end(row.path, n.path) for n in appeared if row.title and n.title == row.title),
+                   default=0)
+
+    return sorted(vanished, key=best, reverse=True)
+
+
 def _closest(candidates: list, path: str) -> list:
     """Of several notes with one title, the one whose path ends most like `path` (a renamed
     folder: `ml/rnn/summary.md` is `deep-learning/rnn/summary.md`, not
     `deep-learning/attention/summary.md`); all of them when no one ends closest."""
     if len(candidates) < 2:
         return candidates
-    parts = path.split("/")[::-1]
-
-    def shared_end(note) -> int:
-        count = 0
-        for mine, theirs in zip(parts, note.path.split("/")[::-1]):
-            if mine != theirs:
-                break
-            count += 1
-        return count
-
-    ends = [shared_end(n) for n in candidates]
+    ends = [_shared_end(path, n.path) for n in candidates]
     best = max(ends)
     closest = [n for n, end in zip(candidates, ends) if end == best]
     return closest if best and len(closest) == 1 else candidates
@@ -264,7 +281,7 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
                 moves[row.path] = match[0].path
             else:  # gone, and another note written in its place: that one starts new
                 store.update_note(row.key, deleted=True)
-        for row in vanished:
+        for row in _by_closest_first(vanished, appeared):
             match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
             if len(match) != 1:
                 match = _closest([n for n in appeared if row.title and n.title == row.title

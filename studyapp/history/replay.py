@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -160,6 +161,7 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
     fingerprint = scheduler_fingerprint(scheduler)
     result = Replayed(events=len(timeline))
     where: dict[str, int] = {}  # current path -> index in result.notes
+    left: dict[str, list[int]] = {}  # path -> the notes that moved away from it
 
     def note_of(path: str) -> int:
         index = where.get(path)
@@ -171,7 +173,8 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
     for event in timeline:
         kind, data = event.kind, event.data
         if kind is EventKind.REVIEW and event.note is not None:
-            index = note_of(event.note)
+            moved = _moved_away(event.note, data.get("title"), where, left, result)
+            index = note_of(event.note) if moved is None else moved
             history = result.notes[index]
             if history.reviews and "seed" in data and _another_note_began(data, history):
                 where.pop(event.note)  # that note is gone; this is the first review of another
@@ -235,6 +238,7 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
             if isinstance(target, str) and event.note in where and target not in where:
                 index = where.pop(event.note)
                 where[target] = index
+                left.setdefault(event.note, []).append(index)
                 result.notes[index].former.append(event.note)
                 result.notes[index].path = target
     for index in set(range(len(result.notes))) - set(where.values()):
@@ -292,8 +296,8 @@ def _another_note_began(data: dict[str, Any], history: NoteHistory) -> bool:
     new card as its seed), its keys said it was never reviewed, and its title is another. Two
     devices first reviewing one note offline share its title, and chain as before."""
     seed, before, title = data.get("seed"), data.get("values_before"), data.get("title")
-    if not (isinstance(seed, str) and isinstance(before, dict) and title and history.title
-            and title != history.title):
+    if not (isinstance(seed, str) and isinstance(before, dict) and isinstance(title, str)
+            and history.title and not _related_titles(title, history.title)):
         return False
     if before.get("last_reviewed") is not None or before.get("review_count") not in (0, None):
         return False
@@ -301,6 +305,35 @@ def _another_note_began(data: dict[str, Any], history: NoteHistory) -> bool:
         return CardRow.from_json(seed).stability is None
     except (KeyError, TypeError, ValueError):
         return False
+
+
+def _moved_away(path: str, title: object, where: dict[str, int], left: dict[str, list[int]],
+                result: Replayed) -> int | None:
+    """The note a review of `path` is of when it moved away from there before the review was
+    logged (a device offline across a rename, or a swap): one of the notes that left `path`
+    whose title the review's is related to, while the note there now (if any) is not. None:
+    the note at `path`, as always."""
+    gone = left.get(path)
+    if not gone or not isinstance(title, str) or not title:
+        return None
+    here = where.get(path)
+    if here is not None and _related_titles(title, result.notes[here].title or title):
+        return None
+    match = [i for i in gone if (known := result.notes[i].title) and _related_titles(title, known)
+             and where.get(result.notes[i].path) == i]
+    return match[0] if len(match) == 1 else None
+
+
+def _related_titles(one: str, other: str) -> bool:
+    """Whether two titles may name one note: the same words, one inside the other ("Causal
+    mask", "Causal masking"), or half their words shared. A heading edited on one device is
+    not another note; "Flash attention tiling" where "Causal mask" was is."""
+    words = [re.findall(r"\w+", title.casefold()) for title in (one, other)]
+    texts = [" ".join(w) for w in words]
+    if not all(texts) or texts[0] in texts[1] or texts[1] in texts[0]:
+        return True
+    first, second = set(words[0]), set(words[1])
+    return len(first & second) * 2 >= len(first | second)
 
 
 def _seed(data: dict[str, Any], at: datetime) -> CardRow:
