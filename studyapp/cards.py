@@ -26,6 +26,8 @@ from studyapp.store import CardRow, Store
 if TYPE_CHECKING:
     from studyapp.vault import Note
 
+HOP_SUFFIX = "#moving"
+"""A swap's moves go through `<old path>#moving`, a name no note has (notes end in .md)."""
 LEARN_AHEAD = timedelta(minutes=20)
 """A learning step due this soon stays in the session (Anki's learn-ahead limit)."""
 
@@ -224,10 +226,10 @@ def _swap(store: Store, crossed: dict[int, str], displaced: list, appeared: list
         store.update_note(key, path=f"\0{key}")  # off the live paths first (they are unique)
     hops: dict[str, str] = {}
     for key in final:
-        hops[rows[key].path] = f"{rows[key].path}#moving"
+        hops[rows[key].path] = f"{rows[key].path}{HOP_SUFFIX}"
     for key, path in final.items():
         store.update_note(key, path=path)
-        hops[f"{rows[key].path}#moving"] = path
+        hops[f"{rows[key].path}{HOP_SUFFIX}"] = path
     for row in displaced:
         if row.key not in final:
             store.update_note(row.key, path=row.path)  # deleted, at its own path again

@@ -101,6 +101,8 @@ class StudyFacade:
         self._undone_elsewhere: list[str] = []
         """Titles of notes whose rating in this session another process undid, not yet said
         (`undone_elsewhere`)."""
+        self._renames: dict[str, str] = {}
+        """{old path: path now} of the notes renamed while the app ran (`renamed_to`)."""
         from studyapp.drills import Grading
 
         self._grading = Grading(lambda: self.make_grader(ctx))
@@ -201,10 +203,19 @@ class StudyFacade:
                 self.session.requeue(keep_first=True)
             return edited
         changed = self.vault.reload_changes()
+        moves = self.vault.renames | self.service.last_moves
+        if moves:  # renamed notes stay in the session, under their new names
+            self.session.renamed(moves)
+            self._renames = {old: moves.get(new, new) for old, new in self._renames.items()} | moves
         self._follow_undos()
         if changed:
             self.session.keep_only(self.vault.notes)
         return tuple(sorted(changed))
+
+    @_locked
+    def renamed_to(self, path: str) -> str | None:
+        """Where the note once at `path` is now, when it was renamed while the app ran."""
+        return self._renames.get(path)
 
     def _follow_undos(self) -> None:
         """Ratings of this session undone by another process leave it, and their notes are due

@@ -9,6 +9,7 @@ one. Textual-free and torch-free.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -158,7 +159,12 @@ class LiveVault:
         self.load()
         after = {path: note.content_hash for path, note in self.notes.items()}
         changed = {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
+        self.renames = _renames(before, after)
         return changed | (broken_before ^ {p.path for p in self.problems})
+
+    renames: dict[str, str] = {}
+    """{old: new} paths of notes whose file was renamed (the same bytes) in the last reload,
+    reviewed or not (the history's renames are `ReviewService.last_moves`)."""
 
     def forget(self, path: str) -> None:
         self.notes.pop(path, None)
@@ -183,3 +189,16 @@ class LiveVault:
             if needle in folded[1]:
                 hits.add(note.path)
         return frozenset(hits)
+
+
+def _renames(before: dict[str, str], after: dict[str, str]) -> dict[str, str]:
+    """{old: new} of the paths that went and came with the same content hash, one to one."""
+    gone = {path: digest for path, digest in before.items() if path not in after}
+    came: dict[str, list[str]] = {}
+    for path, digest in after.items():
+        if path not in before:
+            came.setdefault(digest, []).append(path)
+    twice = {digest for digest, count in Counter(gone.values()).items() if count > 1}
+    return {old: came[digest][0] for old, digest in gone.items()
+            if len(came.get(digest, ())) == 1 and digest not in twice}
+

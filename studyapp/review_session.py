@@ -280,6 +280,22 @@ class ReviewSession:
         if requeue:
             self.requeue()
 
+    def renamed(self, moves: Mapping[str, str]) -> None:
+        """Notes renamed or moved since (`ReviewService.last_moves`, {old: new}) stay in the
+        session under their new paths, with their ratings and what undo reverts."""
+        if not moves:
+            return
+        def new(path: str) -> str:
+            return moves.get(path, path)
+
+        self.order = [new(p) for p in self.order]
+        self.members = {new(p) for p in self.members}
+        self.gone = {new(p) for p in self.gone}
+        self.ratings = [(new(p), rating, event) for p, rating, event in self.ratings]
+        self.undo_stack = [(kind, new(p), kept) for kind, p, kept in self.undo_stack]
+        if self.front_mark is not None:
+            self.front_mark = (new(self.front_mark[0]), *self.front_mark[1:])
+
     def keep_only(self, paths: Iterable[str]) -> None:
         """After the vault changed: notes that are gone leave, and come back when their file
         does (moved away and back by a sync tool); the one shown stays in front."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +29,7 @@ from fsrs import Rating
 
 from studyapp import schedule
 from studyapp.cards import (
+    HOP_SUFFIX,
     NoteCard,
     derive_card,
     has_vanished,
@@ -84,6 +86,9 @@ class ReviewService:
         # after: a database that served another vault held that vault's fitted parameters
         self.scheduler = schedule.scheduler_for(ctx, self.store)
         self.writer_lock.on_acquire = self._on_lock
+        self.last_moves: dict[str, str] = {}
+        """{old path: new path} of the renames the latest `reconcile` found (a front end's
+        session follows its notes by them)."""
         self.moved: dict[str, tuple[str, datetime]] = {}
         """{new path: (old path, time of its MOVE)} of the renames this service logged: an
         event of the new path must not sort before its move (`move_time`)."""
@@ -175,6 +180,7 @@ class ReviewService:
         from studyapp.history.events import EventKind, new_event
         from studyapp.history.sync import record
 
+        self.last_moves = {}
         problems = [p.path for p in snap.problems]
         if not has_vanished(self.store, snap.notes, problems):
             return {}
@@ -192,6 +198,7 @@ class ReviewService:
                 for old, event in zip(moves, events):
                     self.moved.pop(old, None)
                     self.moved[event.data["to"]] = (old, event.at)
+                self.last_moves = settled_moves(moves)
         return moves
 
     def note_cards(self, notes) -> list[NoteCard]:
@@ -481,6 +488,18 @@ class ReviewService:
         if row is not None:
             return row.key
         return self.store.add_note(note.path, note.content_hash, note.title, now)
+
+
+def settled_moves(moves: Mapping[str, str]) -> dict[str, str]:
+    """{old: final path} of `reconcile_identity`'s moves, through a swap's `#moving` hops."""
+    settled = {}
+    for old, new in moves.items():
+        if old.endswith(HOP_SUFFIX):
+            continue
+        while new.endswith(HOP_SUFFIX) and new in moves:
+            new = moves[new]
+        settled[old] = new
+    return settled
 
 
 def move_time(logged, old: str, device: str, now: datetime) -> datetime:

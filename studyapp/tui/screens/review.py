@@ -133,8 +133,10 @@ class ReviewScreen(StudyScreen):
         if card == self.card:
             self._update_progress()  # a rating undone elsewhere, a review from another device
             return
-        was_revealed = self.revealed and card is not None and self.card is not None and card.path == self.card.path
-        if self.card is not None and (card is None or card.path != self.card.path):
+        same_note = card is not None and self.card is not None and card.path in (
+            self.card.path, self.study.renamed_to(self.card.path))  # a rename keeps the note on screen
+        was_revealed = self.revealed and same_note
+        if self.card is not None and not same_note:
             self.notify(f"“{self.card.title}” changed outside the app and left this session.",
                         severity="warning", timeout=6)
         self._show(card)
