@@ -29,16 +29,14 @@ from fsrs import Rating
 
 from studyapp import schedule
 from studyapp.cards import (
-    HOP_SUFFIX,
     NoteCard,
     derive_card,
-    has_vanished,
     never_reviewed,
     note_cards,
-    reconcile_identity,
     session_queue,
 )
 from studyapp.errors import UserError
+from studyapp.identity import HOP_SUFFIX, has_vanished, reconcile_identity
 from studyapp.locking import WriterLock, current_process
 from studyapp.mastery import note_mastery, trained_drills
 from studyapp.review_journal import finish_review, finish_undo, json_values, repair_pending, values_from_json
@@ -177,14 +175,21 @@ class ReviewService:
         """Carry note identities across renames and log each as a MOVE event: a replay (another
         device, `sync --full`, a rebuilt database) knows only the log. Checked again under the
         writer lock, so a second process noticing the same rename logs nothing. {old: new}."""
-        from studyapp.history.events import EventKind, new_event
-        from studyapp.history.sync import record
-
         self.last_moves = {}
         problems = [p.path for p in snap.problems]
         if not has_vanished(self.store, snap.notes, problems):
             return {}
-        with self.writer_lock.hold(), self.store.transaction():
+        with self.writer_lock.hold():
+            return self.reconcile_held(snap)
+
+    def reconcile_held(self, snap) -> dict[str, str]:
+        """`reconcile` for a caller that holds the writer lock (a replay, before it writes the
+        notes' keys: a note the log names may have moved while the log was away)."""
+        from studyapp.history.events import EventKind, new_event
+        from studyapp.history.sync import record
+
+        problems = [p.path for p in snap.problems]
+        with self.store.transaction():
             now = self.ctx.now()
             moves = reconcile_identity(self.store, snap.notes, problems, now)
             if moves:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -34,6 +33,7 @@ from fsrs import Rating, Scheduler
 
 from studyapp import schedule
 from studyapp.history.events import Event, EventKind
+from studyapp.identity import related_titles
 from studyapp.store import CardRow, utc_text
 from studyapp.store_rows import R_CARD_BEFORE, R_FILE_VALUES_BEFORE, REVIEW_COLUMNS
 
@@ -297,7 +297,7 @@ def _another_note_began(data: dict[str, Any], history: NoteHistory) -> bool:
     devices first reviewing one note offline share its title, and chain as before."""
     seed, before, title = data.get("seed"), data.get("values_before"), data.get("title")
     if not (isinstance(seed, str) and isinstance(before, dict) and isinstance(title, str)
-            and history.title and not _related_titles(title, history.title)):
+            and history.title and not related_titles(title, history.title)):
         return False
     if before.get("last_reviewed") is not None or before.get("review_count") not in (0, None):
         return False
@@ -317,23 +317,11 @@ def _moved_away(path: str, title: object, where: dict[str, int], left: dict[str,
     if not gone or not isinstance(title, str) or not title:
         return None
     here = where.get(path)
-    if here is not None and _related_titles(title, result.notes[here].title or title):
+    if here is not None and related_titles(title, result.notes[here].title or title):
         return None
-    match = [i for i in gone if (known := result.notes[i].title) and _related_titles(title, known)
+    match = [i for i in gone if (known := result.notes[i].title) and related_titles(title, known)
              and where.get(result.notes[i].path) == i]
     return match[0] if len(match) == 1 else None
-
-
-def _related_titles(one: str, other: str) -> bool:
-    """Whether two titles may name one note: the same words, one inside the other ("Causal
-    mask", "Causal masking"), or half their words shared. A heading edited on one device is
-    not another note; "Flash attention tiling" where "Causal mask" was is."""
-    words = [re.findall(r"\w+", title.casefold()) for title in (one, other)]
-    texts = [" ".join(w) for w in words]
-    if not all(texts) or texts[0] in texts[1] or texts[1] in texts[0]:
-        return True
-    first, second = set(words[0]), set(words[1])
-    return len(first & second) * 2 >= len(first | second)
 
 
 def _seed(data: dict[str, Any], at: datetime) -> CardRow:

@@ -103,6 +103,8 @@ class SyncResult:
     written: list[str] = field(default_factory=list)
     """Notes whose owned keys were rewritten to the replayed state."""
     problems: list[str] = field(default_factory=list)
+    moved: bool = False
+    """Renames were logged while the notes were written (`write_owned_keys`)."""
     offsets: dict[int, tuple[int, int | None]] = field(default_factory=dict, repr=False)
     """The reviewer's UTC offsets (`utc_offset`, `due_utc_offset`) of each note's last
     standing review, by the note's index in the replay, where its event records them: the days
@@ -169,8 +171,11 @@ def _catch_up(service, force: bool) -> SyncResult:
         result.problems.append(f"{replayed.malformed} event(s) of the review log left out, as "
                                "the replay could not use them")
     write_owned_keys(service, replayed, result)
+    sizes = dict(contents.sizes)
+    if result.moved:  # the renames it logged are this device's own lines, already replayed
+        sizes[events_log.device] = events_log.sizes().get(events_log.device, 0)
     with store.transaction():  # a replay cut short before this is done again next time
-        for device, size in contents.sizes.items():
+        for device, size in sizes.items():
             store.set_log_size(device, size)
     return result
 
@@ -302,6 +307,13 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
     if not wanted:
         return
     snapshot = service.vault.load()
+    from studyapp.reviews import settled_moves
+
+    # a note the log names may have been renamed while the log was away (a device offline)
+    for old, new in settled_moves(service.reconcile_held(snapshot)).items():
+        result.moved = True
+        if old in wanted and new not in wanted:
+            wanted[new] = wanted.pop(old)
     status = service.store.drill_status()
     now_ns = time.time_ns()
     recent = now_ns - int(SETTLE_SECONDS * 1e9)
