@@ -25,12 +25,17 @@ def related_titles(one: str, other: str) -> bool:
     """Whether two titles may name one note: the same words, one inside the other ("Causal
     mask", "Causal masking"), or half their words shared. A heading edited on one device is
     not another note; "Flash attention tiling" where "Causal mask" was is."""
-    words = [re.findall(r"\w+", title.casefold()) for title in (one, other)]
-    texts = [" ".join(w) for w in words]
+    words = [_CJK_OR_WORD.findall(title.casefold()) for title in (one, other)]
+    texts = ["".join(w) for w in words]  # "BatchNorm" is "Batch norm"
     if not all(texts) or texts[0] in texts[1] or texts[1] in texts[0]:
         return True
     first, second = set(words[0]), set(words[1])
     return len(first & second) * 2 >= len(first | second)
+
+
+_CJK_OR_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|[^\W_]+")
+"""A word, or one CJK character (a CJK title has no spaces: "多头自注意力" shares five of six
+characters with "多头注意力", where a regex word saw two unrelated words)."""
 
 
 def has_vanished(store: Store, notes: Sequence, problem_paths: Iterable[str]) -> bool:
@@ -104,8 +109,9 @@ def _moved_off(rows: Sequence, by_path: Mapping[str, Any], live: set[str]) -> di
     found: dict[int, str] = {}
     for row, _note in changed:
         there = free.get(row.title, [])
-        if len(there) == 1 and has_legacy_history(there[0].review_count, there[0].last_reviewed):
-            found[row.key] = there[0].path
+        if (len(there) == 1 and has_legacy_history(there[0].review_count, there[0].last_reviewed)
+                and (not row.content_hash or there[0].content_hash == row.content_hash)):
+            found[row.key] = there[0].path  # a row made here knows its bytes: they must have moved
     return found
 
 

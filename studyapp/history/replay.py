@@ -173,7 +173,7 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
     for event in timeline:
         kind, data = event.kind, event.data
         if kind is EventKind.REVIEW and event.note is not None:
-            moved = _moved_away(event.note, data.get("title"), where, left, result)
+            moved = None if _first_review(data) else _moved_away(event.note, data.get("title"), where, left, result)
             index = note_of(event.note) if moved is None else moved
             history = result.notes[index]
             if history.reviews and "seed" in data and _another_note_began(data, history):
@@ -295,14 +295,21 @@ def _another_note_began(data: dict[str, Any], history: NoteHistory) -> bool:
     written there (the log records no deletions): the reviewing device had no card for it (a
     new card as its seed), its keys said it was never reviewed, and its title is another. Two
     devices first reviewing one note offline share its title, and chain as before."""
-    seed, before, title = data.get("seed"), data.get("values_before"), data.get("title")
-    if not (isinstance(seed, str) and isinstance(before, dict) and isinstance(title, str)
-            and history.title and not related_titles(title, history.title)):
+    title = data.get("title")
+    return (isinstance(title, str) and bool(history.title) and not related_titles(title, history.title or "")
+            and _first_review(data))
+
+
+def _first_review(data: dict[str, Any]) -> bool:
+    """A review by a device that had no card for the note and whose keys said never reviewed:
+    the first review of whatever note is at its path (never of a note with reviews that moved)."""
+    before = data.get("values_before")
+    if not isinstance(data.get("seed"), str) or not isinstance(before, dict):
         return False
     if before.get("last_reviewed") is not None or before.get("review_count") not in (0, None):
         return False
     try:
-        return CardRow.from_json(seed).stability is None
+        return CardRow.from_json(data["seed"]).stability is None
     except (KeyError, TypeError, ValueError):
         return False
 
@@ -310,17 +317,23 @@ def _another_note_began(data: dict[str, Any], history: NoteHistory) -> bool:
 def _moved_away(path: str, title: object, where: dict[str, int], left: dict[str, list[int]],
                 result: Replayed) -> int | None:
     """The note a review of `path` is of when it moved away from there before the review was
-    logged (a device offline across a rename, or a swap): one of the notes that left `path`
-    whose title the review's is related to, while the note there now (if any) is not. None:
-    the note at `path`, as always."""
+    logged (a device offline across a rename, or a swap): the one note that left `path` with
+    the review's very title while the note there now has another, else the one whose title is
+    related while the note there now is not. None: the note at `path`, as always."""
     gone = left.get(path)
     if not gone or not isinstance(title, str) or not title:
         return None
     here = where.get(path)
-    if here is not None and related_titles(title, result.notes[here].title or title):
+    here_title = None if here is None else result.notes[here].title
+    if here_title == title:
         return None
-    match = [i for i in gone if (known := result.notes[i].title) and related_titles(title, known)
-             and where.get(result.notes[i].path) == i]
+    away = [i for i in gone if where.get(result.notes[i].path) == i and result.notes[i].title]
+    exact = [i for i in away if result.notes[i].title == title]
+    if len(exact) == 1:
+        return exact[0]
+    if here_title and related_titles(title, here_title):
+        return None
+    match = [i for i in away if related_titles(title, result.notes[i].title or "")]
     return match[0] if len(match) == 1 else None
 
 
