@@ -109,16 +109,31 @@ def resolve_paths(
 ) -> Paths:
     """Apply the precedence rules above; reads the config file only to find a configured vault."""
     env = os.environ if environ is None else environ
-    data = Path(data_dir or env.get(DATA_DIR_ENV) or default_data_dir()).expanduser()
+    data = _folder(data_dir or env.get(DATA_DIR_ENV) or default_data_dir(), "the data dir")
     chosen = vault or env.get(VAULT_ENV)
     if chosen:
-        return Paths(data.resolve(), Path(chosen).expanduser().resolve(), False)
+        return Paths(data.resolve(), _folder(chosen, "the vault").resolve(), False)
     from studyapp.config import load_settings
 
     configured = load_settings(data / "config.toml").vault
     if configured:  # relative to the folder of config.toml, wherever the command runs
-        return Paths(data.resolve(), (data / Path(configured).expanduser()).resolve(), False)
+        where = _folder(configured, f"{data / 'config.toml'}: vault")
+        return Paths(data.resolve(), (data / where).resolve(), False)
     return Paths(data.resolve(), (data / "vault").resolve(), True)
+
+
+def _folder(text: str | os.PathLike, what: str) -> Path:
+    """`text` as a path, `~` expanded; a usage error naming `what` when it cannot be one
+    (`~nosuchuser/x`, a NUL byte) rather than a traceback."""
+    from studyapp.errors import UsageError
+
+    try:
+        path = Path(text).expanduser()
+        if "\0" in os.fspath(path):
+            raise ValueError("it holds a NUL byte")
+    except (RuntimeError, ValueError) as exc:  # expanduser: no such user; a NUL byte
+        raise UsageError(f"{what} {os.fspath(text)!r} is not a usable folder path: {exc}") from None
+    return path
 
 
 def seed_default_vault(paths: Paths) -> bool:

@@ -67,6 +67,11 @@ def note_path(ctx, text: str) -> str:
             raise UsageError(f"{text} is not inside the vault ({vault})")
     if not (vault / path).is_file():
         raise UsageError(f"no such note in the vault: {path}")
+    from studyapp.vault.scan import not_a_note_reason, shown_path
+
+    reason = not_a_note_reason(path)
+    if reason:  # the vault never lists it, so nothing writes it
+        raise UsageError(f"{shown_path(path)}: {reason}")
     real_vault = vault.resolve()
     target = (vault / path).resolve()
     if target != real_vault.joinpath(*path.split("/")) and target.is_relative_to(real_vault):

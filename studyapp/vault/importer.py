@@ -20,7 +20,7 @@ from studyapp.vault.bounds import MAX_NOTE_BYTES
 from studyapp.vault.model import NoteWriteError
 from studyapp.vault.parse import BOM, NoteFormatError, decode, find_layout
 from studyapp.vault.scan import NOTE_SUFFIX, odd_name_reason, shown_path
-from studyapp.vault.vault import Vault, folder_is_read_only
+from studyapp.vault.vault import Vault, folder_is_read_only, note_problem
 
 IMPORTABLE_SUFFIXES = (".md", ".markdown", ".txt")
 
@@ -81,15 +81,19 @@ def add_missing_blocks(vault: Vault, today: date, dry_run: bool) -> list[ImportA
 def _sources(path: Path, vault_root: Path) -> list[tuple[Path, Path]]:
     """(file, path relative to the import root's parent) for every importable file under `path`,
     leaving out the vault when `path` holds it (its notes are in it already)."""
+    top = path.name.lstrip(".") or "imported"  # `~/.clips` must not become a hidden folder the vault never reads
     if not path.is_dir():  # a file, or a pipe or device named on the command line: `_copy_one` says
-        return [(path, Path(path.name))]
+        return [(path, Path(top))]
     found = []
     for folder, dirs, files in os.walk(path, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and Path(folder, d).resolve() != vault_root)
         for name in sorted(files):
             if not name.startswith(".") and name.lower().endswith(IMPORTABLE_SUFFIXES):
                 file = Path(folder) / name
-                found.append((file, Path(path.name) / file.relative_to(path)))
+                real = file.resolve()
+                if real == vault_root or vault_root in real.parents:
+                    continue  # a link to a note of the vault: it is there already
+                found.append((file, Path(top) / file.relative_to(path)))
     return found
 
 
@@ -106,13 +110,14 @@ def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool)
     planned: dict[str, bytes] = {}
     """Notes a dry run would have made, with their bodies: taken (or found already imported),
     so that it says what the import does."""
-    for given in paths:
+    for given in paths:  # every PATH checked before anything is copied: a refusal changes nothing
         if not given.exists():
             raise UsageError(f"no such file or folder: {given}")
         resolved = given.resolve()
         if resolved == root or root in resolved.parents:
             raise UsageError(f"{given} is inside the vault: run `studyapp import` without a path for notes already there")
-        for file, rel in _sources(resolved, root):
+    for given in paths:
+        for file, rel in _sources(given.resolve(), root):
             odd = odd_name_reason(str(rel))
             if odd:  # it would be skipped in the vault anyway
                 actions.append(ImportAction("problem", shown_path(str(file)), reason=f"{odd}; not copied"))
@@ -162,6 +167,9 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool,
                 pass
             continue
         new_raw = _with_block(raw, note_path, today) or raw
+        problem = note_problem(note_path, new_raw)
+        if problem:  # the vault could not use it: said, not copied
+            return ImportAction("problem", str(file), reason=f"{problem}; not copied")
         if not dry_run:
             from studyapp.atomic import atomic_create_bytes
 

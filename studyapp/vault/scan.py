@@ -7,6 +7,9 @@ about 50 ms of `stat` calls, which then run on the other core while the command 
 modules and reads the metadata cache (benchmarks/vault_scale.py, issue 15). The terminal app's
 first start (no metadata cache yet) has the child parse the notes too (`parse=True`), on every
 core, while Textual starts.
+
+~430 lines on purpose: which paths are notes (`not_a_note_reason`, the odd names, the files a
+load skips) is decided once, here, for the scan and for every command that names a note.
 """
 
 from __future__ import annotations
@@ -182,6 +185,22 @@ def odd_name_reason(name: str, kind: str = "file") -> str | None:
     except UnicodeEncodeError:
         return f"{kind} name is not valid UTF-8: rename it (its notes are skipped until then)"
     return f"{kind} name holds control characters: rename it (its notes are skipped until then)"
+
+
+def not_a_note_reason(path: str) -> str | None:
+    """Why a vault-relative path names no note the scan would list (so nothing may write it:
+    not a `.md` file, hidden or under a hidden folder such as .studyapp or .trash, an odd
+    name), or None."""
+    parts = path.split("/")
+    if not parts[-1].endswith(NOTE_SUFFIX):
+        return f"not a note: notes are {NOTE_SUFFIX} files"
+    for index, part in enumerate(parts):
+        if part.startswith("."):
+            return "not a note: hidden files and folders (.studyapp, .obsidian, .trash) are not read"
+        odd = odd_name_reason(part, "file" if index == len(parts) - 1 else "folder")
+        if odd:
+            return odd
+    return None
 
 
 def links_problem(links: int) -> str | None:

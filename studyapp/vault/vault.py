@@ -1,6 +1,6 @@
 """The vault: a folder tree of markdown notes, loaded with a metadata cache and written safely.
 
-Longer than most modules (~430 lines) on purpose: `Vault` is the one object that both reads a
+Longer than most modules (~470 lines) on purpose: `Vault` is the one object that both reads a
 note and writes it back, and what they must agree on (which files are notes and which are
 refused, the bounds a note is read within, a read-only note or folder) is decided here or in
 `scan`, which finds the files and whose checks a read and a write both use. The note format
@@ -46,7 +46,9 @@ from studyapp.vault.scan import (
     FoundFile,
     file_problem,
     links_problem,
+    not_a_note_reason,
     scan_folder,
+    shown_path,
     take_parsed_ahead,
     take_scan_ahead,
 )
@@ -208,8 +210,12 @@ class Vault:
         return self.root / rel
 
     def read_note(self, path: str) -> Note:
-        """One note, fresh from disk; UserError when it is missing or cannot be read."""
-        abs_path = self._abs(path)
+        """One note, fresh from disk; UserError when it is missing, cannot be read, or is no note
+        the vault lists (a .txt, a hidden file, the review log: never written as a note)."""
+        abs_path = self._abs(path)  # first: a path outside the vault is said as such
+        reason = not_a_note_reason(path)
+        if reason:
+            raise UserError(f"{shown_path(path)}: {reason}")
         try:
             st = os.stat(abs_path)
             problem = file_problem(st.st_mode, st.st_size) or (
@@ -406,6 +412,12 @@ def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: i
         return None
     return Note.from_head(path, str(abs_path), title, meta, layout.has_block, size, mtime_ns,
                           head_mark(head))
+
+
+def note_problem(path: str, raw: bytes) -> str | None:
+    """Why these bytes, as the note at `path`, could not be studied (the load's reason), or None."""
+    result = _note_from_bytes(path, path, raw, len(raw), 0)
+    return result.reason if isinstance(result, LoadProblem) else None
 
 
 def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int) -> Note | LoadProblem:
