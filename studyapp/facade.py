@@ -14,6 +14,7 @@ several objects that share one lock.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import replace
 from datetime import date, datetime
@@ -196,21 +197,28 @@ class StudyFacade:
         folders = any(path.endswith("/") for path in paths)  # renamed, moved in or removed
         if not folders and all(self._vault.same_on_disk(path) for path in paths):
             return ()  # the echo of the app's own writes
+        from studyapp.live_vault import file_marks, renames
+
+        marks = file_marks(self.vault.notes)
         edited = None if folders else self.vault.reread_edited(paths)
         if edited is not None:
+            self._follow_renames(renames(marks, file_marks(self.vault.notes)))  # two names swapped
             self._follow_undos()  # `studyapp undo` rewrote a note this session rated
             if edited and self.session.active:
                 self.session.requeue(keep_first=True)
             return edited
         changed = self.vault.reload_changes()
-        moves = self.vault.renames | self.service.last_moves
-        if moves:  # renamed notes stay in the session, under their new names
-            self.session.renamed(moves)
-            self._renames = {old: moves.get(new, new) for old, new in self._renames.items()} | moves
+        self._follow_renames(self.vault.renames | self.service.last_moves)
         self._follow_undos()
         if changed:
             self.session.keep_only(self.vault.notes)
         return tuple(sorted(changed))
+
+    def _follow_renames(self, moves: dict[str, str]) -> None:
+        """Renamed notes stay in the session, under their new names (`renamed_to` says where)."""
+        if moves:
+            self.session.renamed(moves)
+            self._renames = {old: moves.get(new, new) for old, new in self._renames.items()} | moves
 
     @_locked
     def renamed_to(self, path: str) -> str | None:
@@ -439,6 +447,10 @@ class StudyFacade:
         if revision is not None:
             note = self.vault.notes.get(path)
             title = note.title if note is not None else path
+            if note is not None and not os.path.exists(note.source):  # renamed a moment ago?
+                self.vault.reload_changes()  # the watcher's reload, now: the session follows
+                self._follow_renames(self.vault.renames | self.service.last_moves)
+                path = self._renames.get(path, path)
             self.vault.reread_if_changed(path)
             note = self.vault.notes.get(path)
             if note is None or note.content_hash != revision:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -155,11 +155,12 @@ class LiveVault:
     def reload_changes(self) -> set[str]:
         """Load again; returns the paths added, removed, changed, or broken or fixed."""
         before = {path: note.content_hash for path, note in self.notes.items()}
+        marks = file_marks(self.notes)
         broken_before = {p.path for p in self.problems}
         self.load()
         after = {path: note.content_hash for path, note in self.notes.items()}
         changed = {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
-        self.renames = _renames(before, after)
+        self.renames = renames(marks, file_marks(self.notes))
         return changed | (broken_before ^ {p.path for p in self.problems})
 
     renames: dict[str, str] = {}
@@ -191,14 +192,21 @@ class LiveVault:
         return frozenset(hits)
 
 
-def _renames(before: dict[str, str], after: dict[str, str]) -> dict[str, str]:
-    """{old: new} of the paths that went and came with the same content hash, one to one."""
-    gone = {path: digest for path, digest in before.items() if path not in after}
-    came: dict[str, list[str]] = {}
-    for path, digest in after.items():
-        if path not in before:
-            came.setdefault(digest, []).append(path)
-    twice = {digest for digest, count in Counter(gone.values()).items() if count > 1}
-    return {old: came[digest][0] for old, digest in gone.items()
-            if len(came.get(digest, ())) == 1 and digest not in twice}
+def file_marks(notes: Mapping[str, Note]) -> dict[str, tuple[int, int]]:
+    """Path -> (size, mtime in ns) of each note as read: a renamed file keeps both."""
+    return {path: (note.size, note.mtime_ns) for path, note in notes.items()}
+
+
+def renames(before: Mapping[str, tuple], after: Mapping[str, tuple]) -> dict[str, str]:
+    """{old: new} of the files that left a path (gone, or another file there now) and are at
+    another path now, known by their size and mtime (`file_marks`), one to one: a rename, a
+    folder renamed, two names swapped. An edit in place changes the mtime: no rename."""
+    gone = {path: mark for path, mark in before.items() if after.get(path) != mark}
+    came: dict[tuple, list[str]] = {}
+    for path, mark in after.items():
+        if before.get(path) != mark:
+            came.setdefault(mark, []).append(path)
+    twice = {mark for mark, count in Counter(gone.values()).items() if count > 1}
+    return {old: came[mark][0] for old, mark in gone.items()
+            if len(came.get(mark, ())) == 1 and mark not in twice and came[mark][0] != old}
 
