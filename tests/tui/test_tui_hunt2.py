@@ -95,3 +95,26 @@ async def test_a_rating_just_after_a_rename_follows_the_note(ctx):
         left = p.new + p.learning + p.review
     text = (folder / "a-renamed.md").read_text()
     assert "review_count: 3" in text or left == 2, "the renamed note was neither rated nor kept"
+
+
+async def test_another_note_written_over_the_shown_one_is_not_rated_unseen(ctx):
+    """The answer of A is on screen; another note's text is written over A's file (a sync
+    tool's conflict copy put in its place: same path, another title, a new mtime, so no rename
+    to follow). The screen showed the other note with its answer revealed, and `3` rated it."""
+    folder = _vault(ctx.paths.vault_dir)
+    app = app_with_grader(ctx, StubGrader())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("space")
+        await settle(pilot)
+        other = NOTE.format(last="null", due="2026-10-01", count=0, title="What is a conflict copy?",
+                            answer="another note")
+        (folder / "a.md").write_text(other)
+        await _wait(pilot, lambda: screen.card is not None and screen.card.title == "What is a conflict copy?")
+        assert not screen.revealed, "another note's answer shown as if its question had been seen"
+        await pilot.press("3")
+        await settle(pilot)
+    assert (folder / "a.md").read_text() == other, "a note whose question was never shown was rated"

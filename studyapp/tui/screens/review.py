@@ -133,10 +133,13 @@ class ReviewScreen(StudyScreen):
         if card == self.card:
             self._update_progress()  # a rating undone elsewhere, a review from another device
             return
-        same_note = card is not None and self.card is not None and card.path in (
-            self.card.path, self.study.renamed_to(self.card.path))  # a rename keeps the note on screen
+        renamed = None if self.card is None else self.study.renamed_to(self.card.path)
+        # the same note: renamed, or at its path under its title (another note written over it
+        # is shown from its question: a rating is never given to an answer not asked)
+        same_note = card is not None and self.card is not None and (
+            card.path == renamed or (card.path == self.card.path and card.title == self.card.title))
         was_revealed = self.revealed and same_note
-        if self.card is not None and not same_note:
+        if self.card is not None and (card is None or card.path not in (self.card.path, renamed)):
             self.notify(f"“{self.card.title}” changed outside the app and left this session.",
                         severity="warning", timeout=6)
         self._show(card)
