@@ -187,11 +187,16 @@ def is_same_run(verdict: Mapping[str, Any], last: DrillAttempt | None, try_start
     """Whether a graded verdict is the drill's last recorded run graded again: the same source
     bytes (the worker's hash of what it graded) on the same device, with no try started since.
     Two watchers on one save, a watch beside the TUI, or `grade` again on an unchanged file
-    grade one run twice: recorded twice, it was a failed run too many. The same code written
-    again in a new try is that try's run; a verdict or an attempt without a hash never matches."""
+    grade one run twice: recorded twice, it was a failed run too many. A grade of the same bytes
+    with another outcome (a pass after a timeout on a busy machine, flaky code, other random
+    cases) is a run of its own; so is the same code written again in a new try. A verdict or an
+    attempt without a hash never matches."""
     digest = verdict.get("source_sha256")
+    status = verdict.get("status")
+    outcome = status if status in ("pass", "fail") else "error"
     return (bool(digest) and last is not None and not try_started_since
-            and last.source_sha256 == digest and last.device == verdict.get("device"))
+            and last.source_sha256 == digest and last.device == verdict.get("device")
+            and last.verdict == outcome)  # a pass after a timeout (or flaky code) is news
 
 
 def repeats_last_run(store: Store, verdict: Mapping[str, Any]) -> bool:
