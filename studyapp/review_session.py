@@ -102,6 +102,9 @@ class ReviewSession:
         """What `undo` reverts, newest last: (kind, note path, was in the session)."""
         self.front_mark: tuple | None = None
         """The note in front and its review state when it got there (`_mark`)."""
+        self.left_reviewed: dict[str, tuple] = {}
+        """Notes that left the session because a review of them was recorded elsewhere, with
+        their `_mark` from before it: one whose review was taken back comes back."""
 
     def begin(self, items: list[NoteCard]) -> None:
         """Take today's queue (daily limits applied) as this session's notes."""
@@ -111,6 +114,7 @@ class ReviewSession:
         self.gone = set()
         self.left = queue_counts(queue, self.service.ctx.now())
         self.ratings = []
+        self.left_reviewed = {}
         self.started = self.clock()
         self.front_mark = self._mark()
 
@@ -136,6 +140,7 @@ class ReviewSession:
         if shown is not None and mark is not None and mark[0] == shown and shown in self.notes \
                 and self._reviewed_since(mark):
             self.members.discard(shown)
+            self.left_reviewed[shown] = mark  # back if that review is taken back (`undone_elsewhere`)
             shown = None
         now = self.service.ctx.now()
         notes = sorted((self.notes[p] for p in self.members if p in self.notes), key=lambda n: n.path)
@@ -155,6 +160,13 @@ class ReviewSession:
             return None
         card, _new = self.card_state(self.order[0])
         return self.order[0], card.last_review, card.reps
+
+    def _reviewed_after(self, path: str, mark: tuple) -> bool:
+        """Whether a review of `path` recorded since `mark` (its `_mark` then) still stands."""
+        card, _new = self.card_state(path)
+        _, last_then, reps_then = mark
+        return card.reps > reps_then or (card.last_review is not None
+                                         and (last_then is None or card.last_review > last_then))
 
     def _reviewed_since(self, mark: tuple) -> bool:
         """Whether a review of the front note was recorded since `mark`: its card counts more
@@ -247,13 +259,15 @@ class ReviewSession:
         if not self.members:
             return []
         tracked = [event for _, _, event in self.ratings if event is not None]
-        if not tracked:
-            return []
-        kept = self.service.store.reviews_still_logged(tracked)
+        kept = self.service.store.reviews_still_logged(tracked) if tracked else set()
         undone = [i for i, (_, _, event) in enumerate(self.ratings) if event is not None and event not in kept]
-        if not undone:
+        returned = [path for path, mark in self.left_reviewed.items()
+                    if path in self.notes and not self._reviewed_after(path, mark)]
+        for path in returned:  # rated elsewhere while on screen, and that rating taken back
+            del self.left_reviewed[path]
+        if not undone and not returned:
             return []
-        paths = list(dict.fromkeys(self.ratings[i][0] for i in undone))
+        paths = list(dict.fromkeys([*(self.ratings[i][0] for i in undone), *returned]))
         for i in reversed(undone):
             path = self.ratings.pop(i)[0]
             for j in range(len(self.undo_stack) - 1, -1, -1):
@@ -295,6 +309,7 @@ class ReviewSession:
         self.undo_stack = [(kind, new(p), kept) for kind, p, kept in self.undo_stack]
         if self.front_mark is not None:
             self.front_mark = (new(self.front_mark[0]), *self.front_mark[1:])
+        self.left_reviewed = {new(p): (new(p), *mark[1:]) for p, mark in self.left_reviewed.items()}
 
     def keep_only(self, paths: Iterable[str]) -> None:
         """After the vault changed: notes that are gone leave, and come back when their file

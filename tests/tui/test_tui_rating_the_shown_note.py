@@ -118,3 +118,31 @@ async def test_another_note_written_over_the_shown_one_is_not_rated_unseen(ctx):
         await pilot.press("3")
         await settle(pilot)
     assert (folder / "a.md").read_text() == other, "a note whose question was never shown was rated"
+
+
+async def test_the_shown_note_rated_and_undone_elsewhere_comes_back(ctx):
+    """The note on screen is rated with `studyapp rate` in another shell (it leaves the session,
+    so it is not rated twice), then that rating is taken back with `studyapp undo`: the note
+    is due again, but it never came back into the session, which stayed one short of `due`."""
+    import subprocess
+    import sys
+
+    _vault(ctx.paths.vault_dir)
+    app = app_with_grader(ctx, StubGrader())
+    shell = [sys.executable, "-m", "studyapp", "--vault", str(ctx.paths.vault_dir),
+             "--data-dir", str(ctx.paths.data_dir), "--now", ctx.now().isoformat()]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        screen = app.screen
+        shown = screen.card.path
+        before = app.study.progress()
+        subprocess.run([*shell, "rate", shown, "--rating", "good"], check=True, capture_output=True)
+        await _wait(pilot, lambda: screen.card is None or screen.card.path != shown)
+        subprocess.run([*shell, "undo"], check=True, capture_output=True)
+        await _wait(pilot, lambda: screen.card is not None and screen.card.path == shown
+                    or shown in app.study.session.order)
+        after = app.study.progress()
+        assert shown in app.study.session.order, "the note undone elsewhere did not come back"
+        assert (after.new, after.learning, after.review) == (before.new, before.learning, before.review)
