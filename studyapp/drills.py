@@ -183,6 +183,12 @@ def is_learner_run(verdict: dict, untouched_starter: bool) -> bool:
     return counts_as_run(verdict)
 
 
+def run_outcome(verdict: Mapping[str, Any]) -> str:
+    """How a graded run is recorded: "pass", "fail" (wrong answer) or "error" (did not run)."""
+    status = verdict.get("status")
+    return status if status in ("pass", "fail") else "error"
+
+
 def is_same_run(verdict: Mapping[str, Any], last: DrillAttempt | None, try_started_since: bool) -> bool:
     """Whether a graded verdict is the drill's last recorded run graded again: the same source
     bytes (the worker's hash of what it graded) on the same device, with no try started since.
@@ -192,11 +198,9 @@ def is_same_run(verdict: Mapping[str, Any], last: DrillAttempt | None, try_start
     cases) is a run of its own; so is the same code written again in a new try. A verdict or an
     attempt without a hash never matches."""
     digest = verdict.get("source_sha256")
-    status = verdict.get("status")
-    outcome = status if status in ("pass", "fail") else "error"
     return (bool(digest) and last is not None and not try_started_since
             and last.source_sha256 == digest and last.device == verdict.get("device")
-            and last.verdict == outcome)  # a pass after a timeout (or flaky code) is news
+            and last.verdict == run_outcome(verdict))  # a pass after a timeout (or flaky code) is news
 
 
 def repeats_last_run(store: Store, verdict: Mapping[str, Any]) -> bool:

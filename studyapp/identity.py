@@ -135,7 +135,15 @@ def _written_anew(store: Store, rows: Sequence, by_path: Mapping[str, Any]) -> l
     new `b.md`). The history left with the file that moved, if one appeared; a stale copy of
     the same note put back keeps its title, and a renamed heading its review keys."""
     return [row for row, note in _retitled(rows, by_path)
-            if not has_legacy_history(note.review_count, note.last_reviewed) and store.has_reviews(row.key)]
+            if another_note(note, row.title) and store.has_reviews(row.key)]
+
+
+def another_note(note, title: str | None) -> bool:
+    """Whether the file `note` is another note than the one reviewed under `title` at its path:
+    its own keys say it was never reviewed, and its title is another. A stale copy of the note
+    put back keeps its title; a renamed heading keeps its review keys."""
+    return (bool(title) and note.title != title
+            and not has_legacy_history(note.review_count, note.last_reviewed))
 
 
 def _shared_end(path: str, other: str) -> int:
@@ -171,20 +179,20 @@ def _closest(candidates: list, path: str) -> list:
     return closest if best and len(closest) == 1 else candidates
 
 
-def _swap(store: Store, crossed: dict[int, str], displaced: list, appeared: list) -> dict[str, str]:
+def _swap(store: Store, rows: Mapping[int, Any], crossed: dict[int, str], displaced: list,
+          appeared: list) -> dict[str, str]:
     """Give the crossed notes their new paths, and the notes displaced from those paths the file
     with their bytes (else they are deleted). The moves go through a name no note can have
     (`<old>#moving`), all first there and then on: a replay ignores a move onto a path that
     still has a note, as in a swap. Returns the moves in the order to log them."""
-    rows = {row.key: row for row in store.live_notes()}
     final: dict[int, str] = dict(crossed)
     for row in displaced:
-        match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
+        match = _same_bytes(row, appeared)
         if len(match) == 1:
             appeared.remove(match[0])
             final[row.key] = match[0].path
-        else:
-            store.update_note(row.key, path=f"\0{row.key}", deleted=True)
+        else:  # deleted: off the live paths, whose names are unique
+            store.update_note(row.key, deleted=True)
     for key in final:
         store.update_note(key, path=f"\0{key}")  # off the live paths first (they are unique)
     hops: dict[str, str] = {}
@@ -193,9 +201,6 @@ def _swap(store: Store, crossed: dict[int, str], displaced: list, appeared: list
     for key, path in final.items():
         store.update_note(key, path=path)
         hops[f"{rows[key].path}{HOP_SUFFIX}"] = path
-    for row in displaced:
-        if row.key not in final:
-            store.update_note(row.key, path=row.path)  # deleted, at its own path again
     return hops
 
 
@@ -206,47 +211,45 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
     A stored path that disappeared is matched to a path that appeared (not yet known to the
     store) by content hash, else by title when exactly one candidate has it and it could be
     the same note: a reviewed note's title is not matched to a file whose own review keys say
-    it was never reviewed (a note written anew under an old title, after the first was deleted
-    on this or another device, would take over its history and have its keys rewritten). Unmatched
-    vanished notes are marked deleted and keep their history; one whose file is back at its path
-    (`_put_back`) is live again. A reviewed note whose path holds
-    another note now (`_written_anew`) moves to an appeared file with its exact bytes (it was
-    renamed, and a new note written under its old name), else is deleted: the new note starts
-    new (a replay tells the two apart by its first review, `replay._another_note_began`). Notes
-    that failed to load
-    are still present. Returns {old: new} moves, which the caller must log
-    (`ReviewService.reconcile`): a replay knows only the log.
+    it was never reviewed (a note written anew under an old title would take over its history
+    and have its keys rewritten). Unmatched vanished notes are marked deleted and keep their
+    history; one whose file is back at its path (`_put_back`) is live again. A reviewed note
+    whose path holds another note now (`_written_anew`) moves to an appeared file with its
+    exact bytes, else is deleted: the new note starts new (a replay tells the two apart by its
+    first review, `replay._another_note_began`). Swaps and names handed on: `_crossed`,
+    `_moved_off`. Notes that failed to load are still present. Returns {old: new} moves, which
+    the caller must log (`ReviewService.reconcile`): a replay knows only the log.
     """
     present = {n.path for n in notes} | set(problem_paths)
-    known = {row.path: row for row in store.live_notes()}
+    rows = store.live_notes()
+    by_key = {row.key: row for row in rows}
+    live = {row.path for row in rows}
     by_path = {n.path: n for n in notes}
-    crossed = _crossed(list(known.values()), by_path)
-    if crossed:  # their paths are taken: the notes displaced from them are matched like vanished ones
-        taken = set(crossed.values())
-        known = {path: row for path, row in known.items() if row.key not in crossed and path not in taken}
-    off = _moved_off(list(known.values()), by_path, {row.path for row in store.live_notes()})
+    crossed = _crossed(rows, by_path)
+    taken = set(crossed.values())  # their notes are matched like vanished ones
+    known = {row.path: row for row in rows if row.key not in crossed and row.path not in taken}
+    off = _moved_off(list(known.values()), by_path, live)
     known = {path: row for path, row in known.items() if row.key not in off}
     vanished = [row for path, row in known.items() if path not in present]
-    displaced = [row for row in store.live_notes() if row.key not in crossed and row.path in crossed.values()]
-    appeared = [n for n in notes if n.path not in known and n.path not in set(crossed.values())
+    displaced = [row for row in rows if row.key not in crossed and row.path in taken]
+    appeared = [n for n in notes if n.path not in known and n.path not in taken
                 and n.path not in set(off.values())]
     moves: dict[str, str] = {}
     replaced = _written_anew(store, list(known.values()), by_path)
-    returned = _put_back(store, {row.path for row in store.live_notes()}, by_path)
+    returned = _put_back(store, live, by_path)
     if not vanished and not replaced and not returned and not crossed and not off:
         return {}
     with store.transaction():
         for key, path in off.items():  # to the one file with its title; its old path holds another
-            row = next(r for r in store.live_notes() if r.key == key)
             store.update_note(key, path=path)
-            moves[row.path] = path
+            moves[by_key[key].path] = path
         if crossed:
-            moves.update(_swap(store, crossed, displaced, appeared))
+            moves.update(_swap(store, by_key, crossed, displaced, appeared))
         for row in returned:  # its history is its own again (the log never knew it was gone)
             store.update_note(row.key, deleted=False)
             appeared = [n for n in appeared if n.path != row.path]
         for row in replaced:
-            match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
+            match = _same_bytes(row, appeared)
             if len(match) == 1:
                 appeared.remove(match[0])
                 store.update_note(row.key, path=match[0].path)
@@ -254,7 +257,7 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
             else:  # gone, and another note written in its place: that one starts new
                 store.update_note(row.key, deleted=True)
         for row in _by_closest_first(vanished, appeared):
-            match = [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]
+            match = _same_bytes(row, appeared)
             if len(match) != 1:
                 match = _closest([n for n in appeared if row.title and n.title == row.title
                                   and (has_legacy_history(n.review_count, n.last_reviewed)
@@ -267,3 +270,8 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
             else:
                 store.update_note(row.key, deleted=True)
     return moves
+
+
+def _same_bytes(row, appeared: list) -> list:
+    """The appeared notes holding the stored note's exact bytes (none when it has no hash)."""
+    return [n for n in appeared if row.content_hash and n.content_hash == row.content_hash]

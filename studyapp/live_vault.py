@@ -49,6 +49,9 @@ class LiveVault:
         self._items: list[NoteCard] | None = None
         self._folded: dict[str, tuple[str, str]] = {}
         """Casefolded note text by path, with the content hash it was read at (`search`)."""
+        self.renames: dict[str, str] = {}
+        """{old: new} paths of notes whose file was renamed in the last reload (the same file:
+        `renames`), reviewed or not; the history's renames are `ReviewService.last_moves`."""
 
     def load(self) -> None:
         """Load the vault (warm loads only stat files) and carry identities across renames.
@@ -162,10 +165,6 @@ class LiveVault:
         changed = {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
         self.renames = renames(marks, file_marks(self.notes))
         return changed | (broken_before ^ {p.path for p in self.problems})
-
-    renames: dict[str, str] = {}
-    """{old: new} paths of notes whose file was renamed (the same bytes) in the last reload,
-    reviewed or not (the history's renames are `ReviewService.last_moves`)."""
 
     def forget(self, path: str) -> None:
         self.notes.pop(path, None)

@@ -404,13 +404,12 @@ class ReviewService:
 
     def _record_drill_result(self, verdict: dict, notes) -> list[str] | None:
         drill_id = verdict["drill"]
-        from studyapp.drills import repeats_last_run
+        from studyapp.drills import repeats_last_run, run_outcome
         from studyapp.history.events import EventKind
 
         before = self.store.drill_status().get(drill_id)
-        status = verdict.get("status")
         seconds = verdict.get("seconds")
-        outcome = status if status in ("pass", "fail") else "error"
+        outcome = run_outcome(verdict)
         duration_ms = schedule.recorded_duration_ms(seconds * 1000) if isinstance(seconds, (int, float)) else None
         with self.store.transaction():
             if repeats_last_run(self.store, verdict):

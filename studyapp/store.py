@@ -223,10 +223,6 @@ class Store:
         """(path, title) of every live note: what a load checks renames by, without whole rows."""
         return self.conn.execute("SELECT path, title FROM notes WHERE deleted = 0").fetchall()
 
-    def deleted_note_keys(self) -> dict[str, int]:
-        """Path -> key of the newest note marked deleted at that path (it keeps its history)."""
-        return dict(self.conn.execute("SELECT path, MAX(key) FROM notes WHERE deleted = 1 GROUP BY path"))
-
     def deleted_notes(self) -> list[NoteRow]:
         """The newest note marked deleted at each path."""
         return [note_from_sql(r) for r in self.conn.execute(

@@ -173,7 +173,8 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
     for event in timeline:
         kind, data = event.kind, event.data
         if kind is EventKind.REVIEW and event.note is not None:
-            moved = None if _first_review(data) else _moved_away(event.note, data.get("title"), where, left, result)
+            moved = (_moved_away(event.note, data.get("title"), where, left, result)
+                     if event.note in left and not _first_review(data) else None)
             index = note_of(event.note) if moved is None else moved
             history = result.notes[index]
             if history.reviews and "seed" in data and _another_note_began(data, history):

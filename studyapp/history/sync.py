@@ -29,6 +29,7 @@ from studyapp import schedule
 from studyapp.errors import UserError
 from studyapp.history.eventlog import EventLog, log_dir, vault_log
 from studyapp.history.events import Event, EventKind, new_event
+from studyapp.identity import another_note
 from studyapp.mastery import note_mastery
 from studyapp.store import CardRow, ReviewRow, Store, utc_text
 from studyapp.store_rows import R_EVENT_ID, R_NOTE_KEY
@@ -192,14 +193,14 @@ def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int
             found.setdefault(row.path, row.key)
         return found
 
-    live, deleted = live_keys(), store.deleted_note_keys()
+    live, deleted = live_keys(), _deleted_keys(store)
     claimed = {h.path for h in replayed.notes if h.live}
     for history in replayed.notes:  # a move this database has not seen: its row follows it
         if history.live and history.path not in live:
-            known = next((live[p] for p in reversed(history.former) if p in live and p not in claimed), None)
-            if known is not None:
-                store.update_note(known, path=history.path)
-                live = live_keys()
+            old = next((p for p in reversed(history.former) if p in live and p not in claimed), None)
+            if old is not None:
+                store.update_note(live[old], path=history.path)
+                live[history.path] = live.pop(old)
     missing = {h.path: h.title for h in replayed.notes
                if h.live and h.path not in live and h.path not in deleted}
     if missing:
@@ -209,12 +210,17 @@ def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int
             if not h.live and h.reviews and h.path not in deleted}
     if gone:
         store.add_notes(list(gone.items()), now, deleted=True)  # its reviews still count
-        deleted = store.deleted_note_keys()
+        deleted = _deleted_keys(store)
     keys = {index: live.get(history.path) or deleted[history.path]
             for index, history in enumerate(replayed.notes) if history.live}
     keys.update((index, deleted[history.path]) for index, history in enumerate(replayed.notes)
                 if not history.live and history.reviews)
     return keys
+
+
+def _deleted_keys(store: Store) -> dict[str, int]:
+    """Path -> key of the newest note marked deleted there (it keeps its history)."""
+    return {row.path: row.key for row in store.deleted_notes()}
 
 
 def review_offsets(events: list[Event], replayed: Replayed) -> dict[int, tuple[int, int | None]]:
@@ -321,7 +327,7 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
         pair = wanted.get(note.path)
         if pair is None or not note.has_block or not _disagrees(note, pair[1]):
             continue
-        if _another_note(note, pair[0]):
+        if another_note(note, pair[0].title):  # a new note where a reviewed one was: left alone
             continue
         if recent < note.mtime_ns <= now_ns and _ahead(note, pair[1]):
             # a review written a moment ago whose log line may still be coming
@@ -339,17 +345,6 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
             result.problems.append(f"{note.path}: could not write its review keys: {exc}")
             continue
         result.written.append(note.path)
-
-
-def _another_note(note, history: NoteHistory) -> bool:
-    """Whether the file at a reviewed note's path is another note, whose keys the log's reviews
-    must not overwrite: its own keys say it was never reviewed, under another title than the
-    reviews saw (a new note written where a reviewed one was renamed away or deleted). A stale
-    copy of the note put back keeps its title, and is corrected."""
-    from studyapp.schedule import has_legacy_history
-
-    return (bool(history.title) and note.title != history.title
-            and not has_legacy_history(note.review_count, note.last_reviewed))
 
 
 def _note_path(store: Store, note_key: int) -> str:
