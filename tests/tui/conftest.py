@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 
 import pytest
 
@@ -80,6 +81,14 @@ async def settle(pilot) -> None:
             return
         for widget in blinking:  # the next round draws the steady cursor
             widget.cursor_blink = False
+
+
+async def wait_for(pilot, condition, seconds: float = 10.0) -> None:
+    """Pause until `condition()` holds (the vault watcher reports within a second), then settle."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not condition():
+        await pilot.pause(0.1)
+    await settle(pilot)
 
 
 @pytest.fixture

@@ -4,9 +4,8 @@ and undid the notes under it. Each test fails on the code it was written against
 from __future__ import annotations
 
 import os
-import time
 
-from .conftest import app_with_grader, settle
+from .conftest import app_with_grader, settle, wait_for
 from .test_tui_drills import StubGrader
 
 NOTE = """---
@@ -40,13 +39,6 @@ def _vault(root):
     return folder
 
 
-async def _wait(pilot, done, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not done():
-        await pilot.pause(0.1)
-    await settle(pilot)
-
-
 async def test_a_swap_under_the_shown_answer_does_not_rate_the_other_note(ctx):
     """The answer of A is on screen; a sync swaps two files (A's bytes now in b.md, B's in a.md).
     The screen switches to B with B's answer already revealed, no question step and no notice,
@@ -64,7 +56,7 @@ async def test_a_swap_under_the_shown_answer_does_not_rate_the_other_note(ctx):
         os.rename(folder / "a.md", folder / "tmp.md")
         os.rename(folder / "b.md", folder / "a.md")
         os.rename(folder / "tmp.md", folder / "b.md")
-        await _wait(pilot, lambda: screen.card is None or screen.card.title != "Why subtract the max in softmax?"
+        await wait_for(pilot, lambda: screen.card is None or screen.card.title != "Why subtract the max in softmax?"
                     or screen.card.path != "numerics/a.md")
         await pilot.press("3")
         await settle(pilot)
@@ -113,7 +105,7 @@ async def test_another_note_written_over_the_shown_one_is_not_rated_unseen(ctx):
         other = NOTE.format(last="null", due="2026-10-01", count=0, title="What is a conflict copy?",
                             answer="another note")
         (folder / "a.md").write_text(other)
-        await _wait(pilot, lambda: screen.card is not None and screen.card.title == "What is a conflict copy?")
+        await wait_for(pilot, lambda: screen.card is not None and screen.card.title == "What is a conflict copy?")
         assert not screen.revealed, "another note's answer shown as if its question had been seen"
         await pilot.press("3")
         await settle(pilot)
@@ -139,9 +131,9 @@ async def test_the_shown_note_rated_and_undone_elsewhere_comes_back(ctx):
         shown = screen.card.path
         before = app.study.progress()
         subprocess.run([*shell, "rate", shown, "--rating", "good"], check=True, capture_output=True)
-        await _wait(pilot, lambda: screen.card is None or screen.card.path != shown)
+        await wait_for(pilot, lambda: screen.card is None or screen.card.path != shown)
         subprocess.run([*shell, "undo"], check=True, capture_output=True)
-        await _wait(pilot, lambda: screen.card is not None and screen.card.path == shown
+        await wait_for(pilot, lambda: screen.card is not None and screen.card.path == shown
                     or shown in app.study.session.order)
         after = app.study.progress()
         assert shown in app.study.session.order, "the note undone elsewhere did not come back"

@@ -3,9 +3,7 @@ Each test fails on the code it was written against."""
 
 from __future__ import annotations
 
-import time
-
-from .conftest import app_with_grader, notified, settle
+from .conftest import app_with_grader, notified, settle, wait_for
 from .sample_vault import write_vault
 from .test_tui_drills import StubGrader
 
@@ -28,10 +26,7 @@ async def test_a_note_renamed_while_on_screen_stays_in_the_session(ctx):
         old = ctx.paths.vault_dir / shown
         new = old.with_name("renamed-in-obsidian.md")
         old.rename(new)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and (screen.card is None or screen.card.path == shown):
-            await pilot.pause(0.1)  # the vault watcher sees the rename
-        await settle(pilot)
+        await wait_for(pilot, lambda: screen.card is not None and screen.card.path != shown)  # the watcher sees the rename
         assert not notified(app, "left this session")
         assert screen.card is not None and screen.card.title == title
         assert screen.card.path == new.relative_to(ctx.paths.vault_dir).as_posix()
@@ -57,10 +52,7 @@ async def test_undo_takes_back_a_suspension_of_a_note_renamed_since(ctx):
         new = old.with_name("renamed-in-obsidian.md")
         old.rename(new)
         rel = new.relative_to(ctx.paths.vault_dir).as_posix()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and rel not in app.study.vault.notes:
-            await pilot.pause(0.1)  # the vault watcher sees the rename
-        await settle(pilot)
+        await wait_for(pilot, lambda: rel in app.study.vault.notes)  # the vault watcher sees the rename
         await pilot.press("u")
         await settle(pilot)
         assert not notified(app, "no such note")
@@ -87,10 +79,7 @@ async def test_undoing_here_a_rating_of_a_note_renamed_since_is_not_said_to_be_e
         new = old.with_name("renamed-in-obsidian.md")
         old.rename(new)
         rel = new.relative_to(ctx.paths.vault_dir).as_posix()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and rel not in app.study.vault.notes:
-            await pilot.pause(0.1)
-        await settle(pilot)
+        await wait_for(pilot, lambda: rel in app.study.vault.notes)
         await pilot.press("u")
         await settle(pilot)
         assert not notified(app, "another studyapp")

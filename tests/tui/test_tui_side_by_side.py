@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
 from studyapp.tui.screens.drill import DrillScreen
 from studyapp.tui.screens.review import ReviewScreen
 
-from .conftest import app_with_grader, notified, settle
+from .conftest import app_with_grader, notified, settle, wait_for
 from .sample_vault import write_vault
 from .test_tui_drill_reviews import PASS, ScriptedGrader, text_of
 from .test_tui_drills import StubGrader
@@ -50,14 +49,6 @@ def other_shell(ctx, *args: str, now: str | None = None) -> str:
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
-
-
-async def wait_for(pilot, condition, seconds: float = 10.0) -> None:
-    """Pause until `condition()` holds (the vault watcher reports within a second), then settle."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not condition():
-        await pilot.pause(0.1)
-    await settle(pilot)
 
 
 async def test_a_rating_undone_in_another_shell_is_due_again_in_this_session(ctx):
