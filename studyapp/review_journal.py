@@ -145,7 +145,7 @@ def _drop_unloggable(store: Store, vault, entry, why: str) -> str:
         what = (f"review (rated {_rating_name(review.get('rating'))} at "
                 f"{review.get('reviewed_at')})")
         try:
-            before = values_from_json(review.get("file_values_before") or "{}")
+            before = undo_values(review.get("file_values_before") or "{}")
             vault.write_review_keys(vault.read_note(entry.path), before)
             after = "its review keys are back as they were"
         except (UserError, OSError, ValueError) as exc:  # a conflicting edit is a UserError
@@ -197,6 +197,24 @@ def values_from_json(values) -> dict:
                 pass
         result[key] = value
     return result
+
+
+def undo_values(values) -> dict:
+    """The owned values to write back to undo a review whose `file_values_before` are `values`:
+    a review key missing there is one the note did not have (`ABSENT`, taken out again). Rows
+    from before this was recorded name every key, a missing one as null."""
+    from studyapp.vault.model import REVIEW_KEYS
+    from studyapp.vault.writeback import ABSENT
+
+    result = values_from_json(values)
+    return {**result, **{key: ABSENT for key in REVIEW_KEYS if key not in result}}
+
+
+def present_values(meta: dict) -> dict:
+    """A note's review keys as `file_values_before` keeps them: only those it has."""
+    from studyapp.vault.model import REVIEW_KEYS
+
+    return json_values({key: meta[key] for key in REVIEW_KEYS if key in meta})
 
 
 def _same(actual, wanted) -> bool:

@@ -39,10 +39,18 @@ from studyapp.errors import UserError
 from studyapp.identity import HOP_SUFFIX, has_vanished, reconcile_identity
 from studyapp.locking import WriterLock, current_process
 from studyapp.mastery import note_mastery, trained_drills
-from studyapp.review_journal import finish_review, finish_undo, json_values, repair_pending, values_from_json
+from studyapp.review_journal import (
+    finish_review,
+    finish_undo,
+    json_values,
+    present_values,
+    repair_pending,
+    undo_values,
+)
 from studyapp.store import Store, utc_text
 from studyapp.vault.model import REVIEW_KEYS, WriteConflict
 from studyapp.vault.vault import content_hash
+from studyapp.vault.writeback import ABSENT
 
 OWNED_REVIEW_KEYS = REVIEW_KEYS
 
@@ -250,18 +258,19 @@ class ReviewService:
                             note.last_reviewed)
         self._refuse_before_move(now, path)
         duration_ms = None if duration_seconds is None else schedule.recorded_duration_ms(duration_seconds * 1000)
-        from studyapp.history.events import EventKind, local_offset, new_event, review_days
+        from studyapp.history.events import EventKind, local_offset, logged_before, new_event, review_days
         from studyapp.history.replay import (
             card_fields,
             review_for_event,
             scheduler_fingerprint,
         )
 
+        kept = present_values(note.meta)
         event = new_event(
             EventKind.REVIEW, now, self.history_log.device, path, rating=int(rating),
             duration_ms=duration_ms, title=note.title, fuzz=self.scheduler.enable_fuzzing,
-            values_before=json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}),
-            utc_offset=local_offset(now), **({} if scheduled else {"seed": before.to_json()}))
+            utc_offset=local_offset(now), **({} if scheduled else {"seed": before.to_json()}),
+            **logged_before(kept))
         after = review_for_event(self.scheduler, before, rating, now, duration_ms, event.id)
         event.data.update(before=card_fields(before), after=card_fields(after),
                           sched=scheduler_fingerprint(self.scheduler),
@@ -293,8 +302,7 @@ class ReviewService:
             "elapsed_days": (None if before.last_review is None
                              else (now - before.last_review).total_seconds() / 86400),
             "card_before": stored.to_json() if stored else None,
-            "file_values_before": json.dumps(
-                json_values({k: note.meta.get(k) for k in OWNED_REVIEW_KEYS}), default=str),
+            "file_values_before": json.dumps(kept, default=str),
             "path": path,
             "hash_before": note.content_hash,
             "utc_offset": event.data["utc_offset"],
@@ -361,7 +369,7 @@ class ReviewService:
                             "it is older than what undo reaches")
         note = self.vault.read_note(path)
         old_bytes = self.store.undo_bytes(last.id)
-        old_values = values_from_json(last.file_values_before)
+        old_values = undo_values(last.file_values_before)
         exact = old_bytes is not None and note.content_hash == last.hash_after
         from studyapp.history.events import EventKind, new_event
 
@@ -369,7 +377,8 @@ class ReviewService:
             EventKind.UNDO, self.ctx.now(), self.history_log.device, path,
             review=last.event_id)
         undo_event = None if event is None else event.to_json()
-        payload = {"review_id": last.id, "file_values": json_values(old_values),
+        written = {k: None if v is ABSENT else v for k, v in old_values.items()}  # as a read finds it
+        payload = {"review_id": last.id, "file_values": json_values(written),
                    "owner": current_process().as_text(), "event": undo_event}
         if event is not None:
             refuse_unloggable(event, path)

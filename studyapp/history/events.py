@@ -263,6 +263,38 @@ def _is_owned_values(value: object) -> bool:
     return all(type(key) is str and _owned_checks(key, item) for key, item in value.items())
 
 
+def _is_review_keys(value: object) -> bool:
+    """Names of review keys (`absent_before`: those a reviewed note did not have)."""
+    from studyapp.vault.model import REVIEW_KEYS
+
+    return type(value) is list and all(key in REVIEW_KEYS for key in value)
+
+
+def kept_before(data: dict[str, Any]) -> dict[str, Any]:
+    """A review event's `values_before` as the database keeps them (`file_values_before`):
+    the keys the note had, a key it lacked left out (`absent_before`, which an undo takes out
+    again). An event from before `absent_before` existed, or from an import, names no absent
+    key: the keys it leaves out count as null, as undo has always written them."""
+    from studyapp.vault.model import REVIEW_KEYS
+
+    values = data.get("values_before") or {}
+    absent = data.get("absent_before")
+    if type(absent) is list:
+        return {key: value for key, value in values.items() if key not in absent}
+    return {key: values.get(key) for key in REVIEW_KEYS} | values
+
+
+def logged_before(kept: dict[str, Any]) -> dict[str, Any]:
+    """The event fields for a review whose note had the keys `kept` (the inverse of
+    `kept_before`): `values_before` names every review key (null for a missing one, as older
+    versions read it) and `absent_before` the missing ones."""
+    from studyapp.vault.model import REVIEW_KEYS
+
+    absent = [key for key in REVIEW_KEYS if key not in kept]
+    values = {key: kept.get(key) for key in REVIEW_KEYS} | kept
+    return {"values_before": values, **({"absent_before": absent} if absent else {})}
+
+
 def _owned_value_check() -> Callable[[str, object], bool]:
     """What `vault.writeback.validate_updates` takes after `review_journal.values_from_json`
     (imported on first use: the vault package is not needed to stat the log)."""
@@ -378,6 +410,7 @@ _FIELDS: dict[EventKind, tuple[tuple[str, Callable[[object], bool], str], ...]] 
         ("rating", _is_rating, "a rating from 1 (again) to 4 (easy)"),
         ("title", _is_text, "a title"),
         ("values_before", _is_owned_values, "a note's review keys"),
+        ("absent_before", _is_review_keys, "a list of review keys"),
         ("seed", _is_card_text, "a card"),
         ("due", lambda v: _instant(v, _DUE_RANGE) is not None, "a time with its UTC offset"),
         ("after", _is_card_fields, "a card's fields"),

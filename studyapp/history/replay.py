@@ -32,7 +32,7 @@ import fsrs.scheduler as _fsrs_scheduler
 from fsrs import Rating, Scheduler
 
 from studyapp import schedule
-from studyapp.history.events import Event, EventKind
+from studyapp.history.events import Event, EventKind, kept_before
 from studyapp.identity import related_titles
 from studyapp.store import CardRow, utc_text
 from studyapp.store_rows import R_CARD_BEFORE, R_FILE_VALUES_BEFORE, REVIEW_COLUMNS
@@ -105,7 +105,8 @@ class NoteHistory:
     """Reviews that stand (undone ones excluded)."""
     values_before: dict[str, Any] | None = None
     """The owned keys before the first standing review (or before the first review at all,
-    when every review was undone): the base `review_count` and what an undo restores."""
+    when every review was undone): the base `review_count` and what an undo restores. A key
+    the note did not have is left out (`events.kept_before`)."""
     reviewed: bool = False
     """Some review of this note is in the log (standing or undone)."""
     live: bool = True
@@ -187,7 +188,7 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
                 history.title = title
             if event.id in undone:
                 if history.values_before is None and history.reviews == 0:
-                    history.values_before = data.get("values_before")
+                    history.values_before = kept_before(data)
                 continue
             try:
                 _replay_review(event, index, history, scheduler, fingerprint, result)
@@ -378,7 +379,7 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
         after.due = datetime.fromisoformat(data["due"])
         reused = None
     if history.reviews == 0:
-        history.values_before = data.get("values_before")
+        history.values_before = kept_before(data)
     history.reviews += 1
     history.card = after
     history.fields = reused
@@ -398,7 +399,7 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
         (after.due - at).total_seconds() / 86400,
         None if before.last_review is None else (at - before.last_review).total_seconds() / 86400,
         stored,  # card_before: made JSON by `_undo_data`, for the last reviews only
-        data.get("values_before") or {},  # file_values_before: likewise
+        kept_before(data),  # file_values_before: likewise
         event.note,
         None,  # hash_before
         None,  # hash_after

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from studyapp import schedule
 from studyapp.errors import UserError
 from studyapp.history.eventlog import EventLog, log_dir, vault_log
-from studyapp.history.events import Event, EventKind, new_event
+from studyapp.history.events import Event, EventKind, logged_before, new_event
 from studyapp.identity import another_note
 from studyapp.mastery import note_mastery
 from studyapp.store import CardRow, ReviewRow, Store, utc_text
@@ -253,9 +253,15 @@ def owned_values(history: NoteHistory,
     from studyapp.review_journal import values_from_json
 
     before = values_from_json(history.values_before or {})
-    if history.reviews == 0:
-        return {k: v for k, v in before.items()
-                if k in ("last_reviewed", "next_review", "review_count")} or None
+    if history.reviews == 0:  # every review undone: the keys as the first found them
+        if history.values_before is None:
+            return None
+        from studyapp.vault.writeback import ABSENT
+
+        values: dict = {k: before.get(k, ABSENT) for k in ("last_reviewed", "next_review", "review_count")}
+        if "mastery_level" not in before:  # the review added it: out again, as an undo takes it
+            values["mastery_level"] = ABSENT
+        return values
     card = history.card
     if card is None or card.last_review is None:
         return None
@@ -278,7 +284,13 @@ def _ahead(note, values: dict) -> bool:
 
 
 def _disagrees(note, values: dict) -> bool:
+    from studyapp.vault.writeback import ABSENT
+
     for key, wanted in values.items():
+        if wanted is ABSENT:
+            if key in note.meta:
+                return True
+            continue
         actual = getattr(note, key, None)
         if isinstance(wanted, str) and key != "review_count":
             try:
@@ -378,7 +390,7 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
         data = {"rating": row.rating, "duration_ms": row.duration_ms,
                 "title": row.title, "fuzz": False,
                 "due": utc_text(row.due_after),
-                "values_before": json.loads(row.file_values_before or "{}")}
+                **logged_before(json.loads(row.file_values_before or "{}"))}
         if row.note_key not in seen and row.state_before is not None:
             data["seed"] = row.card_before or _card_before(row, at, data["values_before"])
         seen.add(row.note_key)

@@ -26,6 +26,18 @@ _NULL_TOKENS = {"", "~", "null", "Null", "NULL"}
 _COMPLEX_START = tuple("|>[{&*!%@`")
 
 
+class _Absent:
+    """The type of `ABSENT`."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()
+"""An update's value meaning "the note had no such key": an undo takes out the line the review
+added. A line the user has since given a comment stays, with the value None means (null, 0)."""
+
+
 def owned_value(key: str, value):
     """What an owned value means (a date, a count, a mastery), whatever its YAML type or quoting;
     OwnedValueError when it means nothing the app can use."""
@@ -46,6 +58,9 @@ def validate_updates(updates: dict) -> dict:
     for key, value in updates.items():
         if key not in OWNED_KEYS:
             raise ValueError(f"{key!r} is not a review key studyapp may write ({', '.join(OWNED_KEYS)})")
+        if value is ABSENT:
+            plain[key] = ABSENT
+            continue
         if isinstance(value, datetime) or (key in DATE_KEYS and not isinstance(value, (date, type(None)))):
             raise TypeError(f"{key}: unsupported value {value!r}")
         try:
@@ -188,11 +203,18 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
     lines = _split_lines(block)
     where = owned_lines(block, old_meta, keys=tuple(updates))
     date_style = _note_date_style(lines)
-    appended = []
+    appended, removed = [], []
     for key in OWNED_KEYS:
         if key not in updates:
             continue
         value = updates[key]
+        if value is ABSENT:
+            if key not in where:
+                continue  # not there: nothing to take out
+            if _bare(lines[where[key]]):
+                removed.append(key)
+                continue
+            value = updates[key] = owned_value(key, None)  # commented on since: the line stays
         if key not in where:
             appended.append(key)
             continue
@@ -208,23 +230,35 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         if start == end and (start == 0 or line[start - 1] == ":"):
             token = " " + token
         lines[where[key]] = line[:start] + token + line[end:]
+    for index in sorted((where[key] for key in removed), reverse=True):
+        del lines[index]
     new_block = "".join(lines)
     if appended:
         if new_block and not new_block.endswith("\n"):
             new_block += newline
         for key in appended:
             new_block += f"{key}: {_render(key, updates[key], date_style, None)}{newline}"
-    verify_edit(old_meta, new_block, updates, appended)
+    verify_edit(old_meta, new_block, updates, appended, removed)
     return new_block
 
 
-def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[str]) -> None:
+def _bare(line: str) -> bool:
+    """Whether an owned key's line holds its value and nothing else (no comment): the line
+    a review appends, which an undo may take out whole."""
+    match = _OWNED_LINE.match(line)
+    assert match is not None  # `owned_lines` found this line by this pattern
+    _start, end, _style = _value_span(line, match.end())
+    return not line[end:].strip()
+
+
+def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[str],
+                removed: Collection[str] = ()) -> None:
     """Parse the edited block and check that only the intended values changed."""
     try:
         new_meta = parse_block(new_block)
     except NoteFormatError:
         raise NoteFormatError("refusing to write: the edited metadata block would not parse") from None
-    if list(new_meta) != list(old_meta) + appended:
+    if list(new_meta) != [key for key in old_meta if key not in removed] + appended:
         raise NoteFormatError("refusing to write: the edit would change which keys the note has")
     for key, new_value in new_meta.items():
         if key in updates:
