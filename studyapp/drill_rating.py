@@ -141,7 +141,7 @@ def build_try(drill: str, started_at: datetime, attempts: Iterable[tuple[datetim
     """A try from the events after its start: runs `(time, passed)`, hint times, give-up time."""
     runs: list[bool] = []
     ended: datetime | None = None
-    for at, ok in sorted(attempts):
+    for at, ok in sorted(attempts, key=lambda run: run[0]):  # runs at one instant: as recorded
         if at < started_at or (gave_up_at is not None and at > gave_up_at):
             continue
         runs.append(ok)

@@ -218,7 +218,13 @@ class DrillReviews:
         attempt = self.current_try(drill)
         if attempt is None:
             return None
-        return propose_rating(attempt, self.past_seconds(drill))
+        proposal = propose_rating(attempt, self.past_seconds(drill))
+        if proposal is not None and attempt.passed:
+            last = self.store.last_drill_attempt(drill)  # a run after the pass that ended the try
+            if last is not None and last.verdict != "pass":
+                proposal = replace(proposal, reason=f"{proposal.reason}; the latest run fails, "
+                                                    "the try's pass still counts")
+        return proposal
 
     def reference(self, drill: str) -> str | None:
         """The reference solution, only once the current try passed or was given up (or,
