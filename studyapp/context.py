@@ -27,8 +27,17 @@ def parse_now(text: str) -> datetime:
     # the day as written, then as the user's local day (what a review writes into the note)
     if not EARLIEST_NOW <= value.date() <= LATEST_NOW or not EARLIEST_NOW <= value.astimezone().date() <= LATEST_NOW:
         raise ValueError(f"--now: {text!r} is out of range: give a day from {EARLIEST_NOW} to {LATEST_NOW}")
-    if value.tzinfo is None:
-        value = value.astimezone()  # interpret as local time
+    if value.tzinfo is None:  # local time
+        local = value.astimezone()
+        if local.replace(tzinfo=None) != value:  # a time the clocks skip (spring forward)
+            if "T" not in text and " " not in text.strip():  # a date: its first instant
+                local = value.replace(fold=1).astimezone()
+            else:
+                raise ValueError(
+                    f"--now: {text!r} does not exist in this time zone: the clocks skip it "
+                    f"(they went forward); give a time after the change, or one with its UTC "
+                    f"offset (e.g. {value.isoformat(timespec='minutes')}{local.isoformat()[-6:]})")
+        value = local
     # and as the review log keeps it: a time whose UTC day is out of range is no event's time
     utc_day = value.astimezone(timezone.utc).date()
     if not EARLIEST_NOW <= utc_day <= LATEST_NOW:
