@@ -18,7 +18,8 @@ STAND_IN = torch.device("meta")
 """The device the learner's code is told its inputs live on during the probe."""
 FACTORIES = frozenset(getattr(torch, name) for name in (
     "ones", "zeros", "full", "empty", "arange", "tensor", "as_tensor", "rand", "randn", "randint", "eye",
-    "linspace", "tril_indices", "triu_indices"))
+    "linspace", "tril_indices", "triu_indices", "from_numpy", "asarray", "empty_strided", "randperm",
+    "logspace", "frombuffer"))
 
 
 class DeviceAudit(TorchFunctionMode):
@@ -62,6 +63,8 @@ class DeviceAudit(TorchFunctionMode):
             if not (func is torch.Tensor.cpu and self.host_reads_are_fine):
                 self.problems.append(f".{name}() moves a tensor to a fixed device")
             return args[0]
+        if func is torch.Tensor.numpy and not self.host_reads_are_fine:  # fails for a GPU tensor
+            self.problems.append(".numpy() needs the tensor on the CPU (it raises for one on a GPU)")
         moving = func is torch.Tensor.to
         moved = False
         if moving and len(args) > 1 and isinstance(args[1], (str, torch.device, int)):
@@ -70,6 +73,10 @@ class DeviceAudit(TorchFunctionMode):
         if "device" in kwargs:
             kwargs["device"] = self._device(kwargs["device"], f"{name}(...)", moving)
             moved = moving
+        if func in _TAKES_OTHERS:  # `.to(x)`, `.type_as(x)`: onto x's device, whichever it is
+            other = args[1] if len(args) > 1 else kwargs.get("other")
+            if isinstance(other, torch.Tensor):
+                moved = not self._on_default(other)
         tensors = [t for t in _flat(args) + _flat(list(kwargs.values())) if isinstance(t, torch.Tensor)]
         on_default = [t for t in tensors if self._on_default(t)]
         if on_default and not moved and len(on_default) < len(tensors):
@@ -102,6 +109,7 @@ def _flat(values) -> list:
 
 
 _DEVICE_GETTER = torch.Tensor.device.__get__
+_TAKES_OTHERS = (torch.Tensor.to, torch.Tensor.type_as)
 
 
 def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False) -> dict:

@@ -23,6 +23,20 @@ import torch
 from .catalog import DrillInfo
 
 CORE, EXTRA = "core", "extra"
+STRUCTURAL_CHECKS = frozenset({"return type", "shape", "output shape", "dtype", "device"})
+"""What the statements ask of a result in every dtype: a half-precision (extra) case that gets
+one wrong fails that core check; only its accuracy is an extra note. (A KV cache's shape is how
+the cache grows, a drill's mistake with its own diagnosis: not in the list.)"""
+
+
+def failure_check(case: Case):
+    """The check a failure on `case` counts under, by name: its own in a core case; in an extra
+    case its accuracy check (`value_check`), except the structural ones (`STRUCTURAL_CHECKS`)."""
+    if case.tier == CORE:
+        return lambda check: check
+    return lambda check: check if check in STRUCTURAL_CHECKS else case.value_check
+
+
 
 # torch.testing.assert_close's defaults, per dtype: (rtol, atol).
 DEFAULT_TOLERANCE = {
@@ -474,6 +488,35 @@ def buffer_limit(book: CheckBook, errors: list[tuple[Case, dict]]) -> int | None
     return limit if all(case.size > limit for case in wrong) else None
 
 
+def harness_altered(case: Case, result: dict) -> str | None:
+    """Why a case's result is not what the child's harness makes of the case the parent sent,
+    or None. The learner's code runs in the child beside the harness and can reach its data
+    (a flag on a payload, the results so far): a case made "one call" skips the checks that
+    need a second call, one stripped of its probe flag skips the device check, and results
+    emptied broke the judge. The parent owns the cases, so it checks what came back against
+    them: as many calls as the case asks for (every drill's harness sends its calls, or its
+    steps' `runs`, or names the function missing), and the probe's record where, and only
+    where, the probe ran."""
+    from .device_probe import PROBE
+
+    parts = [result] + [v for v in result.values() if isinstance(v, dict)]  # safe_softmax: per function
+    if any("missing" in part for part in parts):
+        return None  # a function the file lacks: named by the drill's own checks
+    probed = any(PROBE in part for part in parts)
+    if (PROBE in case.payload) != probed:
+        return ("your code changed the grader's own data while it ran (the device probe "
+                f"{'did not run' if not probed else 'ran where it was not asked for'}): "
+                "a drill's code may only compute its result")
+    if probed:
+        return None
+    wanted = 1 if case.payload.get(ONE_CALL) else 2 + (AGAIN in case.payload)
+    lists = [part[key] for part in parts for key in ("calls", "runs") if key in part]
+    if not lists or any(not isinstance(calls, list) or len(calls) != wanted for calls in lists):
+        return ("your code changed the grader's own data while it ran (the calls of a case): "
+                "a drill's code may only compute its result")
+    return None
+
+
 class Drill:
     """Base class: metadata from the catalog, the judge loop and verdict assembly."""
 
@@ -578,6 +621,8 @@ class Drill:
             if not isinstance(result, dict) or "error" in result:
                 error = result.get("error") if isinstance(result, dict) else None
                 book.error(case, error or {"type": "GraderError", "message": "no result"})
+            elif (altered := harness_altered(case, result)) is not None:
+                book.error(case, {"type": "HarnessAltered", "message": altered})
             elif case.public:
                 for method, args in self._public_checks(case, result):
                     getattr(book, method)(*args)

@@ -33,6 +33,7 @@ from .grading import (
     compare_values,
     describe_returned,
     export,
+    failure_check,
     format_index,
     load_projections,
     mistake_distance,
@@ -268,7 +269,7 @@ class StepsDrill(Drill):
             check_probe(book, case, result, follow_inputs("x"))
             return
         core = case.tier == CORE
-        name = (lambda check: check) if core else (lambda check: case.value_check)
+        name = failure_check(case)
         where = f"{case.name} ({case.notes})"
         expected = self._expected(case)
         run = result["runs"][0]

@@ -23,6 +23,7 @@ from .grading import (
     clone_tree,
     compare_values,
     export,
+    failure_check,
     format_index,
     mistake_distance,
     narrow_mistakes,
@@ -173,7 +174,7 @@ class AttentionDrill(Drill):
             self._check_probe(case, result, book)
             return
         core = case.tier == CORE
-        name = (lambda check: check) if core else (lambda check: case.value_check)
+        name = failure_check(case)
         where = f"{case.name} ({case.notes})"
         first, second = (result["calls"] * 2)[:2]  # a one-call case compares its call with itself
         out, weights, problem = unpack_output(first, allow_weights=True)

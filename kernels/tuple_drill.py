@@ -31,6 +31,7 @@ from .grading import (
     check_inputs_unchanged,
     compare_values,
     describe_returned,
+    failure_check,
     format_index,
     narrow_mistakes,
     same_values,
@@ -169,7 +170,7 @@ class TupleDrill(Drill):
             check_probe(book, case, result, follow_inputs("Q"))
             return
         core = case.tier == CORE
-        name = (lambda check: check) if core else (lambda check: case.value_check)
+        name = failure_check(case)
         where = f"{case.name} ({case.notes})"
         calls = result["calls"]
         outputs, problem = tensors_of(calls[0], len(self.output_names))

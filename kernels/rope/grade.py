@@ -30,6 +30,7 @@ from ..grading import (
     clone_tree,
     compare_values,
     export,
+    failure_check,
     format_index,
     other_layout_values,
     shape_text,
@@ -356,7 +357,7 @@ class RopeDrill(AttentionDrill):
             self._check_probe(case, result, book)
             return
         core = case.tier == CORE
-        name = (lambda check: check) if core else (lambda check: case.value_check)
+        name = failure_check(case)
         where = f"{case.name} ({case.notes})"
         first, second = (result["calls"] * 2)[:2]
         out, _, problem = unpack_output(first, allow_weights=False)

@@ -29,6 +29,7 @@ from ..grading import (
     clone_tree,
     compare_values,
     export,
+    failure_check,
     format_index,
     same_values,
     shape_text,
@@ -310,7 +311,7 @@ class SafeSoftmaxDrill(Drill):
 
     def _check_function(self, case: Case, result: dict, key: str, book: OncePerCase) -> None:
         core = case.tier == CORE
-        name = (lambda check: check) if core else (lambda check: case.value_check)
+        name = failure_check(case)
         part, tagged = result[key], dict(result, quantity=key)
         function, p = FUNCTIONS[key], case.payload
         where = f"{function} on {case.name} ({case.notes})"

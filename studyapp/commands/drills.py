@@ -346,5 +346,8 @@ def format_verdict(verdict: Mapping[str, Any]) -> str:
     if verdict.get("output"):
         lines.append("  output:")
         lines += ["    " + line for line in verdict["output"].splitlines()]
-    lines = [shown(piece) for line in lines for piece in line.splitlines() or [""]]
+    # A line break inside a text (an exception's message) goes on indented: only the status
+    # line starts at column 0, so no text can draw one there.
+    lines = [("" if i == 0 else "    ") + shown(piece)
+             for line in lines for i, piece in enumerate(line.splitlines() or [""])]
     return "\n".join(lines)
