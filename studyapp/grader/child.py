@@ -124,6 +124,7 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
     module = types.ModuleType(MODULE_NAME)
     module.__file__ = filename
     sys.modules[MODULE_NAME] = module
+    one_thread()
     try:
         exec(code, module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - anything the learner's top level does
@@ -155,6 +156,30 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
                 return {"stage": Stage.SIGNATURE.value, "signature": _signature(entry), "error": _error(exc, filename)}
             results[index] = {"error": _error(exc, filename)}
     return {"stage": Stage.RAN.value, "results": results}
+
+
+ONE_THREAD = ("drill code runs on one thread: the grader watches the calling thread (for fused "
+              "calls, autograd, memory), so work in a thread of its own would go unseen")
+
+
+def one_thread() -> None:
+    """From here on the child starts no thread: the drills' watches (`TorchFunctionMode`,
+    `TorchDispatchMode`) see only the thread they run in, and a full score matrix or autograd
+    moved into a thread the call starts and joins passed a flash-attention or backward drill.
+    The originals are not kept anywhere the learner's code could find them: the child never
+    starts a thread again (torch's own pools are native threads, made before the fork)."""
+    import _thread
+    import threading
+
+    def refuse(*_args, **_kwargs):
+        raise RuntimeError(ONE_THREAD)
+
+    threading.Thread.start = refuse  # type: ignore[method-assign]
+    for module in (_thread, threading):
+        for name in ("start_new_thread", "start_joinable_thread", "_start_new_thread",
+                     "_start_joinable_thread", "start_new"):
+            if hasattr(module, name):
+                setattr(module, name, refuse)
 
 
 def serialize(outcome: dict) -> bytes:
