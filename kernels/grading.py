@@ -137,9 +137,9 @@ def export(value, depth: int = 0):
         plain = tensor.as_subclass(torch.Tensor).resolve_conj().resolve_neg().cpu().clone()
         return {"type": "Tensor", "tensor": plain, "dtype": str(tensor.dtype),
                 "device": str(tensor.device), "shape": list(tensor.shape)}
-    if isinstance(value, (tuple, list)) and depth < 2:
-        return {"type": type(value).__name__, "items": [export(v, depth + 1) for v in value[:4]],
-                "length": len(value)}
+    if isinstance(value, (tuple, list)) and depth < 2:  # a namedtuple is a tuple, as the statements say
+        return {"type": "tuple" if isinstance(value, tuple) else type(value).__name__,
+                "items": [export(v, depth + 1) for v in value[:4]], "length": len(value)}
     try:
         text = repr(value)[:200]
     except Exception as error:  # a learner object whose __repr__ raises

@@ -123,3 +123,20 @@ def test_monkeypatched_comparisons_a_comparing_subclass_and_forged_stdout_still_
     verdict = _grade(warm_grader, tmp_path, source)
     assert verdict["status"] == "fail" and verdict["origin"] == "learner", verdict
     assert "values float32" in verdict["summary"], verdict
+
+
+def test_a_namedtuple_of_output_and_weights_is_a_tuple(warm_grader, tmp_path):
+    """It was rejected as "returned Attn; expected a Tensor or a tuple (output, weights)"."""
+    source = """
+        import math, torch
+        from collections import namedtuple
+        Attn = namedtuple("Attn", "output weights")
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
+            if mask is not None:
+                scores = scores.masked_fill(mask == 0, float("-inf"))
+            weights = torch.nan_to_num(torch.softmax(scores, -1))
+            return Attn(weights @ V, weights)
+    """
+    verdict = _grade(warm_grader, tmp_path, source)
+    assert verdict["status"] == "pass", verdict
