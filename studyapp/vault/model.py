@@ -281,7 +281,11 @@ class Note:
         if known is None:
             from studyapp.pairing import drills_for
 
-            known = self.__dict__["_pairing"] = drills_for(self.meta, self.body)
+            try:
+                body = self.body
+            except UserError:  # unreadable past its head (`doctor` names it): one note must not
+                return drills_for(self.meta, "")  # stop a listing; paired from its block, not kept
+            known = self.__dict__["_pairing"] = drills_for(self.meta, body)
             self.__dict__["_pairing_fresh"] = True
         return known
 

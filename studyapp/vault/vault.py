@@ -34,6 +34,7 @@ from studyapp.vault.model import (
 from studyapp.vault.parse import (
     BOM,
     NoteFormatError,
+    check_line_endings,
     decode,
     extract_title,
     find_layout,
@@ -112,7 +113,8 @@ class Vault:
             if row is not None and row[1] == size and row[2] == mtime_ns:
                 if path in in_workers:
                     parsed += 1
-                    fresh.append(row)
+                    if not _passing(row[7]):
+                        fresh.append(row)
                 else:
                     reused += 1
                 if row[7]:
@@ -124,7 +126,8 @@ class Vault:
             result = _note_from_file(path, abs_path, size, mtime_ns)
             if isinstance(result, LoadProblem):
                 problems.append(result)
-                fresh.append((path, size, mtime_ns) + problem_row(result.reason))
+                if not _passing(result.reason):
+                    fresh.append((path, size, mtime_ns) + problem_row(result.reason))
             else:
                 notes.append(result)
                 values = note_row(result)
@@ -138,13 +141,14 @@ class Vault:
 
     def whole_file_problems(self, notes: list[Note]) -> list[LoadProblem]:
         """What reading these notes whole finds that a load does not: it reads each note's head
-        (block and title) only, so bytes past it that are not UTF-8 show when the note is shown
-        or written. `doctor`, the thorough check, reads every file."""
+        (block and title) only, so bytes past it that are not UTF-8, or a body whose lines end
+        in a lone CR, show when the note is shown or written. `doctor`, the thorough check,
+        reads every file."""
         problems = []
         for note in notes:
             try:
                 with open(note.source, "rb") as handle:
-                    decode(handle.read())
+                    check_line_endings(decode(handle.read())[0])  # what a write refuses, too
             except OSError as exc:
                 problems.append(LoadProblem(note.path, f"cannot read: {exc.strerror}"))
             except NoteFormatError as exc:
@@ -365,6 +369,17 @@ bytes, their notes about 11 KB. A note whose block or title is not decided withi
 whole."""
 
 
+READ_FAILED = "cannot read: "
+"""How a load's problem with a file it could not open or read begins (`_note_from_file`)."""
+
+
+def _passing(problem: str | None) -> bool:
+    """Whether a load's problem may be gone by the next load, so it is not kept in the cache:
+    a read that failed (the file renamed away and back by a sync tool between the scan and
+    the read, a permission fixed) is tried again, not reported from the cache for good."""
+    return bool(problem) and problem.startswith(READ_FAILED)
+
+
 def _note_from_file(path: str, abs_path: str, size: int, mtime_ns: int) -> Note | LoadProblem:
     """The note from the head of its file (its block and title), else from the whole file."""
     try:
@@ -379,7 +394,7 @@ def _note_from_file(path: str, abs_path: str, size: int, mtime_ns: int) -> Note 
         finally:
             os.close(fd)
     except OSError as exc:
-        return LoadProblem(path, f"cannot read: {exc.strerror}")
+        return LoadProblem(path, f"{READ_FAILED}{exc.strerror}")
     return _note_from_bytes(path, abs_path, raw, size, mtime_ns)
 
 
