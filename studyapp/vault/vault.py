@@ -377,7 +377,7 @@ def _passing(problem: str | None) -> bool:
     """Whether a load's problem may be gone by the next load, so it is not kept in the cache:
     a read that failed (the file renamed away and back by a sync tool between the scan and
     the read, a permission fixed) is tried again, not reported from the cache for good."""
-    return bool(problem) and problem.startswith(READ_FAILED)
+    return problem is not None and problem.startswith(READ_FAILED)
 
 
 def _note_from_file(path: str, abs_path: str, size: int, mtime_ns: int) -> Note | LoadProblem:
