@@ -266,12 +266,12 @@ def format_stats(stats: Stats) -> str:
     topics = {tag: info for tag, info in stats.mastery_by_tag.items() if is_topic(tag)}
     if topics:  # as the app: an imported note's own path, one of its tags, is no topic
         lines.append("Mastery by tag:")
-        from studyapp.textwidth import display_width, fit
+        from studyapp.textwidth import display_width, fit, shown
 
-        width = max(display_width(t) for t in topics)
+        width = max(display_width(shown(t)) for t in topics)
         for tag, info in topics.items():
             bar = "#" * round(info["mastery"] * 20)
             notes = int(info["notes"])
-            lines.append(f"  {fit(tag, width)}  {info['mastery']:.2f} {bar:<20} "
+            lines.append(f"  {fit(shown(tag), width)}  {info['mastery']:.2f} {bar:<20} "
                          f"({notes} note{'s' if notes != 1 else ''})")
     return "\n".join(lines)

@@ -79,7 +79,7 @@ def print_due(ctx, as_json: bool) -> int:
 def _print_due_table(due, counts, total: int) -> None:
     import shutil
 
-    from studyapp.textwidth import fit
+    from studyapp.textwidth import fit, shown
 
     later = f" (+{counts.waiting} learning step(s) due later in the session)" if counts.waiting else ""
     print(f"{counts.new} new · {counts.learning} learning · {counts.review} review{later}; "
@@ -96,7 +96,7 @@ def _print_due_table(due, counts, total: int) -> None:
         when = "new" if d.is_new else d.due_at.astimezone().date().isoformat()
         overdue = "" if d.is_new else (f"{d.days_overdue}d" if d.days_overdue else "today")
         line = f"{when:<11}  {overdue:>7}  {(note.difficulty or '-')[:6]:<6}  {fit(note.title, title_width)}  {note.path}"
-        print(line.rstrip())
+        print(shown(line).rstrip())  # a difficulty or a path may hold "\e[2J" (YAML escapes)
 
 
 def print_import(args, ctx) -> int:

@@ -49,7 +49,7 @@ def note_path(ctx, text: str) -> str:
     import posixpath
     from pathlib import Path
 
-    from studyapp.errors import UsageError
+    from studyapp.errors import UsageError, UserError
 
     if not text.strip() or text.strip() in (".", "./"):
         raise UsageError(f"{text!r} names no note: give NOTE as the note's path, relative to the vault "
@@ -66,6 +66,8 @@ def note_path(ctx, text: str) -> str:
         if path == ".." or path.startswith("../"):
             raise UsageError(f"{text} is not inside the vault ({vault})")
     if not (vault / path).is_file():
+        if (vault / path).exists() and not (vault / path).is_dir():  # as `due` reported it
+            raise UserError(f"{path}: not a regular file (a pipe, device or socket): a note must be a file")
         raise UsageError(f"no such note in the vault: {path}")
     from studyapp.vault.scan import not_a_note_reason, shown_path
 
