@@ -13,7 +13,9 @@ from studyapp.textwidth import shown
 
 BOM = "\ufeff"
 _FENCE_LINE = re.compile(r"^---[ \t]*\r?$", re.M)
-_HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*?)[ \t]*\r?$)", re.M)
+_HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*)$)", re.M)
+"""A fence, or a `#`/`##` heading and its text (trailing blanks and CR stripped in code: a lazy
+`(.*?)[ \t]*\r?$` backtracked quadratically over a long run of blanks inside the line)."""
 _ODD_LINE_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 """Characters YAML reads as a line break but the line editor of write-back does not."""
 _BREAK_NAMES = {"\r": "a lone CR", "\x85": "NEL (U+0085)", "\u2028": "U+2028", "\u2029": "U+2029"}
@@ -226,7 +228,7 @@ def _headings(body: str):
                 open_fence = None
             continue
         if open_fence is None:
-            yield len(match.group(2)), match.group(3), match.start(), match.end()
+            yield len(match.group(2)), match.group(3).rstrip(" \t\r"), match.start(), match.end()
 
 
 def extract_title(body: str, path: str) -> str:
