@@ -211,10 +211,15 @@ def undo_values(values) -> dict:
 
 
 def present_values(meta: dict) -> dict:
-    """A note's review keys as `file_values_before` keeps them: only those it has."""
+    """A note's review keys as `file_values_before` keeps them: only those it has, a timestamp
+    (`next_review: 2026-06-15 08:00:00`, which YAML reads as a datetime) as the day the app
+    reads in it (an undo that cannot put the old bytes back writes that day)."""
+    from datetime import datetime
+
     from studyapp.vault.model import REVIEW_KEYS
 
-    return json_values({key: meta[key] for key in REVIEW_KEYS if key in meta})
+    return json_values({key: meta[key].date() if isinstance(meta[key], datetime) else meta[key]
+                        for key in REVIEW_KEYS if key in meta})
 
 
 def _same(actual, wanted) -> bool:

@@ -234,12 +234,20 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         del lines[index]
     new_block = "".join(lines)
     if appended:
+        closing = _DOCUMENT_END.search(new_block)  # `...` closes the YAML: new keys go before it
+        at = closing.start() if closing else len(new_block)
+        new_block, tail = new_block[:at], new_block[at:]
         if new_block and not new_block.endswith("\n"):
             new_block += newline
         for key in appended:
             new_block += f"{key}: {_render(key, updates[key], date_style, None)}{newline}"
+        new_block += tail
     verify_edit(old_meta, new_block, updates, appended, removed)
     return new_block
+
+
+_DOCUMENT_END = re.compile(r"^\.\.\.[ \t]*(?:#[^\n]*)?\r?\n?(?:[ \t]*(?:#[^\n]*)?\r?\n?)*\Z", re.M)
+"""A YAML document-end line (`...`) ending the block, with only blank or comment lines after it."""
 
 
 def _bare(line: str) -> bool:
@@ -264,8 +272,10 @@ def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[st
         if key in updates:
             old_value = old_meta.get(key)
             ok = _means(key, new_value) == updates[key] and (
-                old_value is None or new_value is None
-                or _kind(key, new_value) == _kind(key, old_value))
+                old_value is None or new_value is None or _kind(key, new_value) == _kind(key, old_value)
+                # a plain value YAML reads as text but the app as a number or date (`1e-3`,
+                # `09`, `2026-W10-1`): written as the number or date it means
+                or (isinstance(old_value, str) and not isinstance(new_value, str)))
         else:
             old_value = old_meta[key]
             ok = new_value == old_value or repr(new_value) == repr(old_value)
