@@ -152,6 +152,10 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool,
         source_body = _body_bytes(raw)
     except (OSError, NoteFormatError) as exc:
         return ImportAction("problem", str(file), reason=str(getattr(exc, "strerror", None) or exc))
+    blocked = _file_in_the_way(vault.root, rel)
+    if blocked is not None:  # no name in that folder can work: said at once
+        return ImportAction("problem", str(file), reason=f"cannot make the folder {blocked} in the vault: "
+                            "a file of that name is there; not copied")
     for candidate in _candidates(rel):
         target = vault.root / candidate
         note_path = candidate.as_posix()
@@ -188,6 +192,17 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool,
             planned[note_path] = source_body
         return ImportAction("copy", note_path, source=str(file))
     return ImportAction("problem", str(file), reason="no free file name in the vault")
+
+
+def _file_in_the_way(root: Path, rel: Path) -> str | None:
+    """The vault-relative folder of `rel` that is a file (or anything but a folder), if any: an
+    export named `clips` where `import clips/` would make the folder `clips/`."""
+    folder = root
+    for part in rel.parent.parts:
+        folder = folder / part
+        if folder.exists() and not folder.is_dir():
+            return folder.relative_to(root).as_posix()
+    return None
 
 
 def import_notes(vault: Vault, paths: list[Path], today: date, dry_run: bool) -> list[ImportAction]:
