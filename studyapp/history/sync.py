@@ -335,6 +335,10 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
     status = service.store.drill_status()
     now_ns = time.time_ns()
     recent = now_ns - int(SETTLE_SECONDS * 1e9)
+    for problem in snapshot.problems:  # reviewed, but unreadable here: said, not skipped silently
+        if problem.path in wanted:
+            result.problems.append(f"{problem.path}: could not bring its review keys up to date: "
+                                   f"{problem.reason}; fix the note, then run `studyapp sync --full`")
     for note in snapshot.notes:
         pair = wanted.get(note.path)
         if pair is None or not note.has_block or not _disagrees(note, pair[1]):
