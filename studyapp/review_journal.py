@@ -100,7 +100,7 @@ def _repair(store: Store, vault, events_log=None) -> list[str]:
             note = None
         wanted = values_from_json(entry.payload["file_values"])
         written = note is not None and all(
-            _same(note.meta.get(k), v) for k, v in wanted.items())
+            _same(note.meta.get(k), v) or _same_meaning(k, note.meta.get(k), v) for k, v in wanted.items())
         if note is not None and note.content_hash != entry.hash_before and written:
             refused = _refused_event(entry.payload.get("event")) if events_log is not None else None
             if refused is not None:
@@ -201,8 +201,9 @@ def values_from_json(values) -> dict:
 
 def undo_values(values) -> dict:
     """The owned values to write back to undo a review whose `file_values_before` are `values`:
-    a review key missing there is one the note did not have (`ABSENT`, taken out again). Rows
-    from before this was recorded name every key, a missing one as null."""
+    a review key missing there is one the note did not have (`ABSENT`, taken out again), and
+    `NO_BLOCK` says it had no block at all. Rows from before this was recorded name every key,
+    a missing one as null."""
     from studyapp.vault.model import REVIEW_KEYS
     from studyapp.vault.writeback import ABSENT
 
@@ -210,16 +211,30 @@ def undo_values(values) -> dict:
     return {**result, **{key: ABSENT for key in REVIEW_KEYS if key not in result}}
 
 
-def present_values(meta: dict) -> dict:
+def present_values(meta: dict, has_block: bool = True) -> dict:
     """A note's review keys as `file_values_before` keeps them: only those it has, a timestamp
     (`next_review: 2026-06-15 08:00:00`, which YAML reads as a datetime) as the day the app
     reads in it (an undo that cannot put the old bytes back writes that day)."""
     from datetime import datetime
 
     from studyapp.vault.model import REVIEW_KEYS
+    from studyapp.vault.writeback import NO_BLOCK
 
-    return json_values({key: meta[key].date() if isinstance(meta[key], datetime) else meta[key]
+    kept = json_values({key: meta[key].date() if isinstance(meta[key], datetime) else meta[key]
                         for key in REVIEW_KEYS if key in meta})
+    return kept if has_block else {**kept, NO_BLOCK: True}
+
+
+def _same_meaning(key: str, actual, wanted) -> bool:
+    """Whether two owned values mean the same (`review_count` null, absent and 0 do: an undo
+    that writes null for a count writes 0)."""
+    from studyapp.vault.model import OwnedValueError
+    from studyapp.vault.writeback import owned_value
+
+    try:
+        return owned_value(key, actual) == owned_value(key, wanted)
+    except (OwnedValueError, ValueError):
+        return False
 
 
 def _same(actual, wanted) -> bool:

@@ -49,8 +49,9 @@ from studyapp.review_journal import (
 )
 from studyapp.store import Store, utc_text
 from studyapp.vault.model import REVIEW_KEYS, WriteConflict
+from studyapp.vault.parse import decode
 from studyapp.vault.vault import content_hash
-from studyapp.vault.writeback import ABSENT
+from studyapp.vault.writeback import ABSENT, NO_BLOCK, NullToken, null_tokens
 
 OWNED_REVIEW_KEYS = REVIEW_KEYS
 
@@ -265,7 +266,7 @@ class ReviewService:
             scheduler_fingerprint,
         )
 
-        kept = present_values(note.meta)
+        kept = present_values(note.meta, note.has_block)
         event = new_event(
             EventKind.REVIEW, now, self.history_log.device, path, rating=int(rating),
             duration_ms=duration_ms, title=note.title, fuzz=self.scheduler.enable_fuzzing,
@@ -370,6 +371,9 @@ class ReviewService:
         note = self.vault.read_note(path)
         old_bytes = self.store.undo_bytes(last.id)
         old_values = undo_values(last.file_values_before)
+        if old_bytes is not None:  # an empty value goes back as the user wrote it (`key:`, `~`)
+            tokens = null_tokens(decode(old_bytes)[0])
+            old_values.update({k: tokens[k] for k, v in old_values.items() if v is None and k in tokens})
         exact = old_bytes is not None and note.content_hash == last.hash_after
         from studyapp.history.events import EventKind, new_event
 
@@ -377,7 +381,8 @@ class ReviewService:
             EventKind.UNDO, self.ctx.now(), self.history_log.device, path,
             review=last.event_id)
         undo_event = None if event is None else event.to_json()
-        written = {k: None if v is ABSENT else v for k, v in old_values.items()}  # as a read finds it
+        written = {k: None if v is ABSENT or isinstance(v, NullToken) else v  # as a read finds it
+                   for k, v in old_values.items() if k != NO_BLOCK}
         payload = {"review_id": last.id, "file_values": json_values(written),
                    "owner": current_process().as_text(), "event": undo_event}
         if event is not None:

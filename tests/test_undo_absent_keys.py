@@ -9,6 +9,9 @@ The same happened on another device replaying the log, when every review of the 
 
 from __future__ import annotations
 
+import os
+import time
+
 from history_helpers import cli
 
 HAND_WRITTEN = """---
@@ -70,8 +73,11 @@ def test_a_device_replaying_an_undone_review_takes_out_the_keys_it_added(tmp_pat
     reviewed = (vault / "n.md").read_bytes()
     cli(capsys, vault, laptop, "undo", now="2026-11-20T08:05")
     assert (vault / "n.md").read_text() == HAND_WRITTEN
-    # the file sync brings back the reviewed copy (a conflict copy won), then the phone syncs
+    # the file sync brings back the reviewed copy (a conflict copy won), then the phone syncs;
+    # an old mtime: a copy written a moment ago may be a review whose log line is still coming
     (vault / "n.md").write_bytes(reviewed)
+    old = time.time() - 600
+    os.utime(vault / "n.md", (old, old))
 
     cli(capsys, vault, phone, "due", now="2026-11-20T09:00")
 

@@ -263,24 +263,30 @@ def _is_owned_values(value: object) -> bool:
     return all(type(key) is str and _owned_checks(key, item) for key, item in value.items())
 
 
+NO_BLOCK_BEFORE = "block"
+"""In `absent_before`: the reviewed note had no metadata block (the review gave it one)."""
+
+
 def _is_review_keys(value: object) -> bool:
-    """Names of review keys (`absent_before`: those a reviewed note did not have)."""
+    """Names of review keys (`absent_before`: those a reviewed note did not have), or "block"."""
     from studyapp.vault.model import REVIEW_KEYS
 
-    return type(value) is list and all(key in REVIEW_KEYS for key in value)
+    return type(value) is list and all(key in REVIEW_KEYS or key == NO_BLOCK_BEFORE for key in value)
 
 
 def kept_before(data: dict[str, Any]) -> dict[str, Any]:
     """A review event's `values_before` as the database keeps them (`file_values_before`):
     the keys the note had, a key it lacked left out (`absent_before`, which an undo takes out
-    again). An event from before `absent_before` existed, or from an import, names no absent
+    again; "block" there: it had no block, `writeback.NO_BLOCK`). An event from before `absent_before` existed, or from an import, names no absent
     key: the keys it leaves out count as null, as undo has always written them."""
     from studyapp.vault.model import REVIEW_KEYS
+    from studyapp.vault.writeback import NO_BLOCK
 
     values = data.get("values_before") or {}
     absent = data.get("absent_before")
     if type(absent) is list:
-        return {key: value for key, value in values.items() if key not in absent}
+        kept = {key: value for key, value in values.items() if key not in absent}
+        return {**kept, NO_BLOCK: True} if NO_BLOCK_BEFORE in absent else kept
     return {key: values.get(key) for key in REVIEW_KEYS} | values
 
 
@@ -289,9 +295,10 @@ def logged_before(kept: dict[str, Any]) -> dict[str, Any]:
     `kept_before`): `values_before` names every review key (null for a missing one, as older
     versions read it) and `absent_before` the missing ones."""
     from studyapp.vault.model import REVIEW_KEYS
+    from studyapp.vault.writeback import NO_BLOCK
 
-    absent = [key for key in REVIEW_KEYS if key not in kept]
-    values = {key: kept.get(key) for key in REVIEW_KEYS} | kept
+    absent = [key for key in REVIEW_KEYS if key not in kept] + ([NO_BLOCK_BEFORE] if kept.get(NO_BLOCK) else [])
+    values = {key: kept.get(key) for key in REVIEW_KEYS}
     return {"values_before": values, **({"absent_before": absent} if absent else {})}
 
 

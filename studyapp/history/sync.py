@@ -256,12 +256,13 @@ def owned_values(history: NoteHistory,
     if history.reviews == 0:  # every review undone: the keys as the first found them
         if history.values_before is None:
             return None
-        from studyapp.vault.writeback import ABSENT
+        # as an undo puts them back: each as it was, a key the review added taken out (and the
+        # block it added, `NO_BLOCK`, when it is still just that block)
+        from studyapp.vault.writeback import ABSENT, NO_BLOCK
 
-        values: dict = {k: before.get(k, ABSENT) for k in ("last_reviewed", "next_review", "review_count")}
-        if "mastery_level" not in before:  # the review added it: out again, as an undo takes it
-            values["mastery_level"] = ABSENT
-        return values
+        values = {k: before.get(k, ABSENT) for k in ("last_reviewed", "next_review", "review_count",
+                                                      "mastery_level")}
+        return {**values, NO_BLOCK: True} if before.get(NO_BLOCK) else values
     card = history.card
     if card is None or card.last_review is None:
         return None
@@ -275,31 +276,59 @@ def owned_values(history: NoteHistory,
 
 
 def _ahead(note, values: dict) -> bool:
-    """Whether the note holds more reviews, or a later one, than the replayed state."""
-    wanted_count, count = values.get("review_count"), getattr(note, "review_count", None)
+    """Whether the note holds more reviews, or a later one, than the replayed state (a key the
+    replayed state takes out, `ABSENT`, stands for none: a note that lacked the keys before a
+    review undone, then reviewed again, is ahead while that review's log line is coming)."""
+    wanted_count, count = _meaning("review_count", values.get("review_count")), getattr(note, "review_count", None)
     if isinstance(wanted_count, int) and isinstance(count, int) and count > wanted_count:
         return True
-    wanted_day, day = values.get("last_reviewed"), getattr(note, "last_reviewed", None)
-    return isinstance(wanted_day, date) and isinstance(day, date) and day > wanted_day
+    wanted_day, day = _meaning("last_reviewed", values.get("last_reviewed")), getattr(note, "last_reviewed", None)
+    return isinstance(day, date) and (wanted_day is None or isinstance(wanted_day, date) and day > wanted_day)
+
+
+def _meaning(key: str, value):
+    """What an owned value means (a date, a count, a mastery: `writeback.owned_value`), as the
+    note's attributes hold it; `ABSENT` and null mean what a missing key means; a value no note
+    may hold stays as it is (it never agrees)."""
+    from studyapp.vault.model import OwnedValueError
+    from studyapp.vault.writeback import ABSENT, owned_value
+
+    try:
+        return owned_value(key, None if value is ABSENT else value)
+    except OwnedValueError:
+        return value
 
 
 def _disagrees(note, values: dict) -> bool:
-    from studyapp.vault.writeback import ABSENT
+    """Whether the note's owned values differ, in meaning, from `values` (`review_count: null`
+    and a count of 0 agree; so do '3' and 3): a write that would change only the text of a
+    value it already holds would be made again on every sync, on every device."""
+    from studyapp.vault.writeback import ABSENT, NO_BLOCK
 
     for key, wanted in values.items():
-        if wanted is ABSENT:
-            if key in note.meta:
+        if key == NO_BLOCK:
+            if _added_block_left(note):
                 return True
             continue
-        actual = getattr(note, key, None)
-        if isinstance(wanted, str) and key != "review_count":
-            try:
-                wanted = date.fromisoformat(wanted)
-            except ValueError:
-                pass
-        if actual != wanted:
+        if wanted is ABSENT and key in note.meta and _meaning(key, note.meta[key]) != _meaning(key, None):
+            return True  # the review's value is still there (a line left empty agrees: a kept comment)
+        if getattr(note, key, None) != _meaning(key, wanted):
             return True
     return False
+
+
+def _added_block_left(note) -> bool:
+    """Whether the note still holds, unchanged, the standard block a review gave it (`NO_BLOCK`)."""
+    from studyapp.vault.parse import NoteFormatError, decode
+    from studyapp.vault.writeback import without_default_block
+
+    if not note.has_block:
+        return False
+    try:
+        with open(note.source, "rb") as handle:
+            return without_default_block(decode(handle.read())[0], note.path) is not None
+    except (OSError, NoteFormatError):
+        return False
 
 
 SETTLE_SECONDS = 5.0

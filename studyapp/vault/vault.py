@@ -53,7 +53,13 @@ from studyapp.vault.scan import (
     take_parsed_ahead,
     take_scan_ahead,
 )
-from studyapp.vault.writeback import comparable, edit_review_keys, validate_updates
+from studyapp.vault.writeback import (
+    NO_BLOCK,
+    comparable,
+    edit_review_keys,
+    validate_updates,
+    without_default_block,
+)
 
 if TYPE_CHECKING:
     from studyapp.pairing import Pairing
@@ -250,16 +256,23 @@ class Vault:
         return self.rewrite_review_keys(note, updates).note
 
     def rewrite_review_keys(self, note: Note, updates: dict) -> NoteRewrite:
-        """`write_review_keys`, also returning the exact bytes the write replaced."""
+        """`write_review_keys`, also returning the exact bytes the write replaced. `NO_BLOCK`
+        in `updates` (an undo of a note's first review, which gave it the standard block):
+        the block goes too when it is still just that block."""
+        updates = dict(updates)
+        drop_block = bool(updates.pop(NO_BLOCK, False))
         validate_updates(updates)
 
         def edit(text: str, changed: bool) -> str:
             if changed:
                 self._check_mergeable(note, text, updates)
             if not find_layout(text).has_block:
+                if drop_block:
+                    return text  # no block, as before the review
                 created = updates.get("created") or updates.get("last_reviewed") or date.today()
                 text = add_default_block(text, note.path, created)
-            return edit_review_keys(text, updates)
+            text = edit_review_keys(text, updates)
+            return (without_default_block(text, note.path) or text) if drop_block else text
 
         return self._rewrite(note, edit)
 

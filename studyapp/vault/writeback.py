@@ -33,6 +33,11 @@ class _Absent:
         return "ABSENT"
 
 
+class NullToken(str):
+    """An update's value meaning null, written as this exact token (`~`, or nothing after the
+    colon): an undo puts back the empty value the user wrote, not a `null` of its own."""
+
+
 ABSENT = _Absent()
 """An update's value meaning "the note had no such key": an undo takes out the line the review
 added. A line the user has since given a comment stays, with the value None means (null, 0)."""
@@ -61,10 +66,16 @@ def validate_updates(updates: dict) -> dict:
         if value is ABSENT:
             plain[key] = ABSENT
             continue
+        if isinstance(value, NullToken):
+            if value not in _NULL_TOKENS:
+                raise TypeError(f"{key}: {value!r} is no null token")
+            plain[key] = value
+            continue
         if isinstance(value, datetime) or (key in DATE_KEYS and not isinstance(value, (date, type(None)))):
             raise TypeError(f"{key}: unsupported value {value!r}")
         try:
-            plain[key] = owned_value(key, value)
+            # null stays null (an undo puts back `review_count: null`, which means 0 reviews)
+            plain[key] = None if value is None else owned_value(key, value)
         except OwnedValueError:
             raise TypeError(f"{key}: unsupported value {value!r}") from None
     return plain
@@ -218,12 +229,17 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         if key not in where:
             appended.append(key)
             continue
-        if key in old_meta and _means(key, old_meta[key]) == value:
-            continue  # already holds this value: leave the line byte for byte
         line = lines[where[key]]
         match = _OWNED_LINE.match(line)
         assert match is not None  # `owned_lines` found this line by this pattern
         start, end, style = _value_span(line, match.end())
+        if isinstance(value, NullToken):
+            if line[start:end] != value:  # `key:` and nothing else, or `key: ~`, as the user wrote it
+                lines[where[key]] = line[:match.end()] + ("" if value == "" else " " + value) + line[end:]
+            continue
+        if key in old_meta and _means(key, old_meta[key]) == _means(key, value) and (
+                (old_meta[key] is None) == (value is None)):
+            continue  # already holds this value: leave the line byte for byte
         if line[start:end] in _NULL_TOKENS:
             style = date_style  # a first value takes the quoting of the note's other dates
         token = _render(key, value, style, old_meta.get(key))
@@ -240,7 +256,9 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         if new_block and not new_block.endswith("\n"):
             new_block += newline
         for key in appended:
-            new_block += f"{key}: {_render(key, updates[key], date_style, None)}{newline}"
+            value = updates[key]
+            text = value if isinstance(value, NullToken) else _render(key, value, date_style, None)
+            new_block += f"{key}:{' ' if text else ''}{text}{newline}"
         new_block += tail
     verify_edit(old_meta, new_block, updates, appended, removed)
     return new_block
@@ -248,6 +266,51 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
 
 _DOCUMENT_END = re.compile(r"^\.\.\.[ \t]*(?:#[^\n]*)?\r?\n?(?:[ \t]*(?:#[^\n]*)?\r?\n?)*\Z", re.M)
 """A YAML document-end line (`...`) ending the block, with only blank or comment lines after it."""
+
+
+NO_BLOCK = "(no block)"
+"""In an undo's values (never a YAML key: it has a space and parentheses): the note had no
+metadata block before the review, which gave it the standard one (`add_default_block`)."""
+
+
+def without_default_block(text: str, path: str) -> str | None:
+    """The note's text without its block when the block is, byte for byte, the standard one a
+    first review added (`add_default_block` on its `created` day, its review keys taken out
+    already); None when it differs (the user has since written in it: the block stays)."""
+    from studyapp.vault.blocks import add_default_block
+    from studyapp.vault.model import as_date
+
+    layout = find_layout(text)
+    if not layout.has_block:
+        return None
+    body = text[layout.body_start:]
+    created = as_date(parse_block(text[layout.block_start:layout.block_end]).get("created"))
+    if created is None:
+        return None
+    standard = edit_review_keys(add_default_block(body, path, created), {key: ABSENT for key in REVIEW_KEYS})
+    return body if standard == text else None
+
+
+def null_tokens(text: str) -> dict[str, NullToken]:
+    """The exact token of each review key a note's text holds as null (`key:`, `key: ~`), for an
+    undo to write back (`NullToken`); {} when the text cannot be read so."""
+    try:
+        layout = find_layout(text)
+        if not layout.has_block:
+            return {}
+        block = text[layout.block_start:layout.block_end]
+        meta = parse_block(block)
+        where = owned_lines(block, meta, keys=tuple(key for key in REVIEW_KEYS if key in meta))
+    except NoteFormatError:
+        return {}
+    lines = _split_lines(block)
+    found = {}
+    for key, index in where.items():
+        match = _OWNED_LINE.match(lines[index])
+        if meta.get(key) is None and match is not None:
+            start, end, _style = _value_span(lines[index], match.end())
+            found[key] = NullToken(lines[index][start:end])
+    return found
 
 
 def _bare(line: str) -> bool:
@@ -271,7 +334,7 @@ def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[st
     for key, new_value in new_meta.items():
         if key in updates:
             old_value = old_meta.get(key)
-            ok = _means(key, new_value) == updates[key] and (
+            ok = _means(key, new_value) == _means(key, updates[key]) and (
                 old_value is None or new_value is None or _kind(key, new_value) == _kind(key, old_value)
                 # a plain value YAML reads as text but the app as a number or date (`1e-3`,
                 # `09`, `2026-W10-1`): written as the number or date it means
@@ -284,6 +347,8 @@ def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[st
 
 
 def _means(key: str, value):
+    if isinstance(value, NullToken):
+        value = None
     try:
         return owned_value(key, value)
     except OwnedValueError:
