@@ -144,6 +144,10 @@ def parse_block(block: str) -> dict:
         raise NoteFormatError(_not_a_mapping(meta))
     from studyapp.vault.writeback import owned_lines
 
+    first = next((line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")), "")
+    if meta and first[:1] in (" ", "\t"):  # a review writes its keys at the start of a line
+        raise NoteFormatError("the metadata block's keys are indented: a review writes its keys at the "
+                              "start of a line, so it could not write this note; take the indentation out")
     try:  # valid YAML a review could not write back is no note (the fast shape always can be)
         owned_lines(block, meta)
     except NoteFormatError:
