@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Input, Static, Tree
 from textual.widgets.data_table import ColumnKey
 
-from studyapp.textwidth import display_width, fit, fit_middle
+from studyapp.textwidth import display_width, fit, fit_middle, shown
 from studyapp.tui.markup import plain
 from studyapp.tui.messages import NotesListed, NotesSearched
 from studyapp.tui.screens.base import StudyScreen, footer_hides
@@ -143,11 +143,11 @@ class NotesScreen(StudyScreen):
             for part in folder.split("/"):
                 here = f"{parent}/{part}" if parent else part
                 if here not in nodes:
-                    nodes[here] = nodes[parent].add(Text(part), data=("folder", here))
+                    nodes[here] = nodes[parent].add(Text(shown(part)), data=("folder", here))
                 parent = here
         tags = tree.root.add("Tags", data=ALL, expand=False)
         for tag in sorted({t for r in self.rows for t in r.tags}):
-            tags.add_leaf(Text(tag), data=("tag", tag))
+            tags.add_leaf(Text(shown(tag)), data=("tag", tag))  # control characters as symbols
         tree.root.expand()
 
     def _fill_table(self) -> None:

@@ -7,6 +7,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from studyapp.textwidth import shown
+
 
 def fit_label(label: str, width: int) -> str:
     """Crop or pad to exactly `width` terminal cells (a CJK character takes two)."""
@@ -36,7 +38,7 @@ class MasteryBars(Widget):
         return self.rows[: self.max_rows] if self.max_rows else self.rows
 
     def render(self) -> Text:
-        rows = self._visible_rows()
+        rows = [(shown(label), value) for label, value in self._visible_rows()]  # a tag's "\e[31m" as text
         if not rows:
             return Text(self.empty_text, style="dim")
         width = self.size.width or 40
