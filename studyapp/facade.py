@@ -102,6 +102,8 @@ class StudyFacade:
         self._undone_elsewhere: list[str] = []
         """Titles of notes whose rating in this session another process undid, not yet said
         (`undone_elsewhere`)."""
+        self._data_version: int | None = None
+        """The database's `data_version` at the last poll (`take_other_devices_reviews`)."""
         self._renames: dict[str, str] = {}
         """{old path: path now} of the notes renamed while the app ran (`renamed_to`)."""
         from studyapp.drills import Grading
@@ -260,9 +262,13 @@ class StudyFacade:
             told, self._served_elsewhere = self._served_elsewhere, True
             return None if told else OtherDevicesReviews(0, (), (str(exc),))
         self._served_elsewhere = False  # that vault's command gave it back since
+        version, seen = self.service.store.data_version(), self._data_version
+        self._data_version = version
         if not self.service.log_changed():
             self._follow_undos()
-            return None
+            # another process on this device wrote the database (a drill rated or undone by
+            # the CLI changes no note, so the vault watcher says nothing): screens draw anew
+            return OtherDevicesReviews(0, (), ()) if seen is not None and version != seen else None
         before = self.service.store.review_count()
         result = self.service.sync(wait=False)
         if not result.replayed:

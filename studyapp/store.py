@@ -379,6 +379,11 @@ class Store:
             f"SELECT reviewed_at, utc_offset FROM reviews{where} ORDER BY reviewed_at", args)
         return [(parse_utc(at), offset) for at, offset in rows]
 
+    def data_version(self) -> int:
+        """SQLite's `data_version`: it changes when another connection (another studyapp
+        process: `rate-drill`, `undo`) commits, never for this connection's own writes."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
     def review_count(self, until: datetime | None = None) -> int:
         """Reviews in the log (up to and including `until`)."""
         where, args = _time_range(None, until)

@@ -77,6 +77,11 @@ def hint_markup(hint) -> str:
     return f"[b]Hint {hint.number}/{hint.of}:[/b] {plain(hint.text)}"
 
 
+RATED_ELSEWHERE = "This try was rated elsewhere meanwhile: nothing recorded here."
+NEWER_TRY = ("The try graded here no longer waits for a rating: a newer try of this drill was made "
+             "elsewhere. Nothing recorded here.")
+
+
 class DrillScreen(StudyScreen):
     """Edit and grade one drill; the grader runs in its own process, the UI stays live.
 
@@ -383,6 +388,21 @@ class DrillScreen(StudyScreen):
 
     # -- the drill as a review item: hints, give-up, the proposed rating -------------------
 
+    def refresh_data(self) -> None:
+        """Another process changed the history (`studyapp rate-drill`, `undo`, a hint): the
+        try as it stands now. A proposal shown here whose try was rated elsewhere, or that a
+        newer try made elsewhere replaced, is taken away and said, never swapped for another
+        under the learner's fingers (a `4` on its way would rate a try never seen)."""
+        shown = self.proposal
+        if shown is not None:
+            now = self.study.drill_proposal(self.drill_id)
+            if now is None or now.try_id != shown.try_id:
+                self.notify(NEWER_TRY if now is not None else RATED_ELSEWHERE, severity="warning", timeout=8)
+                self.proposal = None
+                self.query_one("#drill-proposal", Static).display = False
+                return
+        self.refresh_review_state()
+
     def refresh_review_state(self, opening: bool = False, gave_up: bool = False) -> None:
         """Hints shown, the proposed rating and the reference, as the try stands now. The editor
         keeps the focus when a try comes to wait for its rating by a run, or is opening so (typed
@@ -490,12 +510,10 @@ class DrillScreen(StudyScreen):
             result = self.study.record_drill_review(self.drill_id, rating, this_try=self.proposal)
         except TryAlreadyRated as exc:  # `studyapp rate-drill`, or the app in another terminal
             if exc.newer_try:  # its rating would have gone to a try this screen never showed
-                self.notify("The try graded here no longer waits for a rating: a newer try of this "
-                            "drill was made elsewhere. Nothing recorded here; what that try "
-                            "earned is shown now, if it is finished.", severity="warning", timeout=8)
+                self.notify(NEWER_TRY + " What that try earned is shown now, if it is finished.",
+                            severity="warning", timeout=8)
             else:
-                self.notify("This try was rated elsewhere meanwhile: nothing recorded here.",
-                            severity="warning", timeout=6)
+                self.notify(RATED_ELSEWHERE, severity="warning", timeout=6)
             self.refresh_review_state()
             return
         except Exception as exc:  # noqa: BLE001
