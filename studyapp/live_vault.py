@@ -158,12 +158,15 @@ class LiveVault:
     def reload_changes(self) -> set[str]:
         """Load again; returns the paths added, removed, changed, or broken or fixed."""
         before = {path: note.content_hash for path, note in self.notes.items()}
+        titles = {path: note.title for path, note in self.notes.items()}
         marks = file_marks(self.notes)
         broken_before = {p.path for p in self.problems}
         self.load()
         after = {path: note.content_hash for path, note in self.notes.items()}
         changed = {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
         self.renames = renames(marks, file_marks(self.notes))
+        self.renames |= renamed_and_edited(titles, {path: note.title for path, note in self.notes.items()},
+                                           self.renames)
         return changed | (broken_before ^ {p.path for p in self.problems})
 
     def forget(self, path: str) -> None:
@@ -194,6 +197,23 @@ class LiveVault:
 def file_marks(notes: Mapping[str, Note]) -> dict[str, tuple[int, int]]:
     """Path -> (size, mtime in ns) of each note as read: a renamed file keeps both."""
     return {path: (note.size, note.mtime_ns) for path, note in notes.items()}
+
+
+def renamed_and_edited(before: Mapping[str, str], after: Mapping[str, str],
+                       known: Mapping[str, str]) -> dict[str, str]:
+    """{old: new} of notes renamed and edited at once (`mv a.md b.md` then a save, before the
+    watcher looked), which `renames` cannot see (the edit changed the mark): a path gone and a
+    path new whose notes have the one title no other gone or new note has. For what the app
+    shows (the session, an open note); the history follows notes by `identity`."""
+    gone = {path: title for path, title in before.items() if path not in after and path not in known}
+    came = {path: title for path, title in after.items()
+            if path not in before and path not in known.values()}
+    gone_titles = Counter(gone.values())
+    came_by_title: dict[str, list[str]] = {}
+    for path, title in came.items():
+        came_by_title.setdefault(title, []).append(path)
+    return {old: came_by_title[title][0] for old, title in gone.items()
+            if gone_titles[title] == 1 and len(came_by_title.get(title, ())) == 1}
 
 
 def renames(before: Mapping[str, tuple], after: Mapping[str, tuple]) -> dict[str, str]:
