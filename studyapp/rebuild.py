@@ -27,6 +27,8 @@ class RebuildResult:
 
     rebuilt: list[str] = field(default_factory=list)
     """Vault paths whose card now comes from the note's review keys."""
+    ahead: list[str] = field(default_factory=list)
+    """Those of them whose stored card was older than the note's keys (reviewed since it)."""
     kept: int = 0
     """Notes whose stored card is at least as recent as the note."""
     never_reviewed: int = 0
@@ -94,6 +96,7 @@ def rebuild_from_notes(ctx) -> RebuildResult:
                 card, _ = derive_card(note, key, service.scheduler, now)
                 if stored is not None:
                     card.suspended, card.lapses = stored.suspended, stored.lapses
+                    result.ahead.append(note.path)
                 store.put_card(card)
                 result.rebuilt.append(note.path)
     return result

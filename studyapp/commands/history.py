@@ -116,20 +116,18 @@ def backup_create(args, ctx) -> int:
 
 def backup_restore(args, ctx) -> int:
     from studyapp.backups import default_restore, list_backups, restore_backup
-    from studyapp.errors import UserError
+    from studyapp.errors import UsageError, UserError
     from studyapp.history_guard import accept_current_database
     from studyapp.rebuild import rebuild_from_notes
 
     if args.name is not None and not args.name.strip():  # `restore ""`, `restore "$UNSET"`: not "the newest"
-        from studyapp.errors import UsageError
-
         raise UsageError("an empty backup name names no backup: give a name from "
                          "`studyapp backup list`, or none for the newest")
     found = list_backups(ctx.paths.backups_dir)
     if args.name:
         named = [b for b in found if args.name in (b.name, b.path.stem)]
         if not named:
-            raise UserError(f"no backup named {args.name}; `studyapp backup list` shows them")
+            raise UsageError(f"no backup named {args.name}; `studyapp backup list` shows them")
         chosen = named[0]
     else:  # this vault's newest: another vault's newer one is refused below, not chosen
         latest = default_restore([b for b in found if not _another_vaults(ctx, b.path)]) \
@@ -148,9 +146,12 @@ def backup_restore(args, ctx) -> int:
         print(f"the damaged database was moved to {result.damaged_kept}")
     caught_up = rebuild_from_notes(ctx)
     accept_current_database(ctx.paths)
-    if caught_up.rebuilt:
-        print(f"{len(caught_up.rebuilt)} note(s) were reviewed after this backup (or never in "
-              "it): their cards now follow their review keys; those reviews are not in the log")
+    if caught_up.ahead:
+        print(f"{len(caught_up.ahead)} note(s) were reviewed after this backup: their cards now "
+              "follow their review keys; those reviews are not in the log")
+    if missing := len(caught_up.rebuilt) - len(caught_up.ahead):  # another tool's reviews, say
+        print(f"{missing} note(s) with review keys had no card in this backup: their cards "
+              "follow their keys")
     return 0
 
 
