@@ -335,8 +335,9 @@ class StudyFacade:
         for item in queue[:TODAYS_DRILL_NOTES]:
             wanted += [drill for drill in trained_drills(item.note) if drill not in wanted]
         catalog = self._drill_views()
-        due_drills = [] if queue else [d.id for d in self._drill_reviews().due(self.vault.notes.values())]
-        wanted = wanted or due_drills
+        # the drills `due` lists too, whether or not the first notes pair with any
+        due_drills = [d.id for d in self._drill_reviews().due(self.vault.notes.values())]
+        wanted += [drill for drill in due_drills if drill not in wanted]
         drills = [d for d in catalog if d.id in wanted] if wanted else [d for d in catalog if d.status != "passed"]
         summary = TodaySummary(
             new=counts.new, learning=counts.learning, review=counts.review,

@@ -34,7 +34,6 @@ class ReviewScreen(StudyScreen):
     answer keeps rows to show itself in (studyapp.tcss)."""
     BINDINGS = [
         Binding("enter", "open_due_drill", "Open drill"),  # past the notes, a drill is offered
-        Binding("space", "open_due_drill", "Open drill", show=False),
         Binding("space", "reveal", "Answer"),
         Binding("enter", "reveal", "Show answer", show=False),
         Binding("1", "rate(1)", "Again"),
@@ -246,10 +245,8 @@ class ReviewScreen(StudyScreen):
     def action_reveal(self) -> None:
         if not self.begun:
             return
-        if self.card is None and self.due_drill is not None:
-            self.action_open_due_drill()
-            return
-        if self.card is None or self.revealed:
+        if self.card is None or self.revealed:  # a drill offered past the notes opens with Enter only:
+            return  # the reflex "space, 3" would type the 3 into its code
             return
         try:
             options = self.study.rating_options(self.card.path)
