@@ -488,6 +488,17 @@ def buffer_limit(book: CheckBook, errors: list[tuple[Case, dict]]) -> int | None
     return limit if all(case.size > limit for case in wrong) else None
 
 
+def again_reason(first: dict, third: dict, kept: str) -> str:
+    """Why a call on other inputs of the same shapes went wrong when the case's own calls were
+    right: the first call's result returned again is a result cached by shape; otherwise some
+    `kept` state, or a mistake the case's own inputs happen not to show (a missing scale hides
+    behind a saturated softmax), which the other checks tell apart."""
+    if first.get("type") == third.get("type") == "Tensor" and same_values(first["tensor"], third["tensor"]):
+        return "it returned the first call's result again: a result cached by shape?"
+    return (f"either something kept from an earlier call was reused ({kept}), or a mistake these "
+            "inputs show and the case's own do not (see the other checks)")
+
+
 def harness_altered(case: Case, result: dict) -> str | None:
     """Why a case's result is not what the child's harness makes of the case the parent sent,
     or None. The learner's code runs in the child beside the harness and can reach its data

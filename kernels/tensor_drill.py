@@ -19,6 +19,7 @@ from .grading import (
     CheckBook,
     Drill,
     Failure,
+    again_reason,
     check_inputs_unchanged,
     clone_tree,
     compare_values,
@@ -250,9 +251,9 @@ class AttentionDrill(Drill):
         else:
             book.failed(AGAIN_CHECK, case, result,
                         f"{said}, its output is off by {err:.3g} at output{format_index(index)} (got {got:.6g}, "
-                        f"expected {want:.6g}), while the calls on the case's own inputs are right: something kept "
-                        "from an earlier call was reused (K/V or a mask stored on the module, a result cached "
-                        "by shape)")
+                        f"expected {want:.6g}), while the calls on the case's own inputs are right: "
+                        + again_reason(result["calls"][0], result["calls"][2],
+                                       "K/V or a mask stored on the module"))
 
     def tolerance(self, case: Case) -> tuple[float, float]:
         dtype = case.payload["Q"].dtype

@@ -28,6 +28,7 @@ from .grading import (
     CheckBook,
     Drill,
     Failure,
+    again_reason,
     check_inputs_unchanged,
     compare_values,
     describe_returned,
@@ -234,7 +235,7 @@ class TupleDrill(Drill):
                 book.failed(AGAIN_CHECK, case, result,
                             f"{said}, its {label} is off by {err:.3g} at {label}{format_index(index)} (got "
                             f"{value:.6g}, expected {target:.6g}), while the calls on the case's own inputs are "
-                            "right: something kept from an earlier call was reused (a result cached by shape)")
+                            "right: " + again_reason(result["calls"][0], result["calls"][2], "state kept between calls"))
                 return
         book.passed(AGAIN_CHECK)
 
