@@ -131,3 +131,10 @@ def test_the_log_says_which_keys_the_note_lacked_and_older_readers_see_nulls(tmp
     assert data_["values_before"] == {"last_reviewed": None, "next_review": None,
                                       "review_count": None, "mastery_level": None}
     assert data_["absent_before"] == ["next_review", "review_count", "mastery_level"]
+
+
+def test_the_review_keys_the_log_reader_knows_are_the_notes_review_keys():
+    from studyapp.history.events import _EVERY_REVIEW_KEY
+    from studyapp.vault.model import REVIEW_KEYS
+
+    assert _EVERY_REVIEW_KEY == set(REVIEW_KEYS)

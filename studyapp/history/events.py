@@ -274,20 +274,26 @@ def _is_review_keys(value: object) -> bool:
     return type(value) is list and all(key in REVIEW_KEYS or key == NO_BLOCK_BEFORE for key in value)
 
 
+_EVERY_REVIEW_KEY = frozenset(("last_reviewed", "next_review", "review_count", "mastery_level"))
+"""`vault.model.REVIEW_KEYS` (a test keeps them equal), here: a replay asks for it per event."""
+
+
 def kept_before(data: dict[str, Any]) -> dict[str, Any]:
     """A review event's `values_before` as the database keeps them (`file_values_before`):
     the keys the note had, a key it lacked left out (`absent_before`, which an undo takes out
     again; "block" there: it had no block, `writeback.NO_BLOCK`). An event from before `absent_before` existed, or from an import, names no absent
     key: the keys it leaves out count as null, as undo has always written them."""
-    from studyapp.vault.model import REVIEW_KEYS
-    from studyapp.vault.writeback import NO_BLOCK
-
     values = data.get("values_before") or {}
     absent = data.get("absent_before")
-    if type(absent) is list:
-        kept = {key: value for key, value in values.items() if key not in absent}
-        return {**kept, NO_BLOCK: True} if NO_BLOCK_BEFORE in absent else kept
-    return {key: values.get(key) for key in REVIEW_KEYS} | values
+    if absent is None:  # nearly every event: its values as they are when they name every key
+        return values if len(values) >= 4 and _EVERY_REVIEW_KEY <= values.keys() else \
+            {key: values.get(key) for key in _EVERY_REVIEW_KEY} | values
+    if type(absent) is not list:
+        return {key: values.get(key) for key in _EVERY_REVIEW_KEY} | values
+    from studyapp.vault.writeback import NO_BLOCK
+
+    kept = {key: value for key, value in values.items() if key not in absent}
+    return {**kept, NO_BLOCK: True} if NO_BLOCK_BEFORE in absent else kept
 
 
 def logged_before(kept: dict[str, Any]) -> dict[str, Any]:

@@ -284,7 +284,7 @@ def _undo_data(rows: list[list[Any]]) -> None:
     for row in rows[cut:]:
         card = row[R_CARD_BEFORE]
         row[R_CARD_BEFORE] = None if card is None else card.to_json()
-        row[R_FILE_VALUES_BEFORE] = json.dumps(row[R_FILE_VALUES_BEFORE])
+        row[R_FILE_VALUES_BEFORE] = json.dumps(kept_before(row[R_FILE_VALUES_BEFORE]))
 
 
 def review_field(row: list[Any], name: str) -> Any:
@@ -399,7 +399,7 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
         (after.due - at).total_seconds() / 86400,
         None if before.last_review is None else (at - before.last_review).total_seconds() / 86400,
         stored,  # card_before: made JSON by `_undo_data`, for the last reviews only
-        kept_before(data),  # file_values_before: likewise
+        data,  # file_values_before: likewise (`kept_before` of the event's data, for those rows)
         event.note,
         None,  # hash_before
         None,  # hash_after
