@@ -63,7 +63,8 @@ class DeviceAudit(TorchFunctionMode):
             if not (func is torch.Tensor.cpu and self.host_reads_are_fine):
                 self.problems.append(f".{name}() moves a tensor to a fixed device")
             return args[0]
-        if func is torch.Tensor.numpy and not self.host_reads_are_fine:  # fails for a GPU tensor
+        if func is torch.Tensor.numpy and not self.host_reads_are_fine and not self._on_default(args[0]):
+            # an input's tensor (a host one made here is fine): it raises for one on a GPU
             self.problems.append(".numpy() needs the tensor on the CPU (it raises for one on a GPU)")
         moving = func is torch.Tensor.to
         moved = False
@@ -84,7 +85,8 @@ class DeviceAudit(TorchFunctionMode):
         result = func(*args, **kwargs)
         if moved and isinstance(result, torch.Tensor):
             self._default.pop(id(result), None)  # .to() of a CPU tensor to CPU returns the tensor itself
-        made_here = func in FACTORIES and kwargs.get("device") is None
+        # a factory given an input's tensor (`asarray(mask)`, `as_tensor(x)`) keeps its device
+        made_here = func in FACTORIES and kwargs.get("device") is None and len(on_default) == len(tensors)
         if self.default_is_wrong and isinstance(result, torch.Tensor) and result.dim() > 0 and not moved and (
                 made_here or (on_default and len(on_default) == len(tensors))):
             self._default[id(result)] = weakref.ref(result)  # still on the default device

@@ -16,6 +16,15 @@ LATEST_NOW = date(8900, 12, 31)
 36,500 days, later) is one a note may hold (1970 to 9000, `studyapp.vault.model`)."""
 
 
+def _is_date(text: str) -> bool:
+    """Whether `--now` names a day alone (`2026-03-08`), not a time of it (any separator)."""
+    try:
+        date.fromisoformat(text.strip())
+    except ValueError:
+        return False
+    return True
+
+
 def parse_now(text: str) -> datetime:
     """Parse `--now`: an ISO date or datetime; without an offset it means local time."""
     try:
@@ -30,7 +39,7 @@ def parse_now(text: str) -> datetime:
     if value.tzinfo is None:  # local time
         local = value.astimezone()
         if local.replace(tzinfo=None) != value:  # a time the clocks skip (spring forward)
-            if "T" not in text and " " not in text.strip():  # a date: its first instant
+            if _is_date(text):  # a date: its first instant
                 local = value.replace(fold=1).astimezone()
             else:
                 raise ValueError(

@@ -71,6 +71,7 @@ for i in range(300):
 def test_undo_while_an_editor_saves_every_few_ms_keeps_every_save(tmp_path, capsys):
     vault, data, note = _vault(tmp_path)
     cli(capsys, vault, data, "rate", "n.md", "--rating", "good", now="2026-11-20T08:00")
+    reviewed = note.read_text()
     root = str(Path(__file__).resolve().parent.parent)
     editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(note)])
     try:
@@ -83,6 +84,9 @@ def test_undo_while_an_editor_saves_every_few_ms_keeps_every_save(tmp_path, caps
     final = note.read_text()
     assert [int(n) for n in re.findall(r"line (\d+)\n", final)] == list(range(300))
     if undo.returncode == 0:
-        assert final.startswith(HAND_WRITTEN), final[:200]
+        # The editor reads, then saves by rename: a save whose read came before the undo's
+        # write puts the reviewed keys back (the editor's own lost update, which no other
+        # writer can prevent). Either way the block is whole: as before the review, or after it.
+        assert final.startswith(HAND_WRITTEN) or final.startswith(reviewed), final[:200]
     else:  # refused: it must say why and leave the note as the editor saved it
         assert "Traceback" not in undo.stderr and "review_count: 1" in final, undo.stderr

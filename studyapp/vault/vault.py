@@ -260,8 +260,9 @@ class Vault:
         in `updates` (an undo of a note's first review, which gave it the standard block):
         the block goes too when it is still just that block."""
         updates = dict(updates)
-        drop_block = bool(updates.pop(NO_BLOCK, False))
+        drop_block = updates.pop(NO_BLOCK, False)  # True, or the path the review gave it at
         validate_updates(updates)
+        where = (note.path,) + ((drop_block,) if isinstance(drop_block, str) else ())
 
         def edit(text: str, changed: bool) -> str:
             if changed:
@@ -272,7 +273,7 @@ class Vault:
                 created = updates.get("created") or updates.get("last_reviewed") or date.today()
                 text = add_default_block(text, note.path, created)
             text = edit_review_keys(text, updates)
-            return (without_default_block(text, note.path) or text) if drop_block else text
+            return (without_default_block(text, *where) or text) if drop_block else text
 
         return self._rewrite(note, edit)
 

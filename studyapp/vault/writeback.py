@@ -38,6 +38,14 @@ class NullToken(str):
     colon): an undo puts back the empty value the user wrote, not a `null` of its own."""
 
 
+class Written(str):
+    """An update's value written as this exact token, which means `means` (`1e-3`, `'09'`,
+    `2026-06-15 08:00:00`): an undo puts back a value as the user wrote it, not as the app
+    would render what it means."""
+
+    means: object = None
+
+
 ABSENT = _Absent()
 """An update's value meaning "the note had no such key": an undo takes out the line the review
 added. A line the user has since given a comment stays, with the value None means (null, 0)."""
@@ -70,6 +78,9 @@ def validate_updates(updates: dict) -> dict:
             if value not in _NULL_TOKENS:
                 raise TypeError(f"{key}: {value!r} is no null token")
             plain[key] = value
+            continue
+        if isinstance(value, Written):
+            plain[key] = value  # taken from a line of the note's own block (`written_tokens`)
             continue
         if isinstance(value, datetime) or (key in DATE_KEYS and not isinstance(value, (date, type(None)))):
             raise TypeError(f"{key}: unsupported value {value!r}")
@@ -233,8 +244,8 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         match = _OWNED_LINE.match(line)
         assert match is not None  # `owned_lines` found this line by this pattern
         start, end, style = _value_span(line, match.end())
-        if isinstance(value, NullToken):
-            if line[start:end] != value:  # `key:` and nothing else, or `key: ~`, as the user wrote it
+        if isinstance(value, (NullToken, Written)):
+            if line[start:end] != value:  # `key:` and nothing else, `key: ~`, `key: 1e-3`: as written
                 lines[where[key]] = line[:match.end()] + ("" if value == "" else " " + value) + line[end:]
             continue
         if key in old_meta and _means(key, old_meta[key]) == _means(key, value) and (
@@ -257,7 +268,7 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
             new_block += newline
         for key in appended:
             value = updates[key]
-            text = value if isinstance(value, NullToken) else _render(key, value, date_style, None)
+            text = value if isinstance(value, (NullToken, Written)) else _render(key, value, date_style, None)
             new_block += f"{key}:{' ' if text else ''}{text}{newline}"
         new_block += tail
     verify_edit(old_meta, new_block, updates, appended, removed)
@@ -273,10 +284,11 @@ NO_BLOCK = "(no block)"
 metadata block before the review, which gave it the standard one (`add_default_block`)."""
 
 
-def without_default_block(text: str, path: str) -> str | None:
+def without_default_block(text: str, *paths: str) -> str | None:
     """The note's text without its block when the block is, byte for byte, the standard one a
-    first review added (`add_default_block` on its `created` day, its review keys taken out
-    already); None when it differs (the user has since written in it: the block stays)."""
+    first review added (`add_default_block` on its `created` day, for the note at one of
+    `paths`: its default tags come from its folder then; its review keys taken out already);
+    None when it differs (the user has since written in it: the block stays)."""
     from studyapp.vault.blocks import add_default_block
     from studyapp.vault.model import as_date
 
@@ -287,13 +299,16 @@ def without_default_block(text: str, path: str) -> str | None:
     created = as_date(parse_block(text[layout.block_start:layout.block_end]).get("created"))
     if created is None:
         return None
-    standard = edit_review_keys(add_default_block(body, path, created), {key: ABSENT for key in REVIEW_KEYS})
-    return body if standard == text else None
+    for path in dict.fromkeys(paths):
+        if edit_review_keys(add_default_block(body, path, created), dict.fromkeys(REVIEW_KEYS, ABSENT)) == text:
+            return body
+    return None
 
 
-def null_tokens(text: str) -> dict[str, NullToken]:
-    """The exact token of each review key a note's text holds as null (`key:`, `key: ~`), for an
-    undo to write back (`NullToken`); {} when the text cannot be read so."""
+def written_tokens(text: str) -> dict[str, NullToken | Written]:
+    """The exact token of each review key a note's text holds (`NullToken` for null, `key:` or
+    `key: ~`; `Written` for a value, with what it means), for an undo to write back as the user
+    wrote it; {} when the text cannot be read so."""
     try:
         layout = find_layout(text)
         if not layout.has_block:
@@ -304,12 +319,18 @@ def null_tokens(text: str) -> dict[str, NullToken]:
     except NoteFormatError:
         return {}
     lines = _split_lines(block)
-    found = {}
+    found: dict[str, NullToken | Written] = {}
     for key, index in where.items():
         match = _OWNED_LINE.match(lines[index])
-        if meta.get(key) is None and match is not None:
-            start, end, _style = _value_span(lines[index], match.end())
-            found[key] = NullToken(lines[index][start:end])
+        if match is None:
+            continue
+        start, end, _style = _value_span(lines[index], match.end())
+        token = lines[index][start:end]
+        if meta.get(key) is None:
+            found[key] = NullToken(token)
+        elif (means := _means(key, meta[key])) is not OwnedValueError:
+            found[key] = written = Written(token)
+            written.means = means
     return found
 
 
@@ -338,7 +359,8 @@ def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[st
                 old_value is None or new_value is None or _kind(key, new_value) == _kind(key, old_value)
                 # a plain value YAML reads as text but the app as a number or date (`1e-3`,
                 # `09`, `2026-W10-1`): written as the number or date it means
-                or (isinstance(old_value, str) and not isinstance(new_value, str)))
+                or (isinstance(old_value, str) and not isinstance(new_value, str))
+                or isinstance(updates[key], Written))  # the note's own token, its own type
         else:
             old_value = old_meta[key]
             ok = new_value == old_value or repr(new_value) == repr(old_value)
@@ -346,7 +368,14 @@ def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[st
             raise NoteFormatError(f"refusing to write: the edit would change '{key}' unexpectedly")
 
 
+def same_meaning(key: str, a, b) -> bool:
+    """Whether two values of an owned key mean the same (a `Written` token by what it means)."""
+    return _means(key, a) is not OwnedValueError and _means(key, a) == _means(key, b)
+
+
 def _means(key: str, value):
+    if isinstance(value, Written):
+        return value.means
     if isinstance(value, NullToken):
         value = None
     try:
