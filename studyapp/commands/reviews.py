@@ -10,11 +10,20 @@ import sys
 from studyapp.errors import ExitCode, UserError
 
 
+def _rating(text: str) -> str:
+    from studyapp.schedule import parse_rating, rating_name
+
+    try:
+        return rating_name(parse_rating(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("rate", parents=[common], help="record a review of NOTE (at --now)")
     p.add_argument("note", metavar="NOTE", help="path of the note, relative to the vault")
-    p.add_argument("--rating", required=True, choices=("again", "hard", "good", "easy"),
-                   help="how well you recalled it")
+    p.add_argument("--rating", required=True, type=_rating, metavar="RATING",
+                   help="how well you recalled it: again|hard|good|easy or 1-4 (as rate-drill and the app take it)")
     p.add_argument("--duration", type=float, metavar="SECONDS",
                    help="time spent on the review")
     p.set_defaults(handler=rate)
@@ -106,7 +115,7 @@ def undo(args, ctx) -> int:
     with _service(ctx) as service:
         done = undo_newest_review(service)
     if done is None:
-        raise UserError("nothing to undo: no review has been recorded")
+        raise UserError("nothing to undo: this device has no review left to take back")
     if done.kind == "drill":
         print(f"undid the {done.rating} review of drill {done.key}")
         return ExitCode.OK
