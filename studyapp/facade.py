@@ -519,19 +519,6 @@ class StudyFacade:
         the file; KeyError when it left the vault or no longer parses."""
         return self._card(path)
 
-    @_locked
-    def note_card_now(self, path: str, title: str) -> Card:
-        """`note_card` of the note shown as `path` and `title`, wherever it is now: renamed
-        while the app ran (`renamed_to`), or, when its file is gone, the one note that now has
-        its title (renamed and edited at once, which the app cannot tell from a new note; a
-        note with no history has nothing else to go by). Its `path` says where it was found."""
-        path = self._renames.get(path, path)
-        if path not in self.vault.notes and not (self.ctx.paths.vault_dir / path).exists():
-            same = [other for other, note in self.vault.notes.items() if note.title == title]
-            if len(same) == 1:
-                path = same[0]
-        return self._card(path)
-
     # -- notes ----------------------------------------------------------------------------
 
     @_locked

@@ -90,6 +90,8 @@ def repair_pending(store: Store, vault, lock: WriterLock | None = None,
 
 
 def _repair(store: Store, vault, events_log=None) -> list[str]:
+    from studyapp.vault.writeback import same_meaning
+
     done = []
     for entry in store.journal():
         if _owner_alive(entry.owner):
@@ -100,7 +102,7 @@ def _repair(store: Store, vault, events_log=None) -> list[str]:
             note = None
         wanted = values_from_json(entry.payload["file_values"])
         written = note is not None and all(
-            _same(note.meta.get(k), v) or _same_meaning(k, note.meta.get(k), v) for k, v in wanted.items())
+            _same(note.meta.get(k), v) or same_meaning(k, note.meta.get(k), v) for k, v in wanted.items())
         if note is not None and note.content_hash != entry.hash_before and written:
             refused = _refused_event(entry.payload.get("event")) if events_log is not None else None
             if refused is not None:
@@ -223,18 +225,6 @@ def present_values(meta: dict, has_block: bool = True) -> dict:
     kept = json_values({key: meta[key].date() if isinstance(meta[key], datetime) else meta[key]
                         for key in REVIEW_KEYS if key in meta})
     return kept if has_block else {**kept, NO_BLOCK: True}
-
-
-def _same_meaning(key: str, actual, wanted) -> bool:
-    """Whether two owned values mean the same (`review_count` null, absent and 0 do: an undo
-    that writes null for a count writes 0)."""
-    from studyapp.vault.model import OwnedValueError
-    from studyapp.vault.writeback import owned_value
-
-    try:
-        return owned_value(key, actual) == owned_value(key, wanted)
-    except (OwnedValueError, ValueError):
-        return False
 
 
 def _same(actual, wanted) -> bool:

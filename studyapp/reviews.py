@@ -51,7 +51,7 @@ from studyapp.store import Store, utc_text
 from studyapp.vault.model import REVIEW_KEYS, WriteConflict
 from studyapp.vault.parse import decode
 from studyapp.vault.vault import content_hash
-from studyapp.vault.writeback import ABSENT, NO_BLOCK, NullToken, Written, same_meaning, written_tokens
+from studyapp.vault.writeback import ABSENT, NO_BLOCK, Written, same_meaning, written_tokens
 
 OWNED_REVIEW_KEYS = REVIEW_KEYS
 
@@ -375,8 +375,8 @@ class ReviewService:
             old_values[NO_BLOCK] = last.path
         if old_bytes is not None:  # an empty value goes back as the user wrote it (`key:`, `~`)
             tokens = written_tokens(decode(old_bytes)[0])
-            old_values.update({k: tokens[k] for k, v in old_values.items() if k in tokens and (
-                v is None if isinstance(tokens[k], NullToken) else same_meaning(k, tokens[k], v))})
+            old_values.update({k: tokens[k] for k, v in old_values.items()
+                               if k in tokens and same_meaning(k, tokens[k], v)})
         exact = old_bytes is not None and note.content_hash == last.hash_after
         from studyapp.history.events import EventKind, new_event
 
@@ -384,8 +384,8 @@ class ReviewService:
             EventKind.UNDO, self.ctx.now(), self.history_log.device, path,
             review=last.event_id)
         undo_event = None if event is None else event.to_json()
-        written = {k: None if v is ABSENT or isinstance(v, NullToken) else  # as a read finds it
-                   v.means if isinstance(v, Written) else v for k, v in old_values.items() if k != NO_BLOCK}
+        written = {k: None if v is ABSENT else v.means if isinstance(v, Written) else v  # as a read finds it
+                   for k, v in old_values.items() if k != NO_BLOCK}
         payload = {"review_id": last.id, "file_values": json_values(written),
                    "owner": current_process().as_text(), "event": undo_event}
         if event is not None:

@@ -30,6 +30,15 @@ def grade_limits(**changes) -> GradeLimits:
     return replace(GradeLimits.from_settings(Settings()), **changes)
 
 
+def grade_source(grader, folder: Path, drill: str, source: str, timeout: float = 60.0) -> dict:
+    """Grade `source` (dedented) as a learner's file for `drill` on CPU with seed 7."""
+    import textwrap
+
+    path = folder / "learner.py"
+    path.write_text(textwrap.dedent(source))
+    return grader.grade(drill, path, device="cpu", seed=7, limits=grade_limits(timeout=timeout))
+
+
 def fake_drill_client(limits: GradeLimits | None = None) -> GraderClient:
     env = dict(os.environ)
     env[KERNELS_ENV] = str(FAKE_KERNELS)

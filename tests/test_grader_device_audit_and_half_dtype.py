@@ -10,11 +10,10 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
-from grader_helpers import grade_limits
+from grader_helpers import grade_source
 
 pytest.importorskip("torch")
 
@@ -59,9 +58,7 @@ HALF_NOT_CAST_BACK = """
 
 
 def _grade(grader, tmp_path: Path, drill: str, source: str) -> dict:
-    path = tmp_path / "hunt.py"
-    path.write_text(textwrap.dedent(source))
-    return grader.grade(drill, path, device="cpu", seed=7, limits=grade_limits(timeout=30.0))
+    return grade_source(grader, tmp_path, drill, source)
 
 
 def test_a_numpy_round_trip_fails_the_device_check(warm_grader, tmp_path):

@@ -8,11 +8,10 @@ device) plus one line that flips a flag on the child's copy of the payloads; non
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
-from grader_helpers import grade_limits
+from grader_helpers import grade_source
 
 pytest.importorskip("torch")
 
@@ -73,9 +72,7 @@ BROKEN_RESULTS = """
 
 
 def _grade(grader, tmp_path: Path, source: str, drill: str = "sdpa") -> dict:
-    path = tmp_path / "hunt.py"
-    path.write_text(textwrap.dedent(source))
-    return grader.grade(drill, path, device="cpu", seed=7, limits=grade_limits(timeout=30.0))
+    return grade_source(grader, tmp_path, drill, source, timeout=30.0)
 
 
 def test_flagging_every_case_one_call_does_not_skip_the_mutation_and_memo_checks(warm_grader, tmp_path):

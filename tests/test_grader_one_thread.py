@@ -8,11 +8,10 @@ on a case that must compute attention is read as a pass.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
-from grader_helpers import grade_limits
+from grader_helpers import grade_source
 
 pytest.importorskip("torch")
 
@@ -66,9 +65,7 @@ AUTOGRAD_BACKWARD = IN_A_THREAD + """
 
 
 def _grade(grader, tmp_path: Path, drill: str, source: str) -> dict:
-    path = tmp_path / "hunt.py"
-    path.write_text(textwrap.dedent(source))
-    return grader.grade(drill, path, device="cpu", seed=7, limits=grade_limits(timeout=60.0))
+    return grade_source(grader, tmp_path, drill, source)
 
 
 def test_full_score_matrix_attention_in_a_thread_is_not_a_flash_attention_pass(warm_grader, tmp_path):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
-from grader_helpers import grade_limits
+from grader_helpers import grade_source
 
 pytest.importorskip("torch")
 
@@ -40,9 +39,7 @@ ROPE_NUMPY_ON_HOST = """
 
 
 def _grade(grader, tmp_path: Path, drill: str, source: str) -> dict:
-    path = tmp_path / "hunt.py"
-    path.write_text(textwrap.dedent(source))
-    return grader.grade(drill, path, device="cpu", seed=7, limits=grade_limits(timeout=60.0))
+    return grade_source(grader, tmp_path, drill, source)
 
 
 def test_asarray_of_an_input_keeps_its_device_and_passes(warm_grader, tmp_path):

@@ -279,40 +279,29 @@ def _ahead(note, values: dict) -> bool:
     """Whether the note holds more reviews, or a later one, than the replayed state (a key the
     replayed state takes out, `ABSENT`, stands for none: a note that lacked the keys before a
     review undone, then reviewed again, is ahead while that review's log line is coming)."""
-    wanted_count, count = _meaning("review_count", values.get("review_count")), getattr(note, "review_count", None)
+    from studyapp.vault.writeback import meaning
+
+    wanted_count, count = meaning("review_count", values.get("review_count")), getattr(note, "review_count", None)
     if isinstance(wanted_count, int) and isinstance(count, int) and count > wanted_count:
         return True
-    wanted_day, day = _meaning("last_reviewed", values.get("last_reviewed")), getattr(note, "last_reviewed", None)
+    wanted_day, day = meaning("last_reviewed", values.get("last_reviewed")), getattr(note, "last_reviewed", None)
     return isinstance(day, date) and (wanted_day is None or isinstance(wanted_day, date) and day > wanted_day)
-
-
-def _meaning(key: str, value):
-    """What an owned value means (a date, a count, a mastery: `writeback.owned_value`), as the
-    note's attributes hold it; `ABSENT` and null mean what a missing key means; a value no note
-    may hold stays as it is (it never agrees)."""
-    from studyapp.vault.model import OwnedValueError
-    from studyapp.vault.writeback import ABSENT, owned_value
-
-    try:
-        return owned_value(key, None if value is ABSENT else value)
-    except OwnedValueError:
-        return value
 
 
 def _disagrees(note, values: dict) -> bool:
     """Whether the note's owned values differ, in meaning, from `values` (`review_count: null`
     and a count of 0 agree; so do '3' and 3): a write that would change only the text of a
     value it already holds would be made again on every sync, on every device."""
-    from studyapp.vault.writeback import ABSENT, NO_BLOCK
+    from studyapp.vault.writeback import ABSENT, NO_BLOCK, meaning
 
     for key, wanted in values.items():
         if key == NO_BLOCK:
             if _added_block_left(note):
                 return True
             continue
-        if wanted is ABSENT and key in note.meta and _meaning(key, note.meta[key]) != _meaning(key, None):
+        if wanted is ABSENT and key in note.meta and meaning(key, note.meta[key]) != meaning(key, None):
             return True  # the review's value is still there (a line left empty agrees: a kept comment)
-        if getattr(note, key, None) != _meaning(key, wanted):
+        if getattr(note, key, None) != meaning(key, wanted):
             return True
     return False
 

@@ -33,17 +33,18 @@ class _Absent:
         return "ABSENT"
 
 
-class NullToken(str):
-    """An update's value meaning null, written as this exact token (`~`, or nothing after the
-    colon): an undo puts back the empty value the user wrote, not a `null` of its own."""
-
-
 class Written(str):
     """An update's value written as this exact token, which means `means` (`1e-3`, `'09'`,
-    `2026-06-15 08:00:00`): an undo puts back a value as the user wrote it, not as the app
-    would render what it means."""
+    `2026-06-15 08:00:00`, `~`, nothing after the colon): an undo puts back a value as the user
+    wrote it, not as the app would render what it means (`written_tokens`)."""
 
     means: object = None
+
+    @classmethod
+    def token(cls, text: str, means: object) -> Written:
+        written = cls(text)
+        written.means = means
+        return written
 
 
 ABSENT = _Absent()
@@ -73,11 +74,6 @@ def validate_updates(updates: dict) -> dict:
             raise ValueError(f"{key!r} is not a review key studyapp may write ({', '.join(OWNED_KEYS)})")
         if value is ABSENT:
             plain[key] = ABSENT
-            continue
-        if isinstance(value, NullToken):
-            if value not in _NULL_TOKENS:
-                raise TypeError(f"{key}: {value!r} is no null token")
-            plain[key] = value
             continue
         if isinstance(value, Written):
             plain[key] = value  # taken from a line of the note's own block (`written_tokens`)
@@ -244,11 +240,11 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         match = _OWNED_LINE.match(line)
         assert match is not None  # `owned_lines` found this line by this pattern
         start, end, style = _value_span(line, match.end())
-        if isinstance(value, (NullToken, Written)):
+        if isinstance(value, Written):
             if line[start:end] != value:  # `key:` and nothing else, `key: ~`, `key: 1e-3`: as written
                 lines[where[key]] = line[:match.end()] + ("" if value == "" else " " + value) + line[end:]
             continue
-        if key in old_meta and _means(key, old_meta[key]) == _means(key, value) and (
+        if key in old_meta and meaning(key, old_meta[key]) == meaning(key, value) and (
                 (old_meta[key] is None) == (value is None)):
             continue  # already holds this value: leave the line byte for byte
         if line[start:end] in _NULL_TOKENS:
@@ -268,7 +264,7 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
             new_block += newline
         for key in appended:
             value = updates[key]
-            text = value if isinstance(value, (NullToken, Written)) else _render(key, value, date_style, None)
+            text = value if isinstance(value, Written) else _render(key, value, date_style, None)
             new_block += f"{key}:{' ' if text else ''}{text}{newline}"
         new_block += tail
     verify_edit(old_meta, new_block, updates, appended, removed)
@@ -305,10 +301,10 @@ def without_default_block(text: str, *paths: str) -> str | None:
     return None
 
 
-def written_tokens(text: str) -> dict[str, NullToken | Written]:
-    """The exact token of each review key a note's text holds (`NullToken` for null, `key:` or
-    `key: ~`; `Written` for a value, with what it means), for an undo to write back as the user
-    wrote it; {} when the text cannot be read so."""
+def written_tokens(text: str) -> dict[str, Written]:
+    """The exact token of each review key a note's text holds (`key: ~`, `key:`, `key: 1e-3`),
+    with what it means, for an undo to write back as the user wrote it; {} when the text
+    cannot be read so."""
     try:
         layout = find_layout(text)
         if not layout.has_block:
@@ -319,18 +315,12 @@ def written_tokens(text: str) -> dict[str, NullToken | Written]:
     except NoteFormatError:
         return {}
     lines = _split_lines(block)
-    found: dict[str, NullToken | Written] = {}
+    found = {}
     for key, index in where.items():
         match = _OWNED_LINE.match(lines[index])
-        if match is None:
-            continue
-        start, end, _style = _value_span(lines[index], match.end())
-        token = lines[index][start:end]
-        if meta.get(key) is None:
-            found[key] = NullToken(token)
-        elif (means := _means(key, meta[key])) is not OwnedValueError:
-            found[key] = written = Written(token)
-            written.means = means
+        if match is not None and (means := meaning(key, meta[key])) is not OwnedValueError:
+            start, end, _style = _value_span(lines[index], match.end())
+            found[key] = Written.token(lines[index][start:end], means)
     return found
 
 
@@ -355,7 +345,7 @@ def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[st
     for key, new_value in new_meta.items():
         if key in updates:
             old_value = old_meta.get(key)
-            ok = _means(key, new_value) == _means(key, updates[key]) and (
+            ok = meaning(key, new_value) == meaning(key, updates[key]) and (
                 old_value is None or new_value is None or _kind(key, new_value) == _kind(key, old_value)
                 # a plain value YAML reads as text but the app as a number or date (`1e-3`,
                 # `09`, `2026-W10-1`): written as the number or date it means
@@ -369,19 +359,21 @@ def verify_edit(old_meta: dict, new_block: str, updates: dict, appended: list[st
 
 
 def same_meaning(key: str, a, b) -> bool:
-    """Whether two values of an owned key mean the same (a `Written` token by what it means)."""
-    return _means(key, a) is not OwnedValueError and _means(key, a) == _means(key, b)
+    """Whether two values of an owned key mean the same (`review_count` null, absent and 0 do;
+    so do '3' and 3; a `Written` token by what it means)."""
+    return meaning(key, a) is not OwnedValueError and meaning(key, a) == meaning(key, b)
 
 
-def _means(key: str, value):
+def meaning(key: str, value):
+    """What a value of an owned key means, as a note's attributes hold it (`owned_value`):
+    `ABSENT` and null mean what a missing key means; a value no note may hold is
+    `OwnedValueError`, never equal to a value (so it never agrees)."""
     if isinstance(value, Written):
         return value.means
-    if isinstance(value, NullToken):
-        value = None
     try:
-        return owned_value(key, value)
+        return owned_value(key, None if value is ABSENT else value)
     except OwnedValueError:
-        return OwnedValueError  # never equal to a value to write
+        return OwnedValueError
 
 
 def edit_review_keys(text: str, updates: dict) -> str:

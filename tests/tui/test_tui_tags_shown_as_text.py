@@ -4,6 +4,7 @@ leaving stale cells (`0%  0%`) at its end; the bell was dropped without a trace.
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Tree
 
 from studyapp.tui.widgets.bars import MasteryBars
@@ -37,23 +38,16 @@ def _bar_labels(bars: MasteryBars) -> str:
     return bars.render().plain
 
 
-async def test_today_mastery_by_topic_shows_control_characters_as_symbols(ctx):
+@pytest.mark.parametrize("key, bars", [(None, "#today-mastery"), ("S", "#stats-mastery")],
+                         ids=["today", "stats"])
+async def test_mastery_bars_show_control_characters_as_symbols(ctx, key, bars):
     app = _app(ctx)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        shown = _bar_labels(app.screen.query_one("#today-mastery", MasteryBars))
-        assert "red" in shown
-        assert "\x1b" not in shown and "␛[31mred" in shown, repr(shown)
-        assert "␇bell" in shown, repr(shown)
-
-
-async def test_stats_mastery_by_tag_shows_control_characters_as_symbols(ctx):
-    app = _app(ctx)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("S")
-        await settle(pilot)
-        shown = _bar_labels(app.screen.query_one("#stats-mastery", MasteryBars))
+        if key:
+            await pilot.press(key)
+            await settle(pilot)
+        shown = _bar_labels(app.screen.query_one(bars, MasteryBars))
         assert "red" in shown
         assert "\x1b" not in shown and "␛[31mred" in shown, repr(shown)
         assert "␇bell" in shown, repr(shown)

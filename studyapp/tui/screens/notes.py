@@ -224,14 +224,9 @@ class NotesScreen(StudyScreen):
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not open the note")
             return
-        shown = {"path": path, "title": card.title}
-
-        def now():  # the note as it is now, wherever it went (renamed outside the app)
-            found = self.study.note_card_now(shown["path"], shown["title"])
-            shown.update(path=found.path, title=found.title)
-            return found
-
-        self.app.push_screen(NoteViewScreen(card.title, card.body, reload=now))
+        # the note as it is now, under its name now (renamed outside the app: `renamed_to`)
+        self.app.push_screen(NoteViewScreen(card.title, card.body, reload=lambda: self.study.note_card(
+            self.study.renamed_to(path) or path)))
 
     def action_toggle_suspend(self) -> None:
         path = self._selected_path()
