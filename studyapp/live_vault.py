@@ -120,7 +120,7 @@ class LiveVault:
             st = os.stat(self.note_file(path))
         except OSError:
             return False
-        return note is not None and st.st_size == note.size and st.st_mtime_ns == note.mtime_ns
+        return note is not None and note.same_stat(st)
 
     def reread_if_changed(self, path: str) -> bool:
         """Re-read one note when its file changed since it was read (a stat, and a read only

@@ -90,9 +90,9 @@ def test_the_snapshot_is_never_older_than_the_rows_whoever_wrote_them(tmp_path):
     Vault(vault_dir, cache).load()  # rows and snapshot
     first, second = (MetadataCache(cache, vault_dir.resolve()) for _ in range(2))
     assert first.read() == second.read() == _rows_in_table(cache)
-    row = first.read()["主题/n1.md"]
+    row, other = first.read()["主题/n1.md"], second.read()["主题/n2.md"]
     first.update([row[:1] + (row[1] + 1,) + row[2:]], [])  # the first changes a row...
-    second.remember_pairings([("主题/n2.md", row[1], row[2], "[]")])  # ...the second, unaware, another
+    second.remember_pairings([("主题/n2.md", other[1], other[2], other[18], "[]")])  # ...the second, unaware, another
     second.update([], ["主题/n3.md"])
     third = MetadataCache(cache, vault_dir.resolve())
     assert third.read() == _rows_in_table(cache)

@@ -49,12 +49,12 @@ def test_a_note_that_vanished_for_a_moment_during_a_load_is_read_again(tmp_path,
     real = vault_module._note_from_file
     away = tmp_path / "away.md"
 
-    def moved_away_while_read(path, abs_path, size, mtime_ns):
+    def moved_away_while_read(path, abs_path, *stat):
         if path != NOTE:
-            return real(path, abs_path, size, mtime_ns)
+            return real(path, abs_path, *stat)
         os.rename(abs_path, away)  # a sync tool moving the note out and back (rename keeps the mtime)
         try:
-            return real(path, abs_path, size, mtime_ns)
+            return real(path, abs_path, *stat)
         finally:
             os.rename(away, abs_path)
 

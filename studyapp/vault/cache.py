@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 """Bump when the parser's output changes (title rules, fields): old rows are then discarded."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick
-and of the same size would otherwise go unseen (git's "racy clean" problem)."""
+and of the same size would otherwise go unseen (git's "racy clean" problem). Judged by the
+mtime alone: a file's ctime is always recent right after it was copied or its mtime set, and
+an edit within one ctime tick that also puts the mtime back is not a thing people do."""
 _DATE_TAG = "\x00date"
 _DATETIME_TAG = "\x00datetime"
 
@@ -93,7 +95,8 @@ _INT64 = range(-(2**63), 2**63)
 
 
 def note_row(note) -> tuple | None:
-    """The cache row of a freshly parsed note (without path, size, mtime), or None when a value
+    """The cache row of a freshly parsed note (without path, size, mtime before it and ctime
+    after it), or None when a value
     would not come back from SQLite exactly (then the note is simply re-parsed next time)."""
     try:
         meta_json = encode_meta(note.meta)
@@ -148,8 +151,9 @@ def decode_list(text: str) -> list[str]:
 
 COLUMNS = ("path, size, mtime_ns, content_hash, has_block, title, meta, problem, created,"
            " last_reviewed, next_review, review_count, difficulty, mastery_level, tags, drills,"
-           " head_mark, pairing")
-"""`content_hash` is NULL for a note parsed from its head only (`head_mark` then says what was
+           " head_mark, pairing, ctime_ns")
+"""A row is current while the file's size, mtime and ctime are the ones it holds (ctime last:
+it came later, and the positions before it are used by number). `content_hash` is NULL for a note parsed from its head only (`head_mark` then says what was
 read); `pairing` is NULL until the note's drills were worked out for this version of it."""
 
 
@@ -173,7 +177,7 @@ class _Writes:
     forget: set[str] = field(default_factory=set)
     """Paths whose rows go: files gone, or changed too recently to be trusted."""
     pairings: list[tuple] = field(default_factory=list)
-    """(pairing, vault, path, size, mtime_ns) for rows stored earlier."""
+    """(pairing, vault, path, size, mtime_ns, ctime_ns) for rows stored earlier."""
 
 
 class MetadataCache:
@@ -213,7 +217,7 @@ class MetadataCache:
                     content_hash TEXT, has_block INTEGER, title TEXT, meta BLOB, problem TEXT,
                     created TEXT, last_reviewed TEXT, next_review TEXT, review_count INTEGER,
                     difficulty TEXT, mastery_level REAL, tags TEXT, drills TEXT,
-                    head_mark TEXT, pairing TEXT,
+                    head_mark TEXT, pairing TEXT, ctime_ns INTEGER NOT NULL,
                     PRIMARY KEY (vault, path)
                 ) WITHOUT ROWID;
                 DROP TABLE IF EXISTS snapshots;
@@ -231,7 +235,7 @@ class MetadataCache:
         """path -> the whole row, in the order of COLUMNS (path first).
 
         From the vault's snapshot when it is current (one BLOB: a few times faster than
-        10,000 rows of 18 columns), else from the rows, then kept as the snapshot. Writes held
+        10,000 rows of 19 columns), else from the rows, then kept as the snapshot. Writes held
         until now are written first (they go on being held): a reload must find its rows."""
         if self._pending is not None:
             self._write(self._pending)  # nothing when nothing is held
@@ -285,20 +289,20 @@ class MetadataCache:
         writes.forget.add(path)
 
     @_serialised
-    def remember_pairings(self, pairings: list[tuple[str, int, int, str]]) -> None:
-        """Store `(path, size, mtime_ns, pairing JSON)` on the rows of those very versions of
-        the notes (a row that changed meanwhile is left as it is)."""
+    def remember_pairings(self, pairings: list[tuple[str, int, int, int, str]]) -> None:
+        """Store `(path, size, mtime_ns, ctime_ns, pairing JSON)` on the rows of those very
+        versions of the notes (a row that changed meanwhile is left as it is)."""
         if not pairings:
             return
         writes = self._pending or _Writes()
-        for path, size, mtime, text in pairings:
+        for path, size, mtime, ctime, text in pairings:
             row = self._rows.get(path)
-            if row is not None and row[1] == size and row[2] == mtime and row[7] is None:
-                self._rows[path] = row = row[:17] + (text,)
+            if row is not None and row[1] == size and row[2] == mtime and row[18] == ctime and row[7] is None:
+                self._rows[path] = row = row[:17] + (text,) + row[18:]
                 if path in writes.rows:  # not written yet: written whole, pairing included
                     writes.rows[path] = row
                     continue
-            writes.pairings.append((text, self.vault, path, size, mtime))
+            writes.pairings.append((text, self.vault, path, size, mtime, ctime))
         if writes is not self._pending:
             self._write(writes)
 
@@ -341,7 +345,7 @@ class MetadataCache:
             try:
                 with _writing(db):
                     db.executemany(
-                        f"INSERT OR REPLACE INTO notes (vault, {COLUMNS}) VALUES ({', '.join('?' * 19)})",
+                        f"INSERT OR REPLACE INTO notes (vault, {COLUMNS}) VALUES ({', '.join('?' * 20)})",
                         [(self.vault, *row) for row in writes.rows.values()],
                     )
                     db.executemany(
@@ -350,7 +354,7 @@ class MetadataCache:
                     )
                     db.executemany(
                         "UPDATE notes SET pairing = ? WHERE vault = ? AND path = ? AND size = ?"
-                        " AND mtime_ns = ? AND problem IS NULL", writes.pairings)
+                        " AND mtime_ns = ? AND ctime_ns = ? AND problem IS NULL", writes.pairings)
                     self._save_snapshot(db)
             finally:
                 db.close()
@@ -400,11 +404,11 @@ def _unmarshal(blob: bytes | None) -> list[tuple] | None:
         rows = marshal.loads(blob)
     except (ValueError, EOFError, TypeError):
         return None
-    if type(rows) is not list or not all(type(row) is tuple and len(row) == 18 for row in rows):
+    if type(rows) is not list or not all(type(row) is tuple and len(row) == 19 for row in rows):
         return None
     return rows
 
 
 def problem_row(reason: str) -> tuple:
-    """The cache row of a file that cannot be read as a note (without path, size, mtime)."""
+    """The cache row of a file that cannot be read as a note (without path, size, mtime, ctime)."""
     return (None, None, None, None, reason) + (None,) * 10

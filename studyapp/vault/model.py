@@ -208,6 +208,8 @@ class Note:
     """The file on disk (a plain string: building 10,000 Path objects shows in start-up time)."""
     _body: str | None = field(default=None, repr=False, compare=False)
     """The body when the file was read during this load; None after a cached load (read lazily)."""
+    ctime_ns: int = field(default=0, repr=False, compare=False)
+    """The file's ctime when read: with size and mtime, whether it is still the file read."""
 
     created: date | None = field(init=False)
     last_reviewed: date | None = field(init=False)
@@ -246,11 +248,11 @@ class Note:
         """
         (path, size, mtime_ns, content_hash, has_block, title, meta_json, _problem, created,
          last_reviewed, next_review, review_count, difficulty, mastery, tags, drills,
-         mark, pairing_json) = row
+         mark, pairing_json, ctime_ns) = row
         note = object.__new__(cls)
         fields = {
             "path": path, "title": title, "_meta_json": meta_json, "has_block": bool(has_block),
-            "size": size, "mtime_ns": mtime_ns, "source": source, "_body": None,
+            "size": size, "mtime_ns": mtime_ns, "ctime_ns": ctime_ns, "source": source, "_body": None,
             "created": days[created], "last_reviewed": days[last_reviewed],
             "next_review": days[next_review], "review_count": review_count,
             "difficulty": difficulty, "mastery_level": mastery, "_tags": tags, "_drills": drills,
@@ -265,13 +267,18 @@ class Note:
 
     @classmethod
     def from_head(cls, path: str, source: str, title: str, meta: dict, has_block: bool,
-                  size: int, mtime_ns: int, head_mark: str) -> Note:
+                  size: int, mtime_ns: int, ctime_ns: int, head_mark: str) -> Note:
         """A note parsed from the head of its file (block and title): its body is read when
         shown or paired, and its content hash when first asked for."""
-        note = cls(note_id(path), path, title, meta, has_block, "", size, mtime_ns, source)
+        note = cls(note_id(path), path, title, meta, has_block, "", size, mtime_ns, source, ctime_ns=ctime_ns)
         del note.__dict__["content_hash"]  # `_HashOnDemand` computes it from the file
         note.__dict__["_head_mark"] = head_mark
         return note
+
+    def same_stat(self, st) -> bool:
+        """The file `st` describes is still the one this note was read from: same size, mtime
+        and ctime (an edit that put size and mtime back still moved the ctime)."""
+        return st.st_size == self.size and st.st_mtime_ns == self.mtime_ns and st.st_ctime_ns == self.ctime_ns
 
     def pairing(self):
         """The drills that train this note: its `drills:` key, else suggested from its text
@@ -374,8 +381,8 @@ Note.id = _Decoded("id", "path", note_id)  # type: ignore[assignment]
 
 def head_mark(head: bytes) -> str:
     """What a load read of a note, to recognise it later: the length read and its CRC (with
-    size and mtime this tells whether the file is still the one parsed, even after an edit
-    made within one mtime tick that kept the size)."""
+    size and times this tells whether the file is still the one parsed, even after an edit
+    made within one tick that kept the size)."""
     import zlib
 
     return f"{len(head)}:{zlib.crc32(head):08x}"
@@ -384,7 +391,7 @@ def head_mark(head: bytes) -> str:
 class _HashOnDemand:
     """`Note.content_hash` of a note loaded from its head: the sha256 of the whole file,
     computed on first use, when the file is still the one the note was parsed from (same size,
-    mtime and head). When it is not, the hash is a value no file hashes to, so write-back sees
+    times and head). When it is not, the hash is a value no file hashes to, so write-back sees
     "changed since read" and merges or refuses instead of overwriting an edit it never saw.
     A note built by `__init__` holds its hash in its instance dict, which wins over this."""
 
@@ -400,7 +407,7 @@ class _HashOnDemand:
         try:
             with open(note.source, "rb") as fh:
                 st = os.fstat(fh.fileno())
-                if st.st_size == note.size and st.st_mtime_ns == note.mtime_ns:
+                if note.same_stat(st):
                     raw = fh.read()
         except OSError:
             pass

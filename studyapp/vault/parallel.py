@@ -121,12 +121,12 @@ def rows_of(batch: list[FoundFile]) -> list[tuple]:
     from studyapp.vault.vault import _note_from_file
 
     rows = []
-    for path, abs_path, size, mtime_ns in batch:
-        result = _note_from_file(path, abs_path, size, mtime_ns)
+    for path, abs_path, size, mtime_ns, ctime_ns in batch:
+        result = _note_from_file(path, abs_path, size, mtime_ns, ctime_ns)
         if isinstance(result, LoadProblem):
-            rows.append((path, size, mtime_ns) + problem_row(result.reason))
+            rows.append((path, size, mtime_ns) + problem_row(result.reason) + (ctime_ns,))
         elif (values := note_row(result)) is not None:
-            rows.append((path, size, mtime_ns) + values)
+            rows.append((path, size, mtime_ns) + values + (ctime_ns,))
     return rows
 
 
@@ -138,7 +138,7 @@ def pairings_of(batch: list[FoundFile]) -> list[tuple[str, str]]:
     from studyapp.vault.parse import NoteFormatError, decode, split_note
 
     pairs = []
-    for path, abs_path, _size, _mtime_ns in batch:
+    for path, abs_path, *_ in batch:
         try:
             with open(abs_path, "rb") as handle:
                 _layout, meta, body = split_note(decode(handle.read())[0])

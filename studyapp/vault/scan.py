@@ -36,9 +36,11 @@ _ODD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 """Control characters, and the lone surrogates that stand for bytes that are not UTF-8."""
 
 
-FoundFile = tuple[str, str, int, int]
-"""A note file: (path, abs_path, size, mtime_ns), the path posix and relative to the vault.
-A plain tuple, unpacked where it is used: 10,000 of them are built on every load."""
+FoundFile = tuple[str, str, int, int, int]
+"""A note file: (path, abs_path, size, mtime_ns, ctime_ns), the path posix and relative to the
+vault. A plain tuple, unpacked where it is used: 10,000 of them are built on every load. The
+ctime is what tells an edit that kept the size and put the mtime back (`touch -r`, `rsync -t`):
+no program can set it."""
 
 
 Problem = tuple[str, str]
@@ -100,7 +102,7 @@ def _one_path_per_file(root: str, files: list[FoundFile], problems: list[Problem
     real_root = os.path.realpath(root) + os.sep
     dropped: dict[str, str] = {}
     by_file: dict[tuple[int, int], str] = {}
-    for path, absolute, _, _ in sorted(linked):
+    for path, absolute, *_ in sorted(linked):
         real = os.path.realpath(absolute)
         own = real[len(real_root):].replace(os.sep, "/") if real.startswith(real_root) else None
         if own is not None and own != path and own in found:
@@ -164,7 +166,7 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
         if problem:
             problems.append((rel, problem))
             continue
-        files.append((rel, base + name, st.st_size, st.st_mtime_ns))
+        files.append((rel, base + name, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
         if through_link or entry.is_symlink():
             linked.append(files[-1])
 
@@ -340,13 +342,13 @@ def take_scan_ahead(root: str | os.PathLike) -> tuple[list[FoundFile], list[Prob
     if status not in (0, None):
         return None
     try:
-        paths, sizes, mtimes, problems, rows = marshal.loads(data)
+        paths, sizes, mtimes, ctimes, problems, rows = marshal.loads(data)
     except (ValueError, EOFError, TypeError):
         return None
     if rows:
         _parsed[pending.root] = {row[0]: row for row in rows}
     prefix = pending.root if pending.root.endswith("/") else pending.root + "/"
-    return list(zip(paths, [prefix + path for path in paths], sizes, mtimes)), problems
+    return list(zip(paths, [prefix + path for path in paths], sizes, mtimes, ctimes)), problems
 
 
 _parsed: dict[str, dict[str, tuple]] = {}
@@ -355,7 +357,7 @@ _parsed: dict[str, dict[str, tuple]] = {}
 
 def take_parsed_ahead(root: str | os.PathLike) -> dict[str, tuple]:
     """The rows (by path) of the files the scan ahead of `root` parsed (once), else {}: each
-    for the size and mtime the scan saw, which the load checks as it checks the cache's."""
+    for the size and times the scan saw, which the load checks as it checks the cache's."""
     return _parsed.pop(os.fspath(root), {})
 
 
@@ -407,7 +409,7 @@ def _reap(pid: int) -> int | None:
 
 
 def _send(fd: int, scanned: tuple[list[FoundFile], list[Problem]], rows: list[tuple] | None) -> None:
-    """The scan as columns (paths, sizes, mtimes, problems), and the parsed rows if any: the
+    """The scan as columns (paths, sizes, mtimes, ctimes, problems), and the parsed rows if any: the
     absolute paths are the root's plus the relative ones, so the parent rebuilds them."""
     files, problems = scanned
     import fcntl
@@ -418,7 +420,7 @@ def _send(fd: int, scanned: tuple[list[FoundFile], list[Problem]], rows: list[tu
         except OSError:
             pass
     view = memoryview(marshal.dumps(([f[0] for f in files], [f[2] for f in files],
-                                     [f[3] for f in files], problems, rows)))
+                                     [f[3] for f in files], [f[4] for f in files], problems, rows)))
     while view:
         view = view[os.write(fd, view):]
 

@@ -108,15 +108,15 @@ class Vault:
         from_cache = Note.from_cache
         day = _Days()
         stale = [f for f in files
-                 if (row := cached.get(f[0])) is None or row[1] != f[2] or row[2] != f[3]]
+                 if (row := cached.get(f[0])) is None or row[1] != f[2] or row[2] != f[3] or row[18] != f[4]]
         in_workers = take_parsed_ahead(self.root) or (
             parallel.parse_in_workers(stale) if len(stale) >= parallel.MIN_FILES else {})
         known = in_workers or cached  # one lookup per file in the common cases
-        for path, abs_path, size, mtime_ns in files:
+        for path, abs_path, size, mtime_ns, ctime_ns in files:
             row = known.get(path)
             if row is None and in_workers:
                 row = cached.get(path)
-            if row is not None and row[1] == size and row[2] == mtime_ns:
+            if row is not None and row[1] == size and row[2] == mtime_ns and row[18] == ctime_ns:
                 if path in in_workers:
                     parsed += 1
                     if not _passing(row[7]):
@@ -129,16 +129,16 @@ class Vault:
                 notes.append(from_cache(row, abs_path, day))
                 continue
             parsed += 1
-            result = _note_from_file(path, abs_path, size, mtime_ns)
+            result = _note_from_file(path, abs_path, size, mtime_ns, ctime_ns)
             if isinstance(result, LoadProblem):
                 problems.append(result)
                 if not _passing(result.reason):
-                    fresh.append((path, size, mtime_ns) + problem_row(result.reason))
+                    fresh.append((path, size, mtime_ns) + problem_row(result.reason) + (ctime_ns,))
             else:
                 notes.append(result)
                 values = note_row(result)
                 if values is not None:
-                    fresh.append((path, size, mtime_ns) + values)
+                    fresh.append((path, size, mtime_ns) + values + (ctime_ns,))
         if self.cache:
             present = {f[0] for f in files}
             self.cache.update(fresh, [path for path in cached if path not in present])
@@ -180,7 +180,7 @@ class Vault:
             return
         from studyapp.pairing import decode_pairing
 
-        found = parallel.pair_in_workers([(n.path, n.source, n.size, n.mtime_ns) for n in unknown])
+        found = parallel.pair_in_workers([(n.path, n.source, n.size, n.mtime_ns, n.ctime_ns) for n in unknown])
         for note in unknown:
             text = found.get(note.path)
             if text is not None and (pairing := decode_pairing(text)) is not None:
@@ -192,7 +192,7 @@ class Vault:
             return
         from studyapp.pairing import encode_pairing
 
-        fresh = [(note.path, note.size, note.mtime_ns, encode_pairing(note.__dict__["_pairing"]))
+        fresh = [(note.path, note.size, note.mtime_ns, note.ctime_ns, encode_pairing(note.__dict__["_pairing"]))
                  for note in notes if note.__dict__.pop("_pairing_fresh", False)]
         self.cache.remember_pairings(fresh)
 
@@ -238,7 +238,7 @@ class Vault:
             raise UserError(f"no such note in the vault: {path}") from None
         except OSError as exc:
             raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-        result = _note_from_bytes(path, abs_path, raw, len(raw), st.st_mtime_ns)
+        result = _note_from_bytes(path, abs_path, raw, len(raw), st.st_mtime_ns, st.st_ctime_ns)
         if isinstance(result, LoadProblem):
             raise UserError(f"{path}: {result.reason}")
         return result
@@ -318,7 +318,7 @@ class Vault:
             st = os.stat(abs_path)
         except OSError:
             return self.read_note(path)
-        result = _note_from_bytes(path, abs_path, raw, len(raw), st.st_mtime_ns)
+        result = _note_from_bytes(path, abs_path, raw, len(raw), st.st_mtime_ns, st.st_ctime_ns)
         if isinstance(result, LoadProblem):
             raise NoteWriteError(f"{path}: {result.reason}")
         return result
@@ -394,14 +394,14 @@ def _passing(problem: str | None) -> bool:
     return problem is not None and problem.startswith(READ_FAILED)
 
 
-def _note_from_file(path: str, abs_path: str, size: int, mtime_ns: int) -> Note | LoadProblem:
+def _note_from_file(path: str, abs_path: str, size: int, mtime_ns: int, ctime_ns: int) -> Note | LoadProblem:
     """The note from the head of its file (its block and title), else from the whole file."""
     try:
         fd = os.open(abs_path, os.O_RDONLY)
         try:
             raw = os.read(fd, HEAD_BYTES)
             if len(raw) == HEAD_BYTES:
-                note = _note_from_head(path, abs_path, raw, size, mtime_ns)
+                note = _note_from_head(path, abs_path, raw, size, mtime_ns, ctime_ns)
                 if note is not None:
                     return note
                 raw += _read_rest(fd)
@@ -409,7 +409,7 @@ def _note_from_file(path: str, abs_path: str, size: int, mtime_ns: int) -> Note 
             os.close(fd)
     except OSError as exc:
         return LoadProblem(path, f"{READ_FAILED}{exc.strerror}")
-    return _note_from_bytes(path, abs_path, raw, size, mtime_ns)
+    return _note_from_bytes(path, abs_path, raw, size, mtime_ns, ctime_ns)
 
 
 def _read_rest(fd: int) -> bytes:
@@ -419,7 +419,8 @@ def _read_rest(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: int) -> Note | None:
+def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: int,
+                    ctime_ns: int) -> Note | None:
     """The note when its first complete lines hold its whole block and decide its title, else
     None (then the whole file is read: errors, too, are reported from the whole file, in the
     words a whole read uses). The body's bytes past the head are not read, nor checked."""
@@ -440,7 +441,7 @@ def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: i
     except (NoteFormatError, ValueError, TypeError, OverflowError, RecursionError, MemoryError):
         return None
     return Note.from_head(path, str(abs_path), title, meta, layout.has_block, size, mtime_ns,
-                          head_mark(head))
+                          ctime_ns, head_mark(head))
 
 
 def note_problem(path: str, raw: bytes) -> str | None:
@@ -449,7 +450,8 @@ def note_problem(path: str, raw: bytes) -> str | None:
     return result.reason if isinstance(result, LoadProblem) else None
 
 
-def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int) -> Note | LoadProblem:
+def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int,
+                     ctime_ns: int = 0) -> Note | LoadProblem:
     """The note, or the one-line reason it cannot be used. Whatever the bytes hold, one note
     never raises: an error no check foresaw is reported for this note alone."""
     try:
@@ -460,7 +462,7 @@ def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mti
             return LoadProblem(path, problem)
         title = extract_title(body, path)
         return Note(note_id(path), path, title, meta, layout.has_block, content_hash(raw),
-                    size, mtime_ns, str(abs_path), body)
+                    size, mtime_ns, str(abs_path), body, ctime_ns)
     except NoteFormatError as exc:
         return LoadProblem(path, one_line(str(exc)))
     except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
