@@ -174,19 +174,21 @@ def _value_span(line: str, after_colon: int) -> tuple[int, int, str]:
 def _note_date_style(lines: list[str]) -> str:
     """The quoting the note uses for its dates (users' notes: single quotes)."""
     for line in lines:
-        for key in DATE_KEYS:
-            match = re.match(rf"{key}[ \t]*:", line)
-            if match:
-                try:
-                    start, end, style = _value_span(line, match.end())
-                except NoteFormatError:
-                    continue
-                if line[start:end] not in _NULL_TOKENS:
-                    return style
+        match = _OWNED_LINE.match(line)
+        if match is not None and match["key"] in DATE_KEYS:
+            try:
+                start, end, style = _value_span(line, match.end())
+            except NoteFormatError:
+                continue
+            if line[start:end] not in _NULL_TOKENS:
+                return style
     return "'"
 
 
-_OWNED_LINE = re.compile(rf"^({'|'.join(map(re.escape, OWNED_KEYS))})[ \t]*:(?=[ \t\r\n]|$)", re.MULTILINE)
+_OWNED_LINE = re.compile(rf"^(?P<quote>[\"']?)(?P<key>{'|'.join(map(re.escape, OWNED_KEYS))})(?P=quote)"
+                         r"[ \t]*:(?=[ \t\r\n]|$)", re.MULTILINE)
+"""An owned key's line: the key plain or quoted (`"last_reviewed": null`, as JSON-minded tools
+write it; the quotes stay, only the value changes)."""
 
 
 def owned_lines(block: str, meta: dict, keys: Collection[str] = REVIEW_KEYS) -> dict[str, int]:
@@ -195,7 +197,7 @@ def owned_lines(block: str, meta: dict, keys: Collection[str] = REVIEW_KEYS) -> 
     the keys a review writes) rather than schedule a note no review could write."""
     found: dict[str, int] = {}
     for match in _OWNED_LINE.finditer(block):
-        key = match[1]
+        key = match["key"]
         if key not in keys:
             continue
         if key in found:
