@@ -345,8 +345,21 @@ class DrillReviews:
         last = self.store.last_drill_review_at(drill)
         return sum(1 for m in self.store.drill_marks(drill, since=last) if m.kind == MarkKind.HINT.value)
 
+    def give_up_rates(self, drill: str) -> bool:
+        """Whether giving up now rates the drill Again: a try is going, or opening the drill now
+        would start one (it is due). Practice on a drill that is not due rates nothing."""
+        attempt = self.current_try(drill)
+        return (attempt is not None and not attempt.finished) or (attempt is None and self.in_review(drill))
+
+    def give_up_question(self, what: str, drill: str) -> str:
+        """The question both front ends ask before `give_up`, saying what it will do."""
+        outcome = ("the try is rated Again" if self.give_up_rates(drill)
+                   else "the drill is not due, so nothing is rated")
+        return f"Give up {what}? Its reference solution is shown and {outcome}."
+
     def give_up(self, drill: str) -> str:
-        """Give up the current try (it will be rated Again) and return the reference solution."""
+        """Give up the current try (it will be rated Again; see `give_up_rates`) and return the
+        reference solution."""
         info = self.info(drill)
         with self.service.writer_lock.hold():
             self._ensure_try(drill)

@@ -682,6 +682,11 @@ class StudyFacade:
         return self._drill_reviews().hints_shown(drill_id)
 
     @_locked
+    def drill_give_up_question(self, drill_id: str) -> str:
+        """What the app asks before giving up (`DrillReviews.give_up_question`)."""
+        return self._drill_reviews().give_up_question("this drill", drill_id)
+
+    @_locked
     def drill_give_up(self, drill_id: str) -> str:
         """Give up the try and return the reference (LookupError: none ships yet)."""
         return self._drill_reviews().give_up(drill_id)

@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(handler=hint)
 
     p = sub.add_parser("giveup", parents=[common],
-                       help="give up a drill: show its reference solution (the drill is rated Again)")
+                       help="give up a drill: show its reference solution (a due drill is rated Again)")
     p.add_argument("drill", help="drill id (see `studyapp drills`)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(handler=give_up)
@@ -89,8 +89,8 @@ def give_up(args, ctx) -> int:
     if not args.yes:
         with drill_reviews(ctx) as drills:
             rated_already = drills.proposal(args.drill) is not None
-        if not rated_already and not _confirmed(
-                f"Give up {args.drill}? Its reference solution is shown and the try is rated Again."):
+            question = drills.give_up_question(args.drill, args.drill)
+        if not rated_already and not _confirmed(question):
             print("not given up")
             return ExitCode.FAILED
     with drill_reviews(ctx) as drills:

@@ -497,9 +497,12 @@ class DrillScreen(StudyScreen):
                 return
             self.refresh_review_state(gave_up=True)
 
-        self.app.push_screen(Confirm(
-            "Give up this drill? The reference solution is shown and the drill is rated Again.",
-            yes="Give up, show the reference", no="Keep trying"), answered)
+        try:
+            question = self.study.drill_give_up_question(self.drill_id)
+        except Exception as exc:  # noqa: BLE001
+            self.app.report_error(exc, title="Could not give up")
+            return
+        self.app.push_screen(Confirm(question, yes="Give up, show the reference", no="Keep trying"), answered)
 
     def action_rate_drill(self, rating: int | None = None) -> None:
         if self.proposal is None:
