@@ -94,6 +94,11 @@ class NoHintsLeft(Exception):
     """Every hint of the drill has been shown in this try."""
 
 
+class TryOver(Exception):
+    """The try passed or was given up: its rating waits to be recorded, and a hint now would
+    count toward nothing (the app offers none then)."""
+
+
 def workspace_file(ctx, drill: str) -> Path:
     return ctx.paths.workspace_dir / f"{drill}.py"
 
@@ -322,11 +327,16 @@ class DrillReviews:
             self._mark(drill, MarkKind.START)
 
     def hint(self, drill: str) -> Hint:
-        """Reveal the next hint of the ladder (recorded with the try); NoHintsLeft at the end."""
+        """Reveal the next hint of the ladder (recorded with the try); NoHintsLeft at the end,
+        TryOver once the try passed or was given up."""
         hints = tuple(self.info(drill).hints)
         with self.service.writer_lock.hold():
             self._ensure_try(drill)
             attempt = self.current_try(drill)
+            if attempt is not None and attempt.finished:
+                proposal = self.proposal(drill)
+                waits = f" ({proposal.label})" if proposal is not None else ""
+                raise TryOver(f"the try of {drill} is over: its rating{waits} waits to be recorded")
             used = attempt.hints if attempt is not None else self._hints_outside_try(drill)
             if used >= len(hints):
                 raise NoHintsLeft(f"all {len(hints)} hints of {drill} are shown")

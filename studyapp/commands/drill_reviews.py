@@ -55,13 +55,16 @@ def drill_reviews(ctx):
 
 
 def hint(args, ctx) -> int:
-    from studyapp.drill_reviews import NoHintsLeft
+    from studyapp.drill_reviews import NoHintsLeft, TryOver
 
     with drill_reviews(ctx) as drills:
         try:
             shown = drills.hint(args.drill)
         except NoHintsLeft as exc:
             print(f"{exc}; `studyapp giveup {args.drill}` shows the reference solution")
+            return ExitCode.FAILED
+        except TryOver as exc:
+            print(f"studyapp: {exc}; `studyapp rate-drill {args.drill}` records it", file=sys.stderr)
             return ExitCode.FAILED
     print(f"hint {shown.number}/{shown.of}: {shown.text}")
     return ExitCode.OK

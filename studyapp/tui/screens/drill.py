@@ -457,12 +457,16 @@ class DrillScreen(StudyScreen):
         return True
 
     def action_hint(self) -> None:
-        from studyapp.drill_reviews import NoHintsLeft
+        from studyapp.drill_reviews import NoHintsLeft, TryOver
 
         try:
             hint = self.study.drill_hint(self.drill_id)
         except NoHintsLeft as exc:
             self.notify(f"{exc}; F3 gives up and shows the reference.", timeout=4)
+            return
+        except TryOver as exc:  # finished elsewhere (`studyapp grade` in another shell)
+            self.notify(f"{exc}.", timeout=5)
+            self.refresh_review_state()
             return
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not show a hint")
