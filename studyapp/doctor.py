@@ -10,13 +10,17 @@ from studyapp.errors import ExitCode
 
 _TORCH_PROBE = (
     "import torch; print(torch.__version__); "
+    "print(torch.backends.cuda.is_built()); "
     "print(torch.cuda.is_available()); "
     "print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
 )
+"""What the grader's worker asks to choose its device (`GraderWorker.cuda_available`)."""
 
 
 def torch_report() -> str:
-    """torch version and CUDA, probed in a subprocess so this process never imports torch."""
+    """torch version, and where drills will be graded by default (the grader's "auto": CUDA
+    when torch was built with it and a GPU answers); probed in a subprocess so this process
+    never imports torch."""
     try:
         out = subprocess.run([sys.executable, "-c", _TORCH_PROBE], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -24,8 +28,11 @@ def torch_report() -> str:
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["unknown error"])[-1]
         return f"not importable ({last})"
-    version, cuda, device = (out.stdout.splitlines() + ["", "", ""])[:3]
-    return f"{version}, CUDA {'available: ' + device if cuda == 'True' else 'not available'}"
+    version, built, cuda, device = (out.stdout.splitlines() + ["", "", "", ""])[:4]
+    if built == "True" and cuda == "True":
+        return f"{version}, CUDA available: drills are graded on CUDA ({device}); `studyapp grade --device cpu` uses the CPU"
+    why = "CUDA not available" if built == "True" else "built without CUDA"
+    return f"{version}, {why}: drills are graded on the CPU"
 
 
 def sandbox_report() -> str:
