@@ -247,8 +247,49 @@ def top_topics(mastery_by_tag: dict[str, dict[str, float]], rows: int) -> list[t
     return [(tag, float(mastery_by_tag[tag]["mastery"])) for tag in top]
 
 
-def format_stats(stats: Stats) -> str:
-    """Terminal text for `studyapp stats`."""
+DAY_LABELS = ("Mon", "", "Wed", "", "Fri", "", "Sun")
+MAX_WEEKS = 53
+"""A year: the statistics keep 365 days of reviews per day."""
+TEXT_SHADES = "·░▒▓█"
+"""The calendar's levels in plain text: no reviews, then four shades (`level`)."""
+
+
+def level(count: int, busiest: int) -> int:
+    """A day's shade on the review calendar: 0 for no reviews, else 1..4 by quartile of the
+    busiest day (the app's heatmap and the command's text calendar alike)."""
+    if count <= 0 or busiest <= 0:
+        return 0
+    return min(4, 1 + (4 * (count - 1)) // busiest)
+
+
+def text_heatmap(per_day: Mapping[str, int], today: date, width: int = 80) -> list[str]:
+    """The review calendar as lines of text, as the app draws it: weeks left to right (as many
+    as `width` columns hold, at most a year), Monday on top, the newest week at the right;
+    days still to come are blank."""
+    weeks = max(1, min(MAX_WEEKS, (width - 4) // 2))
+    last_monday = today - timedelta(days=today.weekday())
+    first_monday = last_monday - timedelta(weeks=weeks - 1)
+    counts = {date.fromisoformat(day): n for day, n in per_day.items()}
+    busiest = max(counts.values(), default=0)
+    months = [" "] * (weeks * 2)
+    for week in range(weeks):
+        monday = first_monday + timedelta(weeks=week)
+        if monday.day <= 7 and week * 2 + 3 <= len(months):
+            months[week * 2:week * 2 + 3] = monday.strftime("%b")
+    lines = ["    " + "".join(months).rstrip()]
+    for weekday in range(7):
+        days = (first_monday + timedelta(weeks=week, days=weekday) for week in range(weeks))
+        cells = "".join((" " if day > today else TEXT_SHADES[level(counts.get(day, 0), busiest)]) + " "
+                        for day in days)
+        lines.append(f"{DAY_LABELS[weekday]:<4}{cells}".rstrip())
+    total = sum(n for day, n in counts.items() if day >= first_monday)
+    lines.append(f"    {total} review{'s' if total != 1 else ''} in {weeks} weeks "
+                 f"(less {' '.join(TEXT_SHADES)} more)")
+    return lines
+
+
+def format_stats(stats: Stats, width: int = 80) -> str:
+    """Terminal text for `studyapp stats` (the calendar as wide as `width` allows)."""
     lines = [f"Reviews: {stats.total_reviews} in total, "
              f"{stats.reviews_per_day.get(stats.today.isoformat(), 0)} today; "
              f"streak {stats.streak} day{'s' if stats.streak != 1 else ''}"]
@@ -260,9 +301,8 @@ def format_stats(stats: Stats) -> str:
     week = stats.forecast[:7]
     lines.append("Due next 7 days: " + "  ".join(f"{d[5:]}:{n}" for d, n in week))
     lines.append(f"Due next 30 days: {sum(n for _, n in stats.forecast)}")
-    if stats.reviews_per_day:
-        recent = list(stats.reviews_per_day.items())[-7:]
-        lines.append("Recent days: " + "  ".join(f"{d[5:]}:{n}" for d, n in recent))
+    lines.append("Reviews per day:")
+    lines.extend(text_heatmap(stats.reviews_per_day, stats.today, width))
     topics = {tag: info for tag, info in stats.mastery_by_tag.items() if is_topic(tag)}
     if topics:  # as the app: an imported note's own path, one of its tags, is no topic
         lines.append("Mastery by tag:")

@@ -148,7 +148,9 @@ def stats(args, ctx) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
-        print(format_stats(result))
+        import shutil
+
+        print(format_stats(result, width=shutil.get_terminal_size((80, 24)).columns))
     return ExitCode.OK
 
 

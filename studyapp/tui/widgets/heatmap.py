@@ -9,18 +9,11 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from studyapp.stats import DAY_LABELS, MAX_WEEKS, level
+
 LEVEL_COLOURS = ("#2d333b", "#0e4429", "#006d32", "#26a641", "#39d353")
 """Empty, then four shades by share of the busiest day (the familiar contribution-graph palette)."""
-DAY_LABELS = ("Mon", "", "Wed", "", "Fri", "", "Sun")
-MAX_WEEKS = 53
-"""A year: the statistics keep 365 days of reviews per day."""
-
-
-def level(count: int, busiest: int) -> int:
-    """0 for no reviews, else 1..4 by quartile of the busiest day."""
-    if count <= 0 or busiest <= 0:
-        return 0
-    return min(4, 1 + (4 * (count - 1)) // busiest)
+__all__ = ["DAY_LABELS", "LEVEL_COLOURS", "Heatmap", "level"]
 
 
 class Heatmap(Widget):
