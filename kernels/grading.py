@@ -241,6 +241,28 @@ def narrow_mistakes(failures: list[Failure], result_key: str, judge) -> str | No
     return min(shown, key=lambda m: (distances[m], m)) if shown else None
 
 
+UNCHANGED = {"type": "Unchanged"}
+"""An input a big case's call left as it was handed in (`inputs_as_left`)."""
+
+
+def inputs_as_left(args: list, originals: list, payload: dict) -> list[dict]:
+    """In the child: each tensor argument as the learner's first call left it, for the "inputs
+    unchanged" check, in the order of `originals` (the payload's tensors the arguments are
+    copies of). A small case sends each back whole; a big one (`ONE_CALL`: a copy of each would
+    cost as much as the case) only one that changed, else `UNCHANGED`. In-place work saves
+    memory on long inputs, so big cases are where it happens."""
+    if not payload.get(ONE_CALL):
+        return [export(arg) for arg in args]
+    return [UNCHANGED if _unchanged(arg, original) else export(arg) for arg, original in zip(args, originals)]
+
+
+def _unchanged(after, before) -> bool:
+    return (isinstance(after, torch.Tensor) and isinstance(before, torch.Tensor)
+            and type(after) is torch.Tensor and after.dtype == before.dtype and after.shape == before.shape
+            and after.device == before.device and after.stride() == before.stride()
+            and bool(torch.equal(after, before)))
+
+
 def export_argument(value) -> dict:
     """An argument as the learner's call left it, for the "inputs unchanged" check: a tensor
     exported, a list or tuple by its repr (code may sort, pop or append to a list of lengths)."""
@@ -259,7 +281,9 @@ def check_inputs_unchanged(input_names, case: Case, result: dict, book: CheckBoo
     compared = False
     for input_name, after in zip(input_names, result.get("inputs", [])):
         before = case.payload.get(input_name)
-        if isinstance(before, torch.Tensor) and after.get("type") == "Tensor":
+        if isinstance(before, torch.Tensor) and after.get("type") == UNCHANGED["type"]:
+            same = True
+        elif isinstance(before, torch.Tensor) and after.get("type") == "Tensor":
             same = same_values(after["tensor"], before.detach().cpu())
         elif isinstance(before, (list, tuple)) and "repr" in after:
             same = after.get("type") == type(before).__name__ and after["repr"] == repr(before)[:20000]
@@ -499,7 +523,7 @@ def again_reason(first: dict, third: dict, kept: str) -> str:
             "inputs show and the case's own do not (see the other checks)")
 
 
-def harness_altered(case: Case, result: dict) -> str | None:
+def harness_altered(case: Case, result: dict, may_miss: bool = False) -> str | None:
     """Why a case's result is not what the child's harness makes of the case the parent sent,
     or None. The learner's code runs in the child beside the harness and can reach its data
     (a flag on a payload, the results so far): a case made "one call" skips the checks that
@@ -507,12 +531,17 @@ def harness_altered(case: Case, result: dict) -> str | None:
     emptied broke the judge. The parent owns the cases, so it checks what came back against
     them: as many calls as the case asks for (every drill's harness sends its calls, or its
     steps' `runs`, or names the function missing), and the probe's record where, and only
-    where, the probe ran."""
+    where, the probe ran. A function named missing (`may_miss`: drills of several functions) is
+    accepted by name only: marking results "missing" otherwise broke the judge."""
     from .device_probe import PROBE
 
     parts = [result] + [v for v in result.values() if isinstance(v, dict)]  # safe_softmax: per function
-    if any("missing" in part for part in parts):
+    missing = [part["missing"] for part in parts if "missing" in part]
+    if missing and may_miss and all(type(name) is str for name in missing):
         return None  # a function the file lacks: named by the drill's own checks
+    if missing:
+        return ("your code changed the grader's own data while it ran (a result marked as a "
+                "missing function's): a drill's code may only compute its result")
     probed = any(PROBE in part for part in parts)
     if (PROBE in case.payload) != probed:
         return ("your code changed the grader's own data while it ran (the device probe "
@@ -535,6 +564,8 @@ class Drill:
     check_order: list[tuple[str, str]] = []
     mistakes: dict[str, str] = {}
     """Known mistake id -> what it is, in plain words (used in hints)."""
+    may_miss = False
+    """A drill of several functions, whose harness names one the file lacks ("missing")."""
 
     def __init__(self, info: DrillInfo | None = None):
         """A folder drill passes its folder's `DrillInfo`; its mistakes come from `drill.toml`."""
@@ -632,7 +663,7 @@ class Drill:
             if not isinstance(result, dict) or "error" in result:
                 error = result.get("error") if isinstance(result, dict) else None
                 book.error(case, error or {"type": "GraderError", "message": "no result"})
-            elif (altered := harness_altered(case, result)) is not None:
+            elif (altered := harness_altered(case, result, self.may_miss)) is not None:
                 book.error(case, {"type": "HarnessAltered", "message": altered})
             elif case.public:
                 for method, args in self._public_checks(case, result):

@@ -35,6 +35,7 @@ from .grading import (
     export,
     failure_check,
     format_index,
+    inputs_as_left,
     load_projections,
     mistake_distance,
     narrow_mistakes,
@@ -71,6 +72,11 @@ def random_weights(gen: torch.Generator, d_model: int) -> dict:
     def randn(*shape):
         return torch.randn(*shape, generator=gen, dtype=torch.float64)
     return {layer: (randn(d_model, d_model) / d_model ** 0.5, 0.5 * randn(d_model)) for layer in LAYERS}
+
+
+OPTIONAL_MASKS = ("mask", "src_mask")
+"""Step inputs a module takes as optional (None: nothing masked): the device probe runs with
+them and without."""
 
 
 def step_tensors(steps: list[dict]) -> list[torch.Tensor]:
@@ -211,7 +217,15 @@ class StepsDrill(Drill):
         module = self.build_module(entry_obj, payload)
         if PROBE in payload:
             steps = clone_tree(payload["steps"])
-            return probe_result(lambda: self._run_steps(module, steps)[0][-1], default_is_wrong=True)
+            found = probe_result(lambda: self._run_steps(module, steps)[0][-1], default_is_wrong=True)
+            if found[PROBE]["problems"] or not any(step.get(key) is not None for step in steps
+                                                   for key in OPTIONAL_MASKS):
+                return found
+            # and without the mask: code often makes one there (`torch.ones(...)`), without device=
+            bare = [{key: None if key in OPTIONAL_MASKS else value for key, value in step.items()}
+                    for step in clone_tree(payload["steps"])]
+            unmasked = probe_result(lambda: self._run_steps(module, bare)[0][-1], default_is_wrong=True)
+            return unmasked if unmasked[PROBE]["problems"] else found
         runs, inputs_after, notes = [], [], []
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             steps = clone_tree(payload["steps"])
@@ -219,8 +233,7 @@ class StepsDrill(Drill):
             runs.append([export(value) for value in values])
             if attempt == 0:
                 notes = step_notes
-                if not payload.get(ONE_CALL):
-                    inputs_after = [export(t) for t in step_tensors(steps)]
+                inputs_after = inputs_as_left(step_tensors(steps), step_tensors(payload["steps"]), payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
             values, _ = self._run_steps(module, clone_tree(payload[AGAIN]["steps"]))
             runs.append([export(value) for value in values])
@@ -308,8 +321,8 @@ class StepsDrill(Drill):
         if core:
             for check in ("return type", "output shape", "cache shape", "dtype", "device"):
                 book.passed(check)
+            self._check_inputs(case, result, book, where)
             if len(result["runs"]) > 1:
-                self._check_inputs(case, result, book, where)
                 self._check_fresh_sequence(case, result, book, where)
         trace, _ = self.learner_trace(run)
         right = self._check_values(case, result, book, trace, expected, where)

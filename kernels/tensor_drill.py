@@ -26,6 +26,7 @@ from .grading import (
     export,
     failure_check,
     format_index,
+    inputs_as_left,
     mistake_distance,
     narrow_mistakes,
     other_layout_values,
@@ -136,14 +137,20 @@ class AttentionDrill(Drill):
         inputs if the case has them; export results and inputs."""
         if PROBE in payload:
             args = clone_tree([payload[k] for k in ("Q", "K", "V", "mask")])
-            return probe_result(lambda: entry_obj(*args), default_is_wrong=True)
+            found = probe_result(lambda: entry_obj(*args), default_is_wrong=True)
+            if args[3] is None or found[PROBE]["problems"]:
+                return found
+            # and without a mask: code often makes one there (`torch.ones(n, m)`), without device=
+            bare = clone_tree([payload[k] for k in ("Q", "K", "V")])
+            unmasked = probe_result(lambda: entry_obj(*bare), default_is_wrong=True)
+            return unmasked if unmasked[PROBE]["problems"] else found
         calls, inputs_after = [], []
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
             value = entry_obj(*args) if args[3] is not None else entry_obj(*args[:3])
             calls.append(export(value))
-            if attempt == 0 and not payload.get(ONE_CALL):
-                inputs_after = [export(arg) for arg in args]
+            if attempt == 0:
+                inputs_after = inputs_as_left(args, [payload[k] for k in ("Q", "K", "V", "mask")], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
             args = clone_tree([payload[AGAIN][k] for k in ("Q", "K", "V", "mask")])
             calls.append(export(entry_obj(*args) if args[3] is not None else entry_obj(*args[:3])))
@@ -203,8 +210,8 @@ class AttentionDrill(Drill):
         elif core:
             book.passed("device")
         if core:
+            self._check_inputs(case, result, book, where)
             if len(result["calls"]) > 1:
-                self._check_inputs(case, result, book, where)
                 self._check_determinism(first, second, case, result, book, where)
         right = self._check_values(case, result, book, out["tensor"], expected, ignore, where)
         if core and right and AGAIN in case.payload and len(result["calls"]) > 2:

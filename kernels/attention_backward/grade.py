@@ -19,6 +19,7 @@ from ..grading import (
     Failure,
     clone_tree,
     export,
+    inputs_as_left,
     other_layout_values,
     shape_text,
 )
@@ -194,8 +195,10 @@ class AttentionBackwardDrill(TupleDrill):
                                      if isinstance(t, torch.Tensor) and t.grad_fn is not None][:1]
                 hidden = out_of_sight.hidden
             calls.append(export(value))
-            if attempt == 0 and not payload.get(ONE_CALL):
-                inputs_after = [export(t) for t in tensors if t is not None]
+            if attempt == 0:
+                originals = [payload[key] for key in ("Q", "K", "V", "dO", "mask")]
+                inputs_after = inputs_as_left([t for t in tensors if t is not None],
+                                              [t for t in originals if t is not None], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
             tensors, keywords = _arguments({**payload, **payload[AGAIN]})
             with torch.no_grad():

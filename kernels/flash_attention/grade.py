@@ -19,6 +19,7 @@ from ..grading import (
     Failure,
     clone_tree,
     export,
+    inputs_as_left,
     other_layout_values,
     shape_text,
 )
@@ -185,8 +186,8 @@ class FlashAttentionDrill(TupleDrill):
             else:
                 value = entry_obj(*args, **options)
             calls.append(export(value))
-            if attempt == 0 and not payload.get(ONE_CALL):
-                inputs_after = [export(arg) for arg in args]
+            if attempt == 0:
+                inputs_after = inputs_as_left(args, [payload[k] for k in ("Q", "K", "V")], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
             args = clone_tree([payload[AGAIN][key] for key in ("Q", "K", "V")])
             calls.append(export(entry_obj(*args, **options)))

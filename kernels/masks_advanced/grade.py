@@ -259,6 +259,7 @@ class MasksAdvancedDrill(Drill):
     """Grades each builder's allowed pattern; a wrong builder is named in its own check row."""
 
     check_order = CHECK_ORDER
+    may_miss = True
 
     def public_cases(self, device: str) -> list[Case]:
         """Sizes on both sides of 128 and 256, n_q < n_k, windows of 1, n and past n."""
@@ -281,6 +282,8 @@ class MasksAdvancedDrill(Drill):
             _case("left_padding_mask", lengths=torch.tensor([1, 3], dtype=torch.int32), n=3),
             _case("left_padding_mask", lengths=long_lengths, n=300),
             _case("left_padding_mask", lengths=[130, 64, 128, 129], n=130),
+            # padded past its longest sequence (a fixed generation length): n, not max(lengths)
+            _case("left_padding_mask", lengths=torch.tensor([2, 4, 1]), n=7),
         ]
         probes = [_case("causal_mask", n_q=2, n_k=5), _case("sliding_window_mask", n=6, window=2),
                   _case("causal_padding_mask", lengths=torch.tensor([3, 5, 1]), n=5),
@@ -302,7 +305,8 @@ class MasksAdvancedDrill(Drill):
         return [_case("causal_mask", public=False, prefix=f"seed {seed}", n_q=pick(1, n_k - 1), n_k=n_k),
                 _case("sliding_window_mask", public=False, prefix=f"seed {seed}", n=n, window=pick(2, n)),
                 _case("causal_padding_mask", public=False, prefix=f"seed {seed}", lengths=lengths, n=n),
-                _case("left_padding_mask", public=False, prefix=f"seed {seed}", lengths=lengths.tolist(), n=n)]
+                _case("left_padding_mask", public=False, prefix=f"seed {seed}",
+                      lengths=lengths.clamp(max=n - 1).tolist(), n=n)]  # n is more than every length
 
     # --- in the child -------------------------------------------------------------------------
     def run_case(self, entry_obj, payload: dict) -> dict:

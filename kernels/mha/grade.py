@@ -7,7 +7,19 @@ import torch.nn.functional as F
 
 from ..attention import allowed_mask, merge_heads, mha_forward, split_heads
 from ..device_probe import PROBE, probe_result
-from ..grading import AGAIN, BIG, CORE, EXTRA, ONE_CALL, Case, clone_tree, export, load_projections, shape_text
+from ..grading import (
+    AGAIN,
+    BIG,
+    CORE,
+    EXTRA,
+    ONE_CALL,
+    Case,
+    clone_tree,
+    export,
+    inputs_as_left,
+    load_projections,
+    shape_text,
+)
 from ..mistakes import mha_candidates
 from ..tensor_drill import AttentionDrill, second_inputs
 
@@ -128,8 +140,8 @@ class MhaDrill(AttentionDrill):
             with torch.no_grad():
                 value = module(*args) if args[3] is not None else module(*args[:3])
             calls.append(export(value))
-            if attempt == 0 and not payload.get(ONE_CALL):
-                inputs_after = [export(arg) for arg in args]
+            if attempt == 0:
+                inputs_after = inputs_as_left(args, [payload[k] for k in ("Q", "K", "V", "mask")], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
             args = clone_tree([payload[AGAIN][key] for key in ("Q", "K", "V", "mask")])
             with torch.no_grad():

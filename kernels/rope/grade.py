@@ -32,6 +32,7 @@ from ..grading import (
     export,
     failure_check,
     format_index,
+    inputs_as_left,
     other_layout_values,
     shape_text,
     unpack_output,
@@ -314,8 +315,8 @@ class RopeDrill(AttentionDrill):
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             x = clone_tree(payload["x"])
             calls.append(export(entry_obj(x, **kwargs)))
-            if attempt == 0 and not payload.get(ONE_CALL):
-                inputs_after = [export(x)]
+            if attempt == 0:
+                inputs_after = inputs_as_left([x], [payload["x"]], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
             calls.append(export(entry_obj(clone_tree(payload[AGAIN]["x"]), **kwargs)))
         result = {"calls": calls, "inputs": inputs_after}
@@ -383,8 +384,9 @@ class RopeDrill(AttentionDrill):
             book.failed(name("device"), case, result, f"{where}: output on {out['device']}, x on {x.device}")
         elif core:
             book.passed("device")
-        if core and len(result["calls"]) > 1:
+        if core:
             self._check_inputs(case, result, book, where)
+        if core and len(result["calls"]) > 1:
             self._check_determinism(first, second, case, result, book, where)
         expected = self.oracle(case)
         rtol, atol = self.tolerance(case)
