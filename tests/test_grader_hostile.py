@@ -78,7 +78,8 @@ def _run_bank_as(user: str | None) -> list[dict]:
     (root / "work").mkdir()
     (root / "config.json").write_text(json.dumps(config))
     command = [sys.executable]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # processes allowed (the guard's wall off): the bank tests what contains code that got out
+    env = dict(os.environ, PYTHONPATH=str(ROOT), STUDYAPP_GRADER_WITHOUT="processes")
     if user is not None:
         found = _interpreter_for(user)
         if isinstance(found, str):
@@ -91,6 +92,7 @@ def _run_bank_as(user: str | None) -> list[dict]:
         shutil.chown(root / "work", user, user)
         os.chmod(root, 0o755)
         command = ["runuser", "-u", user, "--", "env", f"PYTHONPATH={env['PYTHONPATH']}",
+                   "STUDYAPP_GRADER_WITHOUT=processes",
                    f"HOME={root / 'work' / 'home'}", *command]
     runner = subprocess.Popen([*command, str(Path(__file__).parent / "hostile_bank.py"),
                                str(root / "config.json"), str(root / "results.json")],

@@ -44,7 +44,7 @@ HOSTILE = {
     "segfault": ("import ctypes\ndef add(a, b):\n    ctypes.string_at(0)\n", "segmentation fault"),
     "huge_prints": ("def add(a, b):\n    while True:\n        print('x' * 1000)\n", "output limit"),
     "huge_print_once": ("def add(a, b):\n    print('y' * (50 << 20))\n    return a + b\n", "output limit"),
-    "fork_bomb": ("import os\ndef add(a, b):\n    while True:\n        os.fork()\n", "too many processes"),
+    "fork_bomb": ("import os\ndef add(a, b):\n    while True:\n        os.fork()\n", "tried to start a process"),
     # in a PID namespace the learner's first process survives its own SIGKILL and returns None
     "kills_its_group": ("import os, signal\ndef add(a, b):\n    os.killpg(0, signal.SIGKILL)\n",
                         ("SIGKILL", "returned NoneType")),
@@ -119,8 +119,30 @@ def test_writing_the_protocol_fd_cannot_forge_a_pass(client, tmp_path):
     assert forged in verdict["output"] and "on stderr" in verdict["output"]
 
 
+@pytest.fixture
+def forking_client():
+    """A worker whose children may start processes (the guard's wall off, as if code got past
+    it): what the sandbox does with them, beneath that wall."""
+    grader = fake_drill_client()
+    grader.env["STUDYAPP_GRADER_WITHOUT"] = "processes"
+    with grader:
+        yield grader
+
+
+@pytest.mark.parametrize("source", [
+    "import os\ndef add(a, b):\n    os.fork()\n    return a + b\n",
+    "import subprocess, sys\ndef add(a, b):\n    subprocess.run([sys.executable, '-c', 'pass'])\n    return a + b\n",
+    "import _posixsubprocess\ndef add(a, b):\n    _posixsubprocess.fork_exec()\n    return a + b\n",
+])
+def test_starting_a_process_is_refused_and_said(client, tmp_path, source):
+    verdict, _ = grade_source(client, tmp_path, source)
+    assert verdict["status"] == "error" and "tried to start a process" in verdict["summary"], verdict
+    assert_nothing_left(client)
+
+
 @NOBODY_FORKS
-def test_background_processes_that_leave_the_session_are_killed(client, tmp_path):
+def test_background_processes_that_leave_the_session_are_killed(forking_client, tmp_path):
+    client = forking_client
     marker = f"studyapp-test-daemon-{os.getpid()}-{time.monotonic_ns()}"
     source = textwrap.dedent(f"""
         import os, subprocess, sys, time
@@ -142,7 +164,8 @@ def test_background_processes_that_leave_the_session_are_killed(client, tmp_path
 
 
 @NOBODY_FORKS
-def test_forked_children_cannot_answer_for_the_submission(client, tmp_path):
+def test_forked_children_cannot_answer_for_the_submission(forking_client, tmp_path):
+    client = forking_client
     source = "import os\ndef add(a, b):\n    os.fork()\n    return a + b\n"
     verdict, _ = grade_source(client, tmp_path, source)
     assert verdict["status"] == "pass", verdict
@@ -303,7 +326,7 @@ def test_without_a_protection_grading_still_works_and_the_verdict_says_what_is_m
             return a + b
     """))
     grader = fake_drill_client()
-    grader.env["STUDYAPP_GRADER_WITHOUT"] = without
+    grader.env["STUDYAPP_GRADER_WITHOUT"] = f"{without},processes"  # the daemon gets out
     with grader:
         verdict = grader.grade("add", path, device="cpu")
         assert verdict["status"] == "pass", verdict

@@ -19,6 +19,7 @@ import types
 # imported now: once confined, the app's source is unreadable
 from studyapp.grader.channel import seal
 from studyapp.grader.contract import ChildExit, Stage
+from studyapp.grader.guard import install as guard_the_harness
 from studyapp.grader.limits import Limits
 from studyapp.grader.sandbox import scratch_overflows
 from studyapp.grader.withhold import Withholding
@@ -125,6 +126,7 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
     module.__file__ = filename
     sys.modules[MODULE_NAME] = module
     one_thread()
+    guard_the_harness()
     try:
         exec(code, module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - anything the learner's top level does

@@ -321,8 +321,8 @@ class Worker:
                 f"Withheld but called while running the cases: {', '.join(_called(outcome))}.",
                 origin=FailureOrigin.GRADER)
         if stage == Stage.PROCESSES:
-            return error(f"your code started too many processes (limit {limits.extra_processes})",
-                         "Drills need no processes or threads of their own: a fork bomb?")
+            return error("your code tried to start a process: drill code runs in one process and one "
+                         "thread, which the grader watches", "Drills need no processes or threads of their own.")
         if stage == Stage.UNSENDABLE:
             return error("returned something the grader cannot read back", outcome["message"])
         results = case_results(outcome, len(cases))
