@@ -103,7 +103,8 @@ class StudyFacade:
         """Titles of notes whose rating in this session another process undid, not yet said
         (`undone_elsewhere`)."""
         self._data_version: int | None = None
-        """The database's `data_version` at the last poll (`take_other_devices_reviews`)."""
+        """The database's `data_version` at the last poll (`take_other_devices_reviews`), or
+        when it was opened."""
         self._renames: dict[str, str] = {}
         """{old path: path now} of the notes renamed while the app ran (`renamed_to`)."""
         from studyapp.drills import Grading
@@ -125,6 +126,8 @@ class StudyFacade:
             service.writer_lock.wait_seconds = APP_WRITE_WAIT_SECONDS
             self._vault = vault = LiveVault(service, on_forget=lambda path: self.session.drop(path, requeue=False))
             self._session = ReviewSession(service, vault)
+            # from now on, not from the first poll: a write before that one must be noticed too
+            self._data_version = service.store.data_version()
 
     @_locked
     def startup_messages(self) -> tuple[str, ...]:
@@ -247,7 +250,8 @@ class StudyFacade:
     def take_other_devices_reviews(self) -> OtherDevicesReviews | None:
         """Replay what other devices appended to their review logs (a sync tool copied their
         files in): card states, the notes' owned keys and the session's queue follow. None when
-        no log file changed, or another process holding the writer lock syncs it instead.
+        no other process wrote the database and no log file changed (or another process holding
+        the writer lock syncs it instead).
 
         Polled every few seconds, it also looks for this session's ratings that another process
         on this device undid (its log and the database agree then): the vault watcher sees the
@@ -264,15 +268,18 @@ class StudyFacade:
         self._served_elsewhere = False  # that vault's command gave it back since
         version, seen = self.service.store.data_version(), self._data_version
         self._data_version = version
+        written_elsewhere = version != seen
+        if written_elsewhere:  # a suspension, rating or undo by another process: cards follow
+            self.vault.cards_changed()
         if not self.service.log_changed():
             self._follow_undos()
             # another process on this device wrote the database (a drill rated or undone by
             # the CLI changes no note, so the vault watcher says nothing): screens draw anew
-            return OtherDevicesReviews(0, (), ()) if seen is not None and version != seen else None
+            return OtherDevicesReviews(0, (), ()) if written_elsewhere else None
         before = self.service.store.review_count()
         result = self.service.sync(wait=False)
         if not result.replayed:
-            return None
+            return OtherDevicesReviews(0, (), ()) if written_elsewhere else None
         self.vault.cards_changed()
         for path in result.written:
             self.vault.written(path)
@@ -499,6 +506,19 @@ class StudyFacade:
     @_locked
     def unsuspend(self, path: str) -> None:
         self.session.unsuspend(path)
+
+    @_locked
+    def toggle_suspended(self, path: str) -> bool:
+        """Resume the note when it is suspended now, else suspend it; returns whether it is
+        suspended now. Decided from the database, not from a list drawn before: a second `s`
+        before the redraw resumes, and a suspension made elsewhere is resumed too."""
+        row = self.service.store.note_by_path(path)
+        card = self.service.store.card(row.key) if row is not None else None
+        if card is not None and card.suspended:
+            self.session.unsuspend(path)
+            return False
+        self.session.suspend(path)
+        return True
 
     @_locked
     def end_review(self) -> None:

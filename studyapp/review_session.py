@@ -237,6 +237,7 @@ class ReviewSession:
                 return UndoStep(kind, path, False, info.title if info is not None else path)
             if self.undo_stack and self.undo_stack[-1][:2] == (UndoKind.RATING, path):
                 self.undo_stack.pop()
+            self.left_reviewed.pop(path, None)  # back by this undo: not one made elsewhere
             self.vault.written(path)
             self.unrated(path)
             show = path in self.notes

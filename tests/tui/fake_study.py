@@ -110,6 +110,13 @@ class FakeStudy:
     def unsuspend(self, path: str) -> None:
         self.suspended.discard(path)
 
+    def toggle_suspended(self, path: str) -> bool:
+        if path in self.suspended:
+            self.unsuspend(path)
+            return False
+        self.suspend(path)
+        return True
+
     def end_review(self) -> None:
         self.queue = []
 

@@ -400,6 +400,7 @@ class DrillScreen(StudyScreen):
                 self.notify(NEWER_TRY if now is not None else RATED_ELSEWHERE, severity="warning", timeout=8)
                 self.proposal = None
                 self.query_one("#drill-proposal", Static).display = False
+                self.refresh_bindings()  # its Enter and 1-4 leave the footer with it
                 return
         self.refresh_review_state()
 

@@ -11,6 +11,7 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Header, Input, Static, Tree
 from textual.widgets.data_table import ColumnKey
+from textual.widgets.tree import TreeNode
 
 from studyapp.textwidth import display_width, fit, fit_middle, shown
 from studyapp.tui.markup import plain
@@ -40,6 +41,23 @@ def matches(row: NoteView, scope: tuple[str, str], text: str, text_hits: frozens
         needle = text.casefold()
         return needle in row.title.casefold() or needle in row.path.casefold() or row.path in text_hits
     return True
+
+
+def _sync_children(parent: TreeNode[tuple[str, str]], wanted: list[tuple[tuple[str, str], Text]],
+                   leaves: bool = False) -> None:
+    """Make `parent`'s children the `wanted` (data, label) nodes, in that order: the others are
+    removed, the missing ones inserted, and those kept are left as they are."""
+    keep = {data for data, _ in wanted}
+    for child in list(parent.children):
+        if child.data not in keep:
+            child.remove()
+    have = {child.data for child in parent.children}
+    for index, (data, label) in enumerate(wanted):
+        if data not in have:
+            if leaves:
+                parent.add_leaf(label, data=data, before=index)
+            else:
+                parent.add(label, data=data, before=index)
 
 
 class NoteTable(DataTable[str | Text]):
@@ -133,22 +151,41 @@ class NotesScreen(StudyScreen):
             problems.display = False
 
     def _build_tree(self) -> None:
-        tree = self.query_one("#note-tree", Tree)
-        if tree.root.children:
-            return  # keep the learner's expanded/collapsed state; counts change rarely
-        folders = tree.root.add("Folders", data=ALL, expand=True)
-        nodes = {"": folders}
-        for folder in sorted({r.folder for r in self.rows if r.folder}):
-            parent = ""
-            for part in folder.split("/"):
-                here = f"{parent}/{part}" if parent else part
-                if here not in nodes:
-                    nodes[here] = nodes[parent].add(Text(shown(part)), data=("folder", here))
-                parent = here
-        tags = tree.root.add("Tags", data=ALL, expand=False)
-        for tag in sorted({t for r in self.rows for t in r.tags}):
-            tags.add_leaf(Text(shown(tag)), data=("tag", tag))  # control characters as symbols
-        tree.root.expand()
+        """The folders and tags of the notes listed now: one made or emptied while the app runs
+        shows or goes, and the nodes still there stay as the learner left them (expanded or
+        not, under the cursor). A folder or tag picked that went lists every note again."""
+        tree: Tree[tuple[str, str]] = self.query_one("#note-tree", Tree)
+        if not tree.root.children:
+            tree.root.add("Folders", data=ALL, expand=True)
+            tree.root.add("Tags", data=ALL, expand=False)
+            tree.root.expand()
+        folders, tags = tree.root.children
+        names, tag_names = set(), sorted({t for r in self.rows for t in r.tags})
+        for folder in {r.folder for r in self.rows if r.folder}:
+            while folder and folder not in names:  # with the folders above it
+                names.add(folder)
+                folder = folder.rpartition("/")[0]
+        below: dict[str, list[str]] = {}
+        for folder in sorted(names):
+            below.setdefault(folder.rpartition("/")[0], []).append(folder)
+        wanted = {ALL} | {("folder", f) for f in names} | {("tag", t) for t in tag_names}
+        if self.scope not in wanted:
+            self.scope = ALL
+        cursor = tree.cursor_node
+        while cursor is not None and cursor.data not in wanted:  # a removed node: its parent
+            cursor = cursor.parent
+
+        def fill(node: TreeNode[tuple[str, str]], folder: str) -> None:
+            _sync_children(node, [(("folder", f), Text(shown(f.rpartition("/")[2]))) for f in below.get(folder, ())])
+            for child in node.children:
+                if child.data is not None:
+                    fill(child, child.data[1])
+
+        fill(folders, "")
+        # control characters as symbols
+        _sync_children(tags, [(("tag", t), Text(shown(t))) for t in tag_names], leaves=True)
+        if cursor is not tree.cursor_node:
+            tree.move_cursor(cursor)
 
     def _fill_table(self) -> None:
         table = self.query_one("#note-table", DataTable)
@@ -233,18 +270,15 @@ class NotesScreen(StudyScreen):
         if path is None:
             return
         row = next(r for r in self.rows if r.path == path)
-        try:
-            if row.suspended:
-                self.study.unsuspend(path)
-            else:
-                self.study.suspend(path)
+        try:  # the row may be older than the note's state (a second `s` before the redraw)
+            suspended = self.study.toggle_suspended(path)
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not change the note")
             return
-        if row.suspended:
-            self.notify(f"Resumed “{row.title}”.", timeout=3)
-        else:
+        if suspended:
             self.notify(f"Suspended “{row.title}” (u undoes).", timeout=3)
+        else:
+            self.notify(f"Resumed “{row.title}”.", timeout=3)
         self.refresh_data()
 
     def action_undo(self) -> None:

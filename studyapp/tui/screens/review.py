@@ -122,7 +122,13 @@ class ReviewScreen(StudyScreen):
         if not self.begun:
             self.refresh_skipped = True
             return
-        if not self.is_active or self.finished and self.card is None and not self.reopen:
+        if not self.is_active:
+            return
+        if self.finished and self.card is None and not self.reopen:
+            # the summary stays (its time too), unless a drill is due again: its rating in this
+            # session undone elsewhere (`studyapp undo`), which changes no note of the session
+            if self.study.next_due_drill() is not None:
+                self._show(None)
             return
         self.reopen = False
         card = self.study.current_card()
