@@ -23,15 +23,25 @@ torch = pytest.importorskip("torch")
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
-@pytest.fixture(scope="module")
-def spawning_worker():
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def _spawning(**extra: str):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
     env[KERNELS_ENV] = str(FAKE_KERNELS)
     proc = subprocess.Popen([sys.executable, "-m", "studyapp.grader.worker", "--cuda"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     yield proc
     proc.stdin.close()
     proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def spawning_worker():
+    yield from _spawning()
+
+
+@pytest.fixture(scope="module")
+def spawning_worker_allowing_processes():
+    """The guard's process wall off: what contains a process that got out anyway."""
+    yield from _spawning(STUDYAPP_GRADER_WITHOUT="processes")
 
 
 def ask(proc, path, timeout=3.0) -> dict:
@@ -58,6 +68,15 @@ def test_spawned_children_are_sandboxed_like_forked_ones(spawning_worker, tmp_pa
     assert verdict["status"] == status and summary in verdict["summary"], verdict
     assert time.monotonic() - started < 3.0 + 30  # the limit counts from the child's READY, after torch's import
     assert descendants(spawning_worker.pid) == set()
+
+
+def test_a_spawned_childs_daemon_is_stopped_with_it(spawning_worker_allowing_processes, tmp_path):
+    path = tmp_path / "s.py"
+    path.write_text("import subprocess\ndef add(a, b):\n    subprocess.Popen(['sleep', '100'], start_new_session=True)\n"
+                    "    return a + b\n")
+    verdict = ask(spawning_worker_allowing_processes, path)
+    assert verdict["status"] == "pass", verdict
+    assert descendants(spawning_worker_allowing_processes.pid) == set()
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on machines without CUDA")

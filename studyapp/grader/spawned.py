@@ -19,6 +19,7 @@ def main() -> None:
     job_limits = json.loads(os.environ.pop("STUDYAPP_GRADER_LIMITS"))  # `Limits` as a dict
     confinement_text = os.environ.pop("STUDYAPP_GRADER_CONFINEMENT")
 
+    from studyapp.grader import guard  # noqa: F401  (reads STUDYAPP_GRADER_WITHOUT before the learner's environment replaces this one)
     from studyapp.grader.channel import NONCE_BYTES, READY
     from studyapp.grader.confine import Confinement, restrict
     from studyapp.grader.limits import Limits
