@@ -195,6 +195,8 @@ def public_cases(device: str) -> list[Case]:
         ("single query (decode step)", dict(batch=2, heads=8, kv_heads=4, n=1, m=7, d=8, dtype=f64)),
         ("large scores", dict(batch=2, heads=4, kv_heads=2, n=4, m=6, d=8, dtype=f32, scores="large",
                               mask="random")),
+        ("large scores, past 64", dict(batch=2, heads=4, kv_heads=2, n=70, m=130, d=8, dtype=f32,
+                                       scores="large", mask="random")),
         ("very negative scores", dict(batch=1, heads=2, kv_heads=1, n=3, m=6, d=4, dtype=f64,
                                       mask="padding", lengths=[3], scores="very_negative")),
         ("fully masked row", dict(batch=2, heads=4, kv_heads=2, n=3, m=4, d=4, dtype=f32, mask="random",

@@ -147,6 +147,9 @@ def public_cases(device: str) -> list[Case]:
                                                        dtype=f32, mask="causal", mask_shape=(200, 200),
                                                        layout="strided")),
         ("no mask, past 64", dict(leading=(3,), n=100, m=129, d_k=8, d_v=12, dtype=f32)),
+        # large scores at every size: a softmax that streams long rows must keep its max too
+        ("large scores, past 64", dict(leading=(2,), n=70, m=130, d_k=8, d_v=6, dtype=f32, mask="random",
+                                       scores="large")),
         ("3-D mask over heads", dict(leading=(3, 3), n=9, m=11, d_k=4, d_v=5, dtype=f32, mask="random",
                                      mask_kind="float64", mask_shape=(3, 9, 11))),
     ]

@@ -9,7 +9,8 @@ starters do not reach), passed flash_attention. So, from the moment the learner'
   audit hook (`sys.addaudithook`: CPython raises these events from C, which no copy of a module
   gets round) and by replacing the one starter that raises none;
 - a built-in module cannot be made again (`_imp.create_builtin`), so `_thread` and `_signal`
-  stay as the child left them;
+  stay as the child left them (every built-in is imported first, so importing `tracemalloc` or
+  `faulthandler` still works);
 - signal handlers, tracing and profiling are refused: each is handed the frame it interrupts or
   traces, a way into the harness's data beside the code;
 - no further audit hook may be added.
@@ -58,6 +59,12 @@ def install() -> None:
     def no_new_builtins(*_args, **_kwargs):
         raise ImportError(f"loading a built-in module now: {REFUSED}")
 
+    for name in sys.builtin_module_names:  # first imports of built-ins stay possible (tracemalloc)
+        if name not in sys.modules:
+            try:
+                __import__(name)
+            except ImportError:
+                pass
     for module in (signal, sys.modules.get("_signal")):
         for name in ("signal", "set_wakeup_fd", "siginterrupt"):
             if module is not None and hasattr(module, name):
