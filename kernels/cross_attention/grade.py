@@ -212,6 +212,8 @@ class CrossAttentionDrill(StepsDrill):
                                                         mask="float", lengths=[6, 0, 2], dtype=f32)),
             ("large activations", dict(batch=2, heads=2, d_model=8, queries=(4, 1, 3), m=7, mask="bool",
                                        dtype=f32, scale=6.0)),
+            ("large activations, past 64", dict(batch=2, heads=2, d_model=8, queries=(4, 1, 3), m=100,
+                                                mask="bool", dtype=f32, scale=6.0)),
             ("expanded memory, transposed decoder states", dict(batch=3, heads=3, d_model=12, queries=(2, 1, 3),
                                                                 m=6, mask="bool", dtype=f64, layout="strided")),
             ("float16", dict(batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=5, mask="bool", dtype=torch.float16,

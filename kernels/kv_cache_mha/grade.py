@@ -144,6 +144,8 @@ class KvCacheDrill(StepsDrill):
             ("batch expanded from one sequence", dict(schedule=[3, 1, 5], batch=2, d_model=6, heads=3, dtype=f64,
                                                       layout="expanded")),
             ("large activations", dict(schedule=[6, 1, 4], batch=2, d_model=8, heads=2, dtype=f32, scale=6.0)),
+            ("large activations, past 64", dict(schedule=[70, 1, 30], batch=2, d_model=8, heads=2, dtype=f32,
+                                                scale=6.0)),
             ("float16", dict(schedule=[4, 1, 3], batch=2, d_model=8, heads=2, dtype=torch.float16, tier=EXTRA)),
             ("bfloat16", dict(schedule=[4, 1, 3], batch=2, d_model=8, heads=2, dtype=torch.bfloat16, tier=EXTRA)),
             # Past any fixed buffer (64, 128, 256): a long prefill, decodes, then a long chunk.

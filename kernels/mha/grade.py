@@ -99,6 +99,7 @@ class MhaDrill(AttentionDrill):
              dict(batch=2, n=150, m=150, d_model=16, heads=4, dtype=f64, mask="causal", mask_rank=3,
                   layout="strided")),
             ("large activations", dict(batch=2, n=6, m=9, d_model=8, heads=2, dtype=f32, scale=7.0)),
+            ("large activations, past 64", dict(batch=2, n=70, m=100, d_model=8, heads=2, dtype=f32, scale=7.0)),
         ]]
         probe = build_case(public, "public device probe", batch=2, n=3, m=5, d_model=8, heads=2, dtype=f32,
                            mask="padding")
