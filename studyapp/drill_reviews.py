@@ -362,9 +362,17 @@ class DrillReviews:
         return (attempt is not None and not attempt.finished) or (attempt is None and self.in_review(drill))
 
     def give_up_question(self, what: str, drill: str) -> str:
-        """The question both front ends ask before `give_up`, saying what it will do."""
-        outcome = ("the try is rated Again" if self.give_up_rates(drill)
-                   else "the drill is not due, so nothing is rated")
+        """The question both front ends ask before `give_up`, saying what it will do (a try
+        that ended elsewhere, given up or passed, keeps the rating it earned)."""
+        attempt = self.current_try(drill)
+        if attempt is not None and attempt.finished:
+            proposal = self.proposal(drill)
+            earned = f" ({proposal.label})" if proposal is not None else ""
+            outcome = f"the try is over already: its rating{earned} waits to be recorded"
+        elif self.give_up_rates(drill):
+            outcome = "the try is rated Again"
+        else:
+            outcome = "the drill is not due, so nothing is rated"
         return f"Give up {what}? Its reference solution is shown and {outcome}."
 
     def give_up(self, drill: str) -> str:

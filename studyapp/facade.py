@@ -271,6 +271,8 @@ class StudyFacade:
         written_elsewhere = version != seen
         if written_elsewhere:  # a suspension, rating or undo by another process: cards follow
             self.vault.cards_changed()
+            if self.session.active:  # and the running session: a note suspended there leaves it
+                self.session.requeue(keep_first=True)
         if not self.service.log_changed():
             self._follow_undos()
             # another process on this device wrote the database (a drill rated or undone by

@@ -218,9 +218,12 @@ class ReviewSession:
     def undo(self) -> UndoStep | None:
         """Revert the newest change made here (a suspension, else the last recorded review of
         a note or a drill, wherever it was made); None when there is nothing to undo."""
-        if self.undo_stack and self.undo_stack[-1][0] is UndoKind.SUSPENSION:
+        resumed = None
+        while resumed is None and self.undo_stack and self.undo_stack[-1][0] is UndoKind.SUSPENSION:
             kind, path, in_session = self.undo_stack.pop()
-            self.service.set_suspended(path, False)
+            if self.service.set_suspended(path, False):  # else resumed elsewhere already: skipped
+                resumed = path
+        if resumed is not None:
             self.vault.written(path)
             show = in_session and path in self.notes
         else:

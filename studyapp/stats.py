@@ -282,8 +282,8 @@ def text_heatmap(per_day: Mapping[str, int], today: date, width: int = 80) -> li
         cells = "".join((" " if day > today else TEXT_SHADES[level(counts.get(day, 0), busiest)]) + " "
                         for day in days)
         lines.append(f"{DAY_LABELS[weekday]:<4}{cells}".rstrip())
-    total = sum(n for day, n in counts.items() if day >= first_monday)
-    lines.append(f"    {total} review{'s' if total != 1 else ''} in {weeks} weeks "
+    total = sum(n for day, n in counts.items() if first_monday <= day <= today)  # what is drawn
+    lines.append(f"    {total} review{'s' if total != 1 else ''} in {weeks} week{'s' if weeks != 1 else ''} "
                  f"(less {' '.join(TEXT_SHADES)} more)")
     return lines
 

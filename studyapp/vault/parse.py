@@ -98,7 +98,9 @@ def find_layout(text: str) -> Layout:
 
 
 _LATE_BLOCK = re.compile(r"\A(?:[ \t]*\r?\n)+---[ \t]*\r?\n((?:.*\n)*?)---[ \t]*\r?$", re.M)
-_REVIEW_KEY_LINE = re.compile(r"^(?:created|last_reviewed|next_review|review_count|mastery_level)[ \t]*:", re.M)
+_REVIEW_KEY_LINE = re.compile(r"^([\"']?)(?:created|last_reviewed|next_review|review_count|mastery_level)\1[ \t]*:",
+                              re.M)
+"""An owned key's line, the key plain or quoted (as the write-back finds it)."""
 
 
 def _refuse_a_late_block(text: str) -> None:

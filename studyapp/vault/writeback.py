@@ -196,10 +196,16 @@ def owned_lines(block: str, meta: dict, keys: Collection[str] = REVIEW_KEYS) -> 
     holding a one-line scalar. NoteFormatError otherwise: `parse_block` refuses such a note (for
     the keys a review writes) rather than schedule a note no review could write."""
     found: dict[str, int] = {}
-    for match in _OWNED_LINE.finditer(block):
+    matches = [match for match in _OWNED_LINE.finditer(block) if match["key"] in keys]
+    seen = [match["key"] for match in matches]
+    if any(match["quote"] for match in matches) or len(seen) != len(set(seen)):
+        # a quoted key, or a key twice: where YAML itself sees the keys decides (a line of a
+        # multi-line value may start like a key, `'last_reviewed': ...`)
+        lines = _key_lines(block)
+        matches = [match for match in matches
+                   if block.count("\n", 0, match.start()) in lines.get(match["key"], ())]
+    for match in matches:
         key = match["key"]
-        if key not in keys:
-            continue
         if key in found:
             raise NoteFormatError(f"the key '{key}' appears more than once in the metadata block")
         line_end = block.find("\n", match.end()) + 1 or len(block)
@@ -214,6 +220,22 @@ def owned_lines(block: str, meta: dict, keys: Collection[str] = REVIEW_KEYS) -> 
         if key in meta and key not in found:  # a flow mapping, a quoted or complex key
             raise NoteFormatError(f"cannot locate the line of '{key}' in the metadata block")
     return found
+
+
+def _key_lines(block: str) -> dict[str, list[int]]:
+    """Each top-level key's lines (0-based) in the block, as YAML reads them; {} when it does not."""
+    import yaml
+
+    try:
+        node = yaml.compose(block, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return {}
+    lines: dict[str, list[int]] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, _value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                lines.setdefault(str(key.value), []).append(key.start_mark.line)
+    return lines
 
 
 def edit_block(block: str, updates: dict, newline: str) -> str:

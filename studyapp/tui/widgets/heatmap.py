@@ -55,6 +55,6 @@ class Heatmap(Widget):
             for shade, run in groupby(shades):
                 text.append(("■ " if shade else "  ") * len(list(run)), style=shade or "")
             text.append("\n")
-        total = sum(n for d, n in self.counts.items() if d >= first_monday)
+        total = sum(n for d, n in self.counts.items() if first_monday <= d <= self.end)  # what is drawn
         text.append(f"    {total} review{'s' if total != 1 else ''} in {weeks} weeks", style="dim")
         return text
