@@ -510,13 +510,18 @@ class StudyFacade:
         self.session.unsuspend(path)
 
     @_locked
+    def suspended_now(self, path: str) -> bool:
+        """Whether the note is suspended in the database now (by this app or another process)."""
+        row = self.service.store.note_by_path(path)
+        card = self.service.store.card(row.key) if row is not None else None
+        return card is not None and bool(card.suspended)
+
+    @_locked
     def toggle_suspended(self, path: str) -> bool:
         """Resume the note when it is suspended now, else suspend it; returns whether it is
         suspended now. Decided from the database, not from a list drawn before: a second `s`
         before the redraw resumes, and a suspension made elsewhere is resumed too."""
-        row = self.service.store.note_by_path(path)
-        card = self.service.store.card(row.key) if row is not None else None
-        if card is not None and card.suspended:
+        if self.suspended_now(path):
             self.session.unsuspend(path)
             return False
         self.session.suspend(path)

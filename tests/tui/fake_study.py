@@ -110,6 +110,9 @@ class FakeStudy:
     def unsuspend(self, path: str) -> None:
         self.suspended.discard(path)
 
+    def suspended_now(self, path: str) -> bool:
+        return path in self.suspended
+
     def toggle_suspended(self, path: str) -> bool:
         if path in self.suspended:
             self.unsuspend(path)

@@ -145,8 +145,8 @@ class ReviewScreen(StudyScreen):
             card.path == renamed or (card.path == self.card.path and card.title == self.card.title))
         was_revealed = self.revealed and same_note
         if self.card is not None and (card is None or card.path not in (self.card.path, renamed)):
-            self.notify(f"“{self.card.title}” changed outside the app and left this session.",
-                        severity="warning", timeout=6)
+            why = "was suspended elsewhere" if self.study.suspended_now(self.card.path) else "changed outside the app"
+            self.notify(f"“{self.card.title}” {why} and left this session.", severity="warning", timeout=6)
         self._show(card)
         if was_revealed:
             self.action_reveal()
