@@ -79,6 +79,8 @@ class Hint:
     number: int
     of: int
     text: str
+    counted: bool = True
+    """Counted toward a rating: shown in a try (the drill is due), not in practice."""
 
 
 class TryAlreadyRated(LookupError):
@@ -341,7 +343,7 @@ class DrillReviews:
             if used >= len(hints):
                 raise NoHintsLeft(f"all {len(hints)} hints of {drill} are shown")
             self._mark(drill, MarkKind.HINT)
-        return Hint(used + 1, len(hints), hints[used])
+        return Hint(used + 1, len(hints), hints[used], counted=attempt is not None)
 
     def hints_shown(self, drill: str) -> list[Hint]:
         """The hints revealed so far in the current try (or since the last review)."""

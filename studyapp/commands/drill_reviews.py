@@ -11,7 +11,7 @@ from studyapp.errors import ExitCode, UsageError
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("hint", parents=[common], help="show the next hint of a drill (counts toward its rating)")
+    p = sub.add_parser("hint", parents=[common], help="show the next hint of a drill (counts toward its rating when the drill is due)")
     p.add_argument("drill", help="drill id (see `studyapp drills`)")
     p.set_defaults(handler=hint)
 
@@ -67,6 +67,8 @@ def hint(args, ctx) -> int:
             print(f"studyapp: {exc}; `studyapp rate-drill {args.drill}` records it", file=sys.stderr)
             return ExitCode.FAILED
     print(f"hint {shown.number}/{shown.of}: {shown.text}")
+    if not shown.counted:
+        print("(practice: the drill is not due, so this hint is not counted)")
     return ExitCode.OK
 
 

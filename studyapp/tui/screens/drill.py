@@ -472,7 +472,8 @@ class DrillScreen(StudyScreen):
         except Exception as exc:  # noqa: BLE001
             self.app.report_error(exc, title="Could not show a hint")
             return
-        self.notify(f"Hint {hint.number}/{hint.of} (counted in the rating).", timeout=3)
+        counted = "counted in the rating" if hint.counted else "practice: not counted"
+        self.notify(f"Hint {hint.number}/{hint.of} ({counted}).", timeout=3)
         self.refresh_review_state()
         self.call_after_refresh(self._scroll_to_newest_hint)
 
