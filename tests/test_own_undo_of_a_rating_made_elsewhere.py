@@ -8,42 +8,20 @@ the next poll (`_follow_undos`) takes the app's own undo for one made elsewhere.
 
 from __future__ import annotations
 
-import pytest
 from fsrs import Rating
-from test_reviews import LEGACY_NOTE, NEW_NOTE, T0
+from test_review_session import ctx, facade  # noqa: F401  (fixtures: two notes, a session begun)
 
-from studyapp.context import build_context
 from studyapp.reviews import ReviewService
 
 
-@pytest.fixture
-def ctx(tmp_path):
-    root = tmp_path / "vault"
-    (root / "attn").mkdir(parents=True)
-    (root / "attn" / "scale.md").write_bytes(NEW_NOTE.encode())
-    (root / "attn" / "mask.md").write_bytes(LEGACY_NOTE.encode())
-    return build_context(vault=str(root), data_dir=str(tmp_path / "data"), now=T0)
-
-
-@pytest.fixture
-def facade(ctx):
-    from studyapp.facade import StudyFacade
-
-    study = StudyFacade(ctx)
-    study.load()
-    study.begin_review()
-    yield study
-    study.close()
-
-
-def rate_in_another_process(ctx, path: str) -> None:
+def rate_in_another_process(ctx, path: str) -> None:  # noqa: F811
     """What `studyapp rate PATH --rating good` does in another shell."""
     with ReviewService(ctx) as other:
         other.load()
         other.record_review(path, Rating.Good)
 
 
-def test_the_apps_own_undo_of_a_rating_made_elsewhere_is_not_said_to_be_undone_elsewhere(facade, ctx):
+def test_the_apps_own_undo_of_a_rating_made_elsewhere_is_not_said_to_be_undone_elsewhere(facade, ctx):  # noqa: F811
     shown = facade.current_card().path
     rate_in_another_process(ctx, shown)
     facade.notes_changed((shown,))  # the vault watcher: the note was rated elsewhere, it leaves

@@ -6,36 +6,14 @@ suspension undone elsewhere is not this app's change to take back any more."""
 
 from __future__ import annotations
 
-import pytest
 from fsrs import Rating
-from test_reviews import LEGACY_NOTE, NEW_NOTE, T0
+from test_review_session import ctx, facade  # noqa: F401  (fixtures: two notes, a session begun)
 
-from studyapp.context import build_context
 from studyapp.reviews import ReviewService
 from studyapp.undo_kinds import UndoKind
 
 
-@pytest.fixture
-def ctx(tmp_path):
-    root = tmp_path / "vault"
-    (root / "attn").mkdir(parents=True)
-    (root / "attn" / "scale.md").write_bytes(NEW_NOTE.encode())
-    (root / "attn" / "mask.md").write_bytes(LEGACY_NOTE.encode())
-    return build_context(vault=str(root), data_dir=str(tmp_path / "data"), now=T0)
-
-
-@pytest.fixture
-def facade(ctx):
-    from studyapp.facade import StudyFacade
-
-    study = StudyFacade(ctx)
-    study.load()
-    study.begin_review()
-    yield study
-    study.close()
-
-
-def test_undo_does_not_claim_a_suspension_another_process_already_resumed(facade, ctx):
+def test_undo_does_not_claim_a_suspension_another_process_already_resumed(facade, ctx):  # noqa: F811
     rated = facade.current_card().path
     facade.rate(rated, int(Rating.Good))
     other = next(p for p in ("attn/scale.md", "attn/mask.md") if p != rated)
