@@ -354,7 +354,6 @@ class ReviewService:
             last = self.store.review_by_id(review.id)
             if last is None or last.event_id != review.event_id:
                 raise UserError("nothing to undo: that review was undone meanwhile")
-            refuse_if_reviewed_since(self.store, last)
         note_row = self.store.note_by_key(last.note_key)
         assert note_row is not None, "a review's note_key always names a notes row"
         if not note_row.deleted and not (self.vault.root / note_row.path).exists():
@@ -363,8 +362,10 @@ class ReviewService:
             note_row = self.store.note_by_key(last.note_key)
             assert note_row is not None, "reconciling renames or marks rows, never removes them"
         path = note_row.path
-        if note_row.deleted:
+        if note_row.deleted:  # first: no device could undo it, so sending the user to one would mislead
             raise UserError(f"cannot undo: the reviewed note {path} is no longer in the vault")
+        if review is not None:
+            refuse_if_reviewed_since(self.store, last)
         if last.file_values_before is None:  # replayed, beyond `replay.UNDO_REACH`
             raise UserError(f"cannot undo the review of {path} on {utc_text(last.reviewed_at)[:10]}: "
                             "it is older than what undo reaches")
