@@ -359,7 +359,10 @@ def write_owned_keys(service, replayed: Replayed, result: SyncResult) -> None:
                                    f"{problem.reason}; fix the note, then run `studyapp sync --full`")
     for note in snapshot.notes:
         pair = wanted.get(note.path)
-        if pair is None or not note.has_block or not _disagrees(note, pair[1]):
+        # a note without a block that another device reviewed gets the block that review gave
+        # its copy (as a review here would): else this copy, and a review or `import` here,
+        # counted from "never reviewed"
+        if pair is None or (not note.has_block and not pair[0].reviews) or not _disagrees(note, pair[1]):
             continue
         if another_note(note, pair[0].title):  # a new note where a reviewed one was: left alone
             continue
