@@ -148,7 +148,7 @@ def run_doctor(ctx, out=None, probe: bool = False) -> int:
     )
     from studyapp.textwidth import shown
 
-    history = check_history(paths, record=False)
+    history = check_history(paths, record=False, logs_in_vault=ctx.settings.history_log == "vault")
     lines.extend(doctor_lines(history))
     from studyapp.vault_binding import doctor_line
 

@@ -94,6 +94,8 @@ class HistoryReport:
     backups: list[Backup] = field(default_factory=list)
     backup_taken: Backup | None = None
     backup_failed: str | None = None
+    others_log_in_vault: bool = False
+    """Other devices record into the vault's log, and this one keeps its log in its data dir."""
 
     def notices(self) -> list[str]:
         """What the user must be told now: one line each (a CLI warning, a TUI notification)."""
@@ -101,7 +103,7 @@ class HistoryReport:
         if self.state is DatabaseState.LOST and self.lost is not None:
             lines.append(lost_history_line(self.paths, self.lost, self.backups))
         if self.ownership is Ownership.OTHER and self.owner is not None:
-            lines.append(other_owner_line(self.paths, self.owner))
+            lines.append(other_owner_line(self.paths, self.owner, self.others_log_in_vault))
         if self.backup_failed:
             lines.append(f"could not back up the review database: {self.backup_failed}")
         return lines
@@ -133,7 +135,7 @@ def doctor_lines(report: HistoryReport) -> list[str]:
                            "(the database is rebuilt from them)"),
     }.get(report.ownership)
     if owner is None and report.owner is not None:
-        owner = other_owner_line(paths, report.owner)
+        owner = other_owner_line(paths, report.owner, report.others_log_in_vault)
     return [f"database   {database}", f"backups    {backups}", f"owner      {owner}"]
 
 
@@ -214,7 +216,7 @@ def _of_this_vault(paths: Paths, found: list[Backup]) -> list[Backup]:
             if (served := bound_in_file(b.path)) is None or served.id == marker.vault_id]
 
 
-def other_owner_line(paths: Paths, owner: VaultOwner) -> str:
+def other_owner_line(paths: Paths, owner: VaultOwner, others_log_in_vault: bool = False) -> str:
     if owner.data_dir == str(paths.data_dir) and owner.host == this_host():
         return (f"this data dir ({paths.data_dir}) was recreated: the vault's reviews were "
                 f"recorded by an earlier one at the same place (since {owner.since[:10]}), "
@@ -225,13 +227,16 @@ def other_owner_line(paths: Paths, owner: VaultOwner) -> str:
             f"{owner.host}), not in this one ({paths.data_dir}): reviews here are missing there "
             "and undo in one can revert a review made in the other. Use "
             f"`--data-dir {owner.data_dir}`, or `studyapp claim` to make this data dir the "
-            "vault's own")
+            "vault's own" + ("; or `studyapp history-log vault` to record into the vault's review "
+                             "log, as the other devices do" if others_log_in_vault else ""))
 
 
 def check_history(paths: Paths, *, record: bool, backup: bool = True,
-                  now: datetime | None = None) -> HistoryReport:
+                  now: datetime | None = None, logs_in_vault: bool = True) -> HistoryReport:
     """Compare the database with the markers. With `record`, remember a healthy state, note a
-    loss, claim an unclaimed vault and take a due backup; without it, change nothing."""
+    loss, claim an unclaimed vault and take a due backup; without it, change nothing.
+    `logs_in_vault`: this device records into the vault's log (`history_log = "vault"`); one
+    that keeps its log in its data dir shares nothing with the devices that log there."""
     now = now or datetime.now(timezone.utc)
     stored = read_data_dir_marker(paths.data_dir_marker)
     marker = DataDirMarker.new() if stored is None else _copy(stored)
@@ -246,8 +251,9 @@ def check_history(paths: Paths, *, record: bool, backup: bool = True,
         has_id = write_marker(paths.data_dir_marker, marker) or has_id
     vault_marker = read_vault_marker(paths.vault_marker)
     ownership, owner = _ownership(marker, vault_marker, has_id)
-    if ownership is Ownership.OTHER and _vault_log_has_events(paths):
-        ownership = Ownership.SHARED
+    others_log_in_vault = ownership is Ownership.OTHER and _vault_log_has_events(paths)
+    if others_log_in_vault and logs_in_vault:
+        ownership, others_log_in_vault = Ownership.SHARED, False
     has_history = summary is not None and summary.oldest_note is not None
     moved = (ownership is Ownership.OURS and owner is not None
              and owner.data_dir != str(paths.data_dir))
@@ -256,7 +262,7 @@ def check_history(paths: Paths, *, record: bool, backup: bool = True,
             and claim_vault(paths, marker, vault_marker, now) is not None):
         ownership = Ownership.OURS
     report = HistoryReport(paths, state, summary, marker.lost, problem, ownership, owner,
-                           list_backups(paths.backups_dir))
+                           list_backups(paths.backups_dir), others_log_in_vault=others_log_in_vault)
     if record and backup and state is DatabaseState.OK and has_history:
         try:
             report.backup_taken = backups.take_backup_if_due(

@@ -47,7 +47,8 @@ def history_notices(ctx) -> list[Notice]:
     try:
         first = first_use_notice(ctx)
         return [*([Notice(first, warning=False)] if first else []),
-                *(Notice(line) for line in check_history(ctx.paths, record=True).notices())]
+                *(Notice(line) for line in check_history(
+                    ctx.paths, record=True, logs_in_vault=ctx.settings.history_log == "vault").notices())]
     except OSError as exc:  # the check is advice: it never stops the command
         return [Notice(f"could not check the review history: {user_message(exc)}")]
 
@@ -63,6 +64,6 @@ def remember_history(ctx) -> None:
     from studyapp.history_guard import check_history
 
     try:
-        check_history(ctx.paths, record=True, backup=False)
+        check_history(ctx.paths, record=True, backup=False, logs_in_vault=ctx.settings.history_log == "vault")
     except OSError:
         pass  # tried again at the next start
