@@ -319,6 +319,10 @@ class ReviewService:
             self.store.clear_journal(entry)
             raise
         payload["review"]["hash_before"] = content_hash(written.replaced)
+        tokens = _unusual_tokens(written.replaced)
+        if tokens:  # so that an undo replayed on another device writes them back as they were
+            event.data["tokens_before"] = tokens
+            payload["event"] = event.to_json()
         review_id = finish_review(self.store, entry, payload, written.note.content_hash,
                                    written.replaced, now, self.history_log)
         return ReviewResult(path, schedule.rating_name(rating), review_id, after.due,
@@ -599,6 +603,16 @@ def refuse_if_reviewed_since(store: Store, review) -> None:
         raise UserError(f"cannot undo this device's review of {path}: another device reviewed it "
                         f"since ({newest.reviewed_at.astimezone():%Y-%m-%d %H:%M}); undo that "
                         "review on that device first. Nothing was changed")
+
+
+def _unusual_tokens(raw: bytes) -> dict[str, str]:
+    from studyapp.vault.parse import NoteFormatError, decode
+    from studyapp.vault.writeback import unusual_tokens
+
+    try:
+        return unusual_tokens(decode(raw)[0])
+    except NoteFormatError:
+        return {}
 
 
 def _mtime_ns(path) -> int | None:

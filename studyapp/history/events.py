@@ -267,6 +267,13 @@ NO_BLOCK_BEFORE = "block"
 """In `absent_before`: the reviewed note had no metadata block (the review gave it one)."""
 
 
+def _is_tokens(value: object) -> bool:
+    """Review keys and the text a note wrote for each (`tokens_before`, `writeback.unusual_tokens`)."""
+    return type(value) is dict and all(
+        key in _EVERY_REVIEW_KEY and type(text) is str and len(text) <= 64 and "\n" not in text
+        for key, text in value.items())
+
+
 def _is_review_keys(value: object) -> bool:
     """Names of review keys (`absent_before`: those a reviewed note did not have), or "block"."""
     from studyapp.vault.model import REVIEW_KEYS
@@ -371,7 +378,7 @@ def _plain_review(raw: dict[str, Any]) -> bool:
     rating = raw.get("rating")
     if type(rating) is not int or not 1 <= rating <= 4:
         return False
-    if "seed" in raw or "due" in raw or type(raw.get("title", "")) is not str:
+    if "seed" in raw or "due" in raw or "tokens_before" in raw or type(raw.get("title", "")) is not str:
         return False  # rarer fields: left to the full check
     offset, due_offset = raw.get("utc_offset"), raw.get("due_utc_offset")
     if (offset is not None and not _is_offset(offset)) or (
@@ -424,6 +431,7 @@ _FIELDS: dict[EventKind, tuple[tuple[str, Callable[[object], bool], str], ...]] 
         ("title", _is_text, "a title"),
         ("values_before", _is_owned_values, "a note's review keys"),
         ("absent_before", _is_review_keys, "a list of review keys"),
+        ("tokens_before", _is_tokens, "review keys as the note wrote them"),
         ("seed", _is_card_text, "a card"),
         ("due", lambda v: _instant(v, _DUE_RANGE) is not None, "a time with its UTC offset"),
         ("after", _is_card_fields, "a card's fields"),

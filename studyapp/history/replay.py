@@ -107,6 +107,8 @@ class NoteHistory:
     """The owned keys before the first standing review (or before the first review at all,
     when every review was undone): the base `review_count` and what an undo restores. A key
     the note did not have is left out (`events.kept_before`)."""
+    tokens_before: dict[str, str] | None = None
+    """How the note wrote those keys, where not as the app would (`writeback.unusual_tokens`)."""
     reviewed: bool = False
     """Some review of this note is in the log (standing or undone)."""
     live: bool = True
@@ -189,6 +191,7 @@ def replay(events: Iterable[Event], settings, parameters: list[float] | None = N
             if event.id in undone:
                 if history.values_before is None and history.reviews == 0:
                     history.values_before = kept_before(data)
+                    history.tokens_before = data.get("tokens_before")
                 continue
             try:
                 _replay_review(event, index, history, scheduler, fingerprint, result)
@@ -380,6 +383,7 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
         reused = None
     if history.reviews == 0:
         history.values_before = kept_before(data)
+        history.tokens_before = data.get("tokens_before")
     history.reviews += 1
     history.card = after
     history.fields = reused

@@ -258,10 +258,12 @@ def owned_values(history: NoteHistory,
             return None
         # as an undo puts them back: each as it was, a key the review added taken out (and the
         # block it added, `NO_BLOCK`, when it is still just that block)
-        from studyapp.vault.writeback import ABSENT, NO_BLOCK
+        from studyapp.vault.writeback import ABSENT, NO_BLOCK, Written, meaning
 
-        values = {k: before.get(k, ABSENT) for k in ("last_reviewed", "next_review", "review_count",
-                                                      "mastery_level")}
+        tokens = history.tokens_before or {}
+        values = {k: Written.token(tokens[k], meaning(k, before[k])) if k in tokens and k in before
+                  else before.get(k, ABSENT)
+                  for k in ("last_reviewed", "next_review", "review_count", "mastery_level")}
         return {**values, NO_BLOCK: True} if before.get(NO_BLOCK) else values
     card = history.card
     if card is None or card.last_review is None:

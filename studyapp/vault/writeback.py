@@ -325,6 +325,23 @@ def without_default_block(text: str, *paths: str) -> str | None:
     return None
 
 
+def unusual_tokens(text: str) -> dict[str, str]:
+    """The review keys a note's text writes otherwise than the app would (`~`, nothing, `Null`,
+    `1e-3`, a timestamp): what a review's log event carries, so that an undo replayed on any
+    device puts them back as the user wrote them (the device that reviewed keeps the old bytes)."""
+    found = {}
+    for key, token in written_tokens(text).items():
+        means = token.means
+        plain = "null" if means is None else means.isoformat() if isinstance(means, date) else str(means)
+        if str(token).strip("'\"") != plain and len(token) <= MAX_TOKEN:
+            found[key] = str(token)
+    return found
+
+
+MAX_TOKEN = 64
+"""The longest token a review event carries (a value is short; anything longer is not logged)."""
+
+
 def written_tokens(text: str) -> dict[str, Written]:
     """The exact token of each review key a note's text holds (`key: ~`, `key:`, `key: 1e-3`),
     with what it means, for an undo to write back as the user wrote it; {} when the text
