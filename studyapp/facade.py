@@ -731,7 +731,10 @@ class StudyFacade:
         """Record the drill's review (`drill_reviews.DrillReviewResult`); with `this_try` (the
         proposal the screen shows), only for the try it was made for, while it waits for its
         rating (`TryAlreadyRated` otherwise: rated elsewhere, or a newer try made there)."""
-        return self._drill_reviews().record(drill_id, rating, this_try=this_try)
+        result = self._drill_reviews().record(drill_id, rating, this_try=this_try)
+        if self._session is not None:
+            self._session.drill_rated(drill_id)
+        return result
 
     @_locked
     def drill_progress(self) -> list:

@@ -203,6 +203,11 @@ class ReviewSession:
         self.members.add(path)
         self.requeue()
 
+    def drill_rated(self, drill: str) -> None:
+        """A drill rated in this app: the newest change, above any suspension on the undo stack
+        (`undo` then takes back that rating, the newest review of a note or a drill)."""
+        self.undo_stack.append((UndoKind.RATING, drill, False))
+
     def suspend(self, path: str) -> None:
         """Suspend a note (undoable with `undo`); it leaves the session at once."""
         if self.service.set_suspended(path, True):
@@ -236,6 +241,8 @@ class ReviewSession:
                 return None
             kind, path = UndoKind.RATING, done.key
             if done.kind == "drill":
+                if self.undo_stack and self.undo_stack[-1][:2] == (UndoKind.RATING, path):
+                    self.undo_stack.pop()
                 info = drills.get(path)
                 return UndoStep(kind, path, False, info.title if info is not None else path)
             if self.undo_stack and self.undo_stack[-1][:2] == (UndoKind.RATING, path):

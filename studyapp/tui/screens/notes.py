@@ -113,6 +113,9 @@ class NotesScreen(StudyScreen):
 
     def refresh_data(self) -> None:
         self.list_notes()
+        text = self.query_one("#note-filter", Input).value.strip()
+        if text:  # the notes changed: their bodies may match the standing filter now, or no more
+            self.search_text(text)
 
     def on_note_table_resized(self) -> None:
         if self.rows:
