@@ -14,6 +14,9 @@ fingerprint of the scheduler. Replaying it from that very card under the same sc
 give that very result, so the replay takes it as recorded instead of running FSRS again; it
 runs FSRS only where the chain differs (a review made on another device before the two had
 synced, a review after an undone one, new parameters). That keeps a rebuild fast.
+
+~430 lines on purpose: one pass over the log in time order (reviews, undos, suspensions,
+moves, drills, fits), whose rules depend on each other and are read in one place.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 The block is edited as raw lines, never re-dumped: key order, quoting, comments, unknown keys,
 line endings and the body stay as they were. The edited block is parsed again and compared with
 what was intended before anything is written (defence in depth).
+
+~430 lines on purpose: finding the owned lines, editing them, the tokens an undo puts back and
+the check of the edited block are one contract, read together when any of them changes.
 """
 
 from __future__ import annotations
