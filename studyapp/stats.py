@@ -256,10 +256,11 @@ TEXT_SHADES = "·░▒▓█"
 
 def level(count: int, busiest: int) -> int:
     """A day's shade on the review calendar: 0 for no reviews, else 1..4 by quartile of the
-    busiest day (the app's heatmap and the command's text calendar alike)."""
+    busiest day, which is always the darkest (the app's heatmap and the command's text calendar
+    alike; a busiest day of 1 to 3 reviews was drawn in a lighter shade)."""
     if count <= 0 or busiest <= 0:
         return 0
-    return min(4, 1 + (4 * (count - 1)) // busiest)
+    return min(4, -(-4 * count // busiest))
 
 
 def text_heatmap(per_day: Mapping[str, int], today: date, width: int = 80) -> list[str]:

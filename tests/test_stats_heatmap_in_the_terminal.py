@@ -29,7 +29,7 @@ def test_stats_prints_a_calendar_of_reviews(tmp_path, capsys, monkeypatch):
     # the newest week is the last column: 06-15 (Mon, 1 review) there; 06-01 (Mon) two weeks
     # before; 06-03 (Wed, 3 reviews: the busiest day) in the week of 06-01; 06-17 (Wed) is
     # still to come: blank
-    assert mon.endswith("░ · ░"), mon
-    assert wed.endswith("▓ ·") and len(wed) == len(mon) - 2, (mon, wed)
+    assert mon.endswith("▒ · ▒"), mon  # 1 of the busiest day's 3: the second shade
+    assert wed.endswith("█ ·") and len(wed) == len(mon) - 2, (mon, wed)  # the busiest: the darkest
     assert any("5 reviews in" in line for line in out)
     assert all(len(line) <= 80 for line in out if line[:3] in ("Mon", "Wed", "Fri"))

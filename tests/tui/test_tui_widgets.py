@@ -22,6 +22,7 @@ def test_heatmap_levels_split_the_busiest_day_in_quarters():
     assert level(10, 10) == 4
     assert [level(n, 8) for n in range(1, 9)] == [1, 1, 2, 2, 3, 3, 4, 4]
     assert level(3, 0) == 0
+    assert level(1, 1) == level(3, 3) == 4 and [level(n, 3) for n in (1, 2)] == [2, 3]  # busiest: darkest
 
 
 async def test_a_huge_note_is_shown_cut_with_a_word_not_frozen_on():
