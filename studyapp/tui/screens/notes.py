@@ -182,6 +182,7 @@ class NotesScreen(StudyScreen):
             _sync_children(node, [(("folder", f), Text(shown(f.rpartition("/")[2]))) for f in below.get(folder, ())])
             for child in node.children:
                 if child.data is not None:
+                    child.allow_expand = bool(below.get(child.data[1]))  # no ▶ on a folder with none inside
                     fill(child, child.data[1])
 
         fill(folders, "")
