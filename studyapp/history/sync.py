@@ -137,11 +137,8 @@ def _catch_up(service, force: bool) -> SyncResult:
     result = SyncResult()
     sizes, cached = events_log.sizes(), store.log_sizes()
     shrunk = any(sizes.get(device, 0) < size for device, size in cached.items())
-    events = events_log.read().events if shrunk else None
-    logged = None if events is None else {e.id for e in events}
+    logged = {e.id for e in events_log.read().events} if shrunk else None
     result.adopted = adopt_database(store, events_log, service.ctx.now(), logged)
-    if events is not None:
-        result.adopted += relog_lost_changes(store, events_log, service.ctx.now(), events)
     if not force and not result.adopted and sizes == cached:
         return result
     # only the recheck row asked for this replay: the log is as the last one read it, and
@@ -450,32 +447,6 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
     logging.getLogger(__name__).warning("wrote %d reviews of the database into the review log %s",
                                         len(rows), events_log.own_file)
     return len(rows)
-
-
-def relog_lost_changes(store: Store, events_log: EventLog, now: datetime, events: list[Event]) -> int:
-    """After this device's log file shrank (an older copy put back by a sync tool, a restored
-    vault): log again what the database knows and that file lost besides reviews
-    (`adopt_database` writes those back). An undone review of this device's, back in the file
-    without its undo, is undone again; a suspension (or its end) the file lost is logged again.
-    Returns how many events it wrote."""
-    own = events_log.device
-    undone = {e.data.get("review") for e in events if e.kind is EventKind.UNDO}
-    reviews = [e for e in events if e.kind is EventKind.REVIEW and e.device == own and e.id not in undone]
-    standing = store.reviews_still_logged(e.id for e in reviews)
-    lost: list[Event] = [new_event(EventKind.UNDO, now, own, e.note, review=e.id)
-                         for e in reviews if e.id not in standing]
-    suspended_in_log: dict[str, bool] = {}
-    for event in sorted(events, key=lambda e: e.at):  # the last (un)suspension of each note says
-        if event.kind in (EventKind.SUSPEND, EventKind.UNSUSPEND) and event.note is not None:
-            suspended_in_log[event.note] = event.kind is EventKind.SUSPEND
-    for card_key, card in store.cards().items():
-        path = _note_path(store, card_key)
-        if bool(card.suspended) != suspended_in_log.get(path, False):
-            kind = EventKind.SUSPEND if card.suspended else EventKind.UNSUSPEND
-            lost.append(new_event(kind, now, own, path, **({"seed": card.to_json()} if card.suspended else {})))
-    if lost:
-        events_log.append(*lost)
-    return len(lost)
 
 
 def _card_before(row: ReviewRow, at: datetime, values_before: dict) -> str:
