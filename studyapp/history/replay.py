@@ -110,10 +110,6 @@ class NoteHistory:
     """The owned keys before the first standing review (or before the first review at all,
     when every review was undone): the base `review_count` and what an undo restores. A key
     the note did not have is left out (`events.kept_before`)."""
-    count: int = 0
-    """The `review_count` the standing reviews leave: one more per review, counted on from a
-    count the user corrected by hand between reviews (which that review found); two devices'
-    reviews that found the same count both count."""
     tokens_before: dict[str, str] | None = None
     """How the note wrote those keys, where not as the app would (`writeback.unusual_tokens`)."""
     reviewed: bool = False
@@ -357,17 +353,6 @@ def _seed(data: dict[str, Any], at: datetime) -> CardRow:
     return schedule.new_card(0, at)
 
 
-def _count_found(data: dict) -> int:
-    """The `review_count` a review found in its note (`values_before`), 0 when unknown."""
-    value = (data.get("values_before") or {}).get("review_count")
-    if type(value) is int:
-        return value
-    try:
-        return int(float(value or 0))
-    except (TypeError, ValueError, OverflowError):
-        return 0
-
-
 def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Scheduler,
                    fingerprint: str, result: Replayed) -> None:
     data = event.data
@@ -399,13 +384,9 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
     if isinstance(data.get("due"), str):  # adopted from an older database: its own due date
         after.due = datetime.fromisoformat(data["due"])
         reused = None
-    found = _count_found(data)
     if history.reviews == 0:
         history.values_before = kept_before(data)
         history.tokens_before = data.get("tokens_before")
-        history.count = found + 1
-    else:  # one more than before, or than the note said when reviewed (a count corrected by hand)
-        history.count = max(history.count + 1, found + 1)
     history.reviews += 1
     history.card = after
     history.fields = reused

@@ -269,7 +269,12 @@ def owned_values(history: NoteHistory,
     if card is None or card.last_review is None:
         return None
     day, next_day = review_days(card.last_review, card.due, *(offsets or (None, None)))
-    return {"last_reviewed": day, "next_review": next_day, "review_count": history.count}
+    try:
+        base = int(float(before.get("review_count") or 0))
+    except (TypeError, ValueError):
+        base = 0
+    return {"last_reviewed": day, "next_review": next_day,
+            "review_count": base + history.reviews}
 
 
 def _ahead(note, values: dict) -> bool:
