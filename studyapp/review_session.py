@@ -105,6 +105,8 @@ class ReviewSession:
         self.left_reviewed: dict[str, tuple] = {}
         """Notes that left the session because a review of them was recorded elsewhere, with
         their `_mark` from before it: one whose review was taken back comes back."""
+        self.drill_reviews_seen: dict[str, int] = {}
+        """Drills rated in this app: how many reviews each had just after (`drill_rated`)."""
 
     def begin(self, items: list[NoteCard]) -> None:
         """Take today's queue (daily limits applied) as this session's notes."""
@@ -207,6 +209,16 @@ class ReviewSession:
         """A drill rated in this app: the newest change, above any suspension on the undo stack
         (`undo` then takes back that rating, the newest review of a note or a drill)."""
         self.undo_stack.append((UndoKind.RATING, drill, False))
+        self.drill_reviews_seen[drill] = len(self.service.store.drill_reviews(drill))
+
+    def _drop_drills_undone_elsewhere(self) -> None:
+        """Drill ratings on top of the undo stack that another process took back since
+        (`studyapp undo`): no longer this app's newest change."""
+        while self.undo_stack and self.undo_stack[-1][0] is UndoKind.RATING \
+                and (drill := self.undo_stack[-1][1]) in self.drill_reviews_seen \
+                and len(self.service.store.drill_reviews(drill)) < self.drill_reviews_seen[drill]:
+            self.undo_stack.pop()
+            del self.drill_reviews_seen[drill]
 
     def suspend(self, path: str) -> None:
         """Suspend a note (undoable with `undo`); it leaves the session at once."""
@@ -223,6 +235,7 @@ class ReviewSession:
     def undo(self) -> UndoStep | None:
         """Revert the newest change made here (a suspension, else the last recorded review of
         a note or a drill, wherever it was made); None when there is nothing to undo."""
+        self._drop_drills_undone_elsewhere()
         resumed = None
         while resumed is None and self.undo_stack and self.undo_stack[-1][0] is UndoKind.SUSPENSION:
             kind, path, in_session = self.undo_stack.pop()

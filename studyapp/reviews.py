@@ -48,7 +48,7 @@ from studyapp.review_journal import (
     undo_values,
 )
 from studyapp.store import Store, utc_text
-from studyapp.vault.model import REVIEW_KEYS, WriteConflict
+from studyapp.vault.model import MAX_REVIEW_COUNT, REVIEW_KEYS, WriteConflict
 from studyapp.vault.parse import decode
 from studyapp.vault.vault import content_hash
 from studyapp.vault.writeback import ABSENT, NO_BLOCK, Written, same_meaning, written_tokens
@@ -284,7 +284,7 @@ class ReviewService:
         file_values = {
             "last_reviewed": today,
             "next_review": next_day,
-            "review_count": note.review_count + 1,
+            "review_count": min(note.review_count + 1, MAX_REVIEW_COUNT),  # a note at the limit stays there
             "mastery_level": value,
         }
         review_row = {

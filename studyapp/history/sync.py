@@ -251,6 +251,7 @@ def owned_values(history: NoteHistory,
     older version's event), this machine's, as before."""
     from studyapp.history.events import review_days
     from studyapp.review_journal import values_from_json
+    from studyapp.vault.model import MAX_REVIEW_COUNT
 
     before = values_from_json(history.values_before or {})
     if history.reviews == 0:  # every review undone: the keys as the first found them
@@ -258,11 +259,12 @@ def owned_values(history: NoteHistory,
             return None
         # as an undo puts them back: each as it was, a key the review added taken out (and the
         # block it added, `NO_BLOCK`, when it is still just that block)
-        from studyapp.vault.writeback import ABSENT, NO_BLOCK, Written, meaning
+        from studyapp.vault.writeback import ABSENT, NO_BLOCK, Written, meaning, token_means
 
         tokens = history.tokens_before or {}
-        values = {k: Written.token(tokens[k], meaning(k, before[k])) if k in tokens and k in before
-                  else before.get(k, ABSENT)
+        values = {k: Written.token(tokens[k], meaning(k, before[k]))
+                  if k in tokens and k in before and token_means(k, tokens[k]) == meaning(k, before[k])
+                  else before.get(k, ABSENT)  # a token that means otherwise (a hostile log): the value
                   for k in ("last_reviewed", "next_review", "review_count", "mastery_level")}
         return {**values, NO_BLOCK: True} if before.get(NO_BLOCK) else values
     card = history.card
@@ -274,7 +276,7 @@ def owned_values(history: NoteHistory,
     except (TypeError, ValueError):
         base = 0
     return {"last_reviewed": day, "next_review": next_day,
-            "review_count": base + history.reviews}
+            "review_count": min(base + history.reviews, MAX_REVIEW_COUNT)}  # a logged count at the limit
 
 
 def _ahead(note, values: dict) -> bool:

@@ -341,6 +341,16 @@ def unusual_tokens(text: str) -> dict[str, str]:
     return found
 
 
+def token_means(key: str, text: str):
+    """What a logged token means as the value of `key` (`OwnedValueError` when it is no such
+    value): a token from another device's log is written only where it means what was logged."""
+    try:
+        meta = parse_block(f"{key}:{' ' if text else ''}{text}\n")
+    except NoteFormatError:
+        return OwnedValueError
+    return meaning(key, meta.get(key)) if list(meta) == [key] else OwnedValueError
+
+
 MAX_TOKEN = 64
 """The longest token a review event carries (a value is short; anything longer is not logged)."""
 
