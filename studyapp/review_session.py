@@ -5,6 +5,9 @@ back after the rest, a note edited outside is taken as it is now, a rating undon
 
 `studyapp due` lists the queue this module builds; the TUI's review screen walks it through
 the facade. Textual-free and torch-free.
+
+~425 lines on purpose: the session's queue, its undo stack and what it follows from other
+processes (ratings, undos, suspensions, renames) change one state together.
 """
 
 from __future__ import annotations
