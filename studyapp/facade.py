@@ -269,27 +269,30 @@ class StudyFacade:
         version, seen = self.service.store.data_version(), self._data_version
         self._data_version = version
         written_elsewhere = version != seen
-        if written_elsewhere:  # a suspension, rating or undo by another process: cards follow
-            self.vault.cards_changed()
-            if self.session.active:  # and the running session: a note suspended there leaves it
-                self.session.requeue(keep_first=True)
-        if not self.service.log_changed():
+        changed = self.service.log_changed()
+        before = self.service.store.review_count() if changed else 0
+        result = self.service.sync(wait=False) if changed else None
+        if result is None or not result.replayed:
             self._follow_undos()
-            # another process on this device wrote the database (a drill rated or undone by
-            # the CLI changes no note, so the vault watcher says nothing): screens draw anew
-            return OtherDevicesReviews(0, (), ()) if written_elsewhere else None
-        before = self.service.store.review_count()
-        result = self.service.sync(wait=False)
-        if not result.replayed:
-            return OtherDevicesReviews(0, (), ()) if written_elsewhere else None
-        self.vault.cards_changed()
+            if not written_elsewhere:
+                return None
+            # another process on this device wrote the database (a suspension, a drill rated or
+            # undone by the CLI: no note changes, so the vault watcher says nothing)
+            self._cards_follow_the_database()
+            return OtherDevicesReviews(0, (), ())
         for path in result.written:
             self.vault.written(path)
         self._follow_undos()  # another device's undo of a review made here
-        if self.session.active:
-            self.session.requeue(keep_first=True)
+        self._cards_follow_the_database()
         return OtherDevicesReviews(self.service.store.review_count() - before, tuple(result.written),
                                    tuple(result.problems))
+
+    def _cards_follow_the_database(self) -> None:
+        """The cached cards, and the running session's queue (a note suspended elsewhere leaves
+        it), as the database has them now."""
+        self.vault.cards_changed()
+        if self.session.active:
+            self.session.requeue(keep_first=True)
 
     # -- today ----------------------------------------------------------------------------
 
