@@ -336,9 +336,7 @@ class DrillReviews:
             self._ensure_try(drill)
             attempt = self.current_try(drill)
             if attempt is not None and attempt.finished:
-                proposal = self.proposal(drill)
-                waits = f" ({proposal.label})" if proposal is not None else ""
-                raise TryOver(f"the try of {drill} is over: its rating{waits} waits to be recorded")
+                raise TryOver(f"the try of {drill} is over: {self._rating_waits(drill)}")
             used = attempt.hints if attempt is not None else self._hints_outside_try(drill)
             if used >= len(hints):
                 raise NoHintsLeft(f"all {len(hints)} hints of {drill} are shown")
@@ -357,21 +355,24 @@ class DrillReviews:
         last = self.store.last_drill_review_at(drill)
         return sum(1 for m in self.store.drill_marks(drill, since=last) if m.kind == MarkKind.HINT.value)
 
+    def _rating_waits(self, drill: str) -> str:
+        """Said of a finished try (passed, or given up): its rating waits to be recorded."""
+        proposal = self.proposal(drill)
+        return f"its rating{f' ({proposal.label})' if proposal is not None else ''} waits to be recorded"
+
     def give_up_rates(self, drill: str) -> bool:
         """Whether giving up now rates the drill Again: a try is going, or opening the drill now
         would start one (it is due). Practice on a drill that is not due rates nothing."""
         attempt = self.current_try(drill)
-        return (attempt is not None and not attempt.finished) or (attempt is None and self.in_review(drill))
+        return not attempt.finished if attempt is not None else self.in_review(drill)
 
     def give_up_question(self, what: str, drill: str) -> str:
         """The question both front ends ask before `give_up`, saying what it will do (a try
         that ended elsewhere, given up or passed, keeps the rating it earned)."""
         attempt = self.current_try(drill)
         if attempt is not None and attempt.finished:
-            proposal = self.proposal(drill)
-            earned = f" ({proposal.label})" if proposal is not None else ""
-            outcome = f"the try is over already: its rating{earned} waits to be recorded"
-        elif self.give_up_rates(drill):
+            outcome = f"the try is over already: {self._rating_waits(drill)}"
+        elif attempt is not None or self.in_review(drill):
             outcome = "the try is rated Again"
         else:
             outcome = "the drill is not due, so nothing is rated"
