@@ -39,6 +39,14 @@ PROCESSES_ALLOWED = "processes" in (n.strip() for n in os.environ.get(WITHOUT_EN
 STUDYAPP_GRADER_WITHOUT, read as the worker starts) to see what contains a process that got out."""
 
 
+for _name in sys.builtin_module_names:  # once, in the worker: every child inherits them, so a
+    if _name not in sys.modules:  # first `import tracemalloc` works after `_imp.create_builtin` goes
+        try:
+            __import__(_name)
+        except ImportError:
+            pass
+
+
 def install() -> None:
     """Guard the rest of this process's life (see the module's docstring)."""
     import _imp
@@ -59,12 +67,6 @@ def install() -> None:
     def no_new_builtins(*_args, **_kwargs):
         raise ImportError(f"loading a built-in module now: {REFUSED}")
 
-    for name in sys.builtin_module_names:  # first imports of built-ins stay possible (tracemalloc)
-        if name not in sys.modules:
-            try:
-                __import__(name)
-            except ImportError:
-                pass
     for module in (signal, sys.modules.get("_signal")):
         for name in ("signal", "set_wakeup_fd", "siginterrupt"):
             if module is not None and hasattr(module, name):
