@@ -263,27 +263,46 @@ def level(count: int, busiest: int) -> int:
     return min(4, -(-4 * count // busiest))
 
 
-def text_heatmap(per_day: Mapping[str, int], today: date, width: int = 80) -> list[str]:
-    """The review calendar as lines of text, as the app draws it: weeks left to right (as many
-    as `width` columns hold, at most a year), Monday on top, the newest week at the right;
-    days still to come are blank."""
+@dataclass(frozen=True)
+class Calendar:
+    """The review calendar laid out, as the app's heatmap and `stats`' text one draw it: weeks
+    left to right (as many as the width holds, at most a year), Monday on top, the newest week
+    at the right."""
+
+    weeks: int
+    months: str
+    """The month row: each month's name over its first week, two cells a week."""
+    levels: tuple[tuple[int | None, ...], ...]
+    """Per weekday, Monday first, per week: the day's `level`; None for a day still to come."""
+    total: int
+    """The reviews on the days drawn."""
+
+
+def review_calendar(counts: Mapping[date, int], end: date, width: int) -> Calendar:
+    """The calendar of `counts` (reviews per local day) up to `end`, for `width` columns."""
     weeks = max(1, min(MAX_WEEKS, (width - 4) // 2))
-    last_monday = today - timedelta(days=today.weekday())
-    first_monday = last_monday - timedelta(weeks=weeks - 1)
-    counts = {date.fromisoformat(day): n for day, n in per_day.items()}
+    first_monday = end - timedelta(days=end.weekday(), weeks=weeks - 1)
     busiest = max(counts.values(), default=0)
     months = [" "] * (weeks * 2)
     for week in range(weeks):
         monday = first_monday + timedelta(weeks=week)
         if monday.day <= 7 and week * 2 + 3 <= len(months):
             months[week * 2:week * 2 + 3] = monday.strftime("%b")
-    lines = ["    " + "".join(months).rstrip()]
-    for weekday in range(7):
-        days = (first_monday + timedelta(weeks=week, days=weekday) for week in range(weeks))
-        cells = "".join((" " if day > today else TEXT_SHADES[level(counts.get(day, 0), busiest)]) + " "
-                        for day in days)
+    levels = tuple(tuple(None if day > end else level(counts.get(day, 0), busiest)
+                         for day in (first_monday + timedelta(weeks=week, days=weekday) for week in range(weeks)))
+                   for weekday in range(7))
+    total = sum(n for day, n in counts.items() if first_monday <= day <= end)
+    return Calendar(weeks, "".join(months), levels, total)
+
+
+def text_heatmap(per_day: Mapping[str, int], today: date, width: int = 80) -> list[str]:
+    """The review calendar (`review_calendar`) as lines of text; days still to come are blank."""
+    calendar = review_calendar({date.fromisoformat(day): n for day, n in per_day.items()}, today, width)
+    lines = ["    " + calendar.months.rstrip()]
+    for weekday, row in enumerate(calendar.levels):
+        cells = "".join((" " if shade is None else TEXT_SHADES[shade]) + " " for shade in row)
         lines.append(f"{DAY_LABELS[weekday]:<4}{cells}".rstrip())
-    total = sum(n for day, n in counts.items() if first_monday <= day <= today)  # what is drawn
+    weeks, total = calendar.weeks, calendar.total
     lines.append(f"    {total} review{'s' if total != 1 else ''} in {weeks} week{'s' if weeks != 1 else ''} "
                  f"(less {' '.join(TEXT_SHADES)} more)")
     return lines
