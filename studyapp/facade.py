@@ -475,9 +475,7 @@ class StudyFacade:
             if note is None or note.content_hash != revision:
                 self.session.requeue(keep_first=True)
                 raise NoteChangedOutside(path, title, readable=note is not None)
-        row = self.service.store.note_by_path(path)
-        stored = self.service.store.card(row.key) if row is not None else None
-        if stored is not None and stored.suspended:  # this app leaves the notes it suspends
+        if self.suspended_now(path):  # this app leaves the notes it suspends
             note = self.vault.notes.get(path)
             self.session.requeue(keep_first=True)
             raise NoteSuspendedElsewhere(path, note.title if note is not None else path)
@@ -515,8 +513,7 @@ class StudyFacade:
     @_locked
     def suspended_now(self, path: str) -> bool:
         """Whether the note is suspended in the database now (by this app or another process)."""
-        row = self.service.store.note_by_path(path)
-        card = self.service.store.card(row.key) if row is not None else None
+        card = self.service.store.card_by_path(path)
         return card is not None and bool(card.suspended)
 
     @_locked

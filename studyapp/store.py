@@ -212,6 +212,11 @@ class Store:
         ).fetchone()
         return note_from_sql(row) if row else None
 
+    def card_by_path(self, path: str) -> CardRow | None:
+        """The stored card of the live note at `path`, if it has one."""
+        row = self.note_by_path(path)
+        return self.card(row.key) if row is not None else None
+
     def note_by_key(self, key: int) -> NoteRow | None:
         row = self.conn.execute("SELECT * FROM notes WHERE key = ?", (key,)).fetchone()
         return note_from_sql(row) if row else None
