@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -91,3 +93,19 @@ def stats(capsys, vault: Path, data: Path, now: str) -> dict:
 def remove_database(data: Path) -> None:
     for name in ("studyapp.sqlite3", "studyapp.sqlite3-wal", "studyapp.sqlite3-shm"):
         (data / name).unlink(missing_ok=True)
+
+
+def settled(*paths: Path) -> None:
+    """Each file's mtime a minute back: past the replay's settle window (`sync.SETTLE_SECONDS`),
+    as a note synced in a while ago is."""
+    for path in paths:
+        st = os.stat(path)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
+
+
+def copy_logs(source: Path, target: Path) -> None:
+    """A sync tool bringing one vault's review log files to another (not the notes)."""
+    folder = target / ".studyapp" / "log"
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in (source / ".studyapp" / "log").glob("*.jsonl"):
+        shutil.copy2(f, folder / f.name)

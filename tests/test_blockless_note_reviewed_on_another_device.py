@@ -7,24 +7,9 @@ disagrees with `sync`."""
 
 from __future__ import annotations
 
-import os
 import shutil
 
-from history_helpers import card_states, cli, review_log
-
-
-def _settled(*paths) -> None:
-    for path in paths:
-        st = os.stat(path)
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
-
-
-def _copy_logs(source, target) -> None:
-    """A sync tool bringing the other device's log files (not the notes)."""
-    folder = target / ".studyapp" / "log"
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in (source / ".studyapp" / "log").glob("*.jsonl"):
-        shutil.copy2(f, folder / f.name)
+from history_helpers import card_states, cli, copy_logs, review_log, settled
 
 
 def _count(note) -> str:
@@ -35,15 +20,15 @@ def test_a_review_of_a_blockless_note_after_the_others_log_arrived_counts_both(t
     vault_a, vault_b = tmp_path / "a" / "vault", tmp_path / "b" / "vault"
     (vault_a / "ml").mkdir(parents=True)
     (vault_a / "ml" / "plain.md").write_text("# Plain\n\nno block here\n")
-    _settled(vault_a / "ml" / "plain.md")
+    settled(vault_a / "ml" / "plain.md")
     shutil.copytree(vault_a, vault_b)
     data_a, data_b = tmp_path / "a" / "data", tmp_path / "b" / "data"
 
     cli(capsys, vault_a, data_a, "rate", "ml/plain.md", "--rating", "again", now="2026-11-20T08:00")
-    _copy_logs(vault_a, vault_b)  # the log arrives at B; the note not yet
+    copy_logs(vault_a, vault_b)  # the log arrives at B; the note not yet
     cli(capsys, vault_b, data_b, "rate", "ml/plain.md", "--rating", "good", now="2026-11-20T09:00")
-    _copy_logs(vault_b, vault_a)
-    _settled(vault_a / "ml" / "plain.md", vault_b / "ml" / "plain.md")
+    copy_logs(vault_b, vault_a)
+    settled(vault_a / "ml" / "plain.md", vault_b / "ml" / "plain.md")
     cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:00")
     cli(capsys, vault_b, data_b, "sync", now="2026-11-20T10:00")
 
@@ -62,15 +47,15 @@ def test_import_gives_a_note_reviewed_elsewhere_the_replayed_keys(tmp_path, caps
     vault_a, vault_b = tmp_path / "a" / "vault", tmp_path / "b" / "vault"
     (vault_a / "ml").mkdir(parents=True)
     (vault_a / "ml" / "plain.md").write_text("# Plain\n\nno block here\n")
-    _settled(vault_a / "ml" / "plain.md")
+    settled(vault_a / "ml" / "plain.md")
     shutil.copytree(vault_a, vault_b)
     data_a, data_b = tmp_path / "a" / "data", tmp_path / "b" / "data"
 
     cli(capsys, vault_b, data_b, "rate", "ml/plain.md", "--rating", "good", now="2026-11-20T08:00")
-    _copy_logs(vault_b, vault_a)
+    copy_logs(vault_b, vault_a)
     cli(capsys, vault_a, data_a, "due", now="2026-11-20T08:50")  # replays B's review
     cli(capsys, vault_a, data_a, "import", now="2026-11-20T09:00")
-    _settled(vault_a / "ml" / "plain.md")
+    settled(vault_a / "ml" / "plain.md")
     cli(capsys, vault_a, data_a, "sync", now="2026-11-20T09:10")
 
     text = (vault_a / "ml" / "plain.md").read_text()

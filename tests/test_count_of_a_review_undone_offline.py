@@ -7,23 +7,9 @@ the review A undid, so both devices write `review_count: 3` -- the undone review
 
 from __future__ import annotations
 
-import os
 import shutil
 
-from history_helpers import cli, make_vault, review_log
-
-
-def _settled(*paths) -> None:
-    for path in paths:
-        st = os.stat(path)
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
-
-
-def _copy_logs(source, target) -> None:
-    folder = target / ".studyapp" / "log"
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in (source / ".studyapp" / "log").glob("*.jsonl"):
-        shutil.copy2(f, folder / f.name)
+from history_helpers import cli, copy_logs, make_vault, review_log, settled
 
 
 def _count(note) -> str:
@@ -32,12 +18,12 @@ def _count(note) -> str:
 
 def test_a_review_undone_offline_is_not_counted_through_the_count_the_other_device_found(tmp_path, capsys):
     vault_a = make_vault(tmp_path / "a" / "vault")
-    _settled(*vault_a.glob("*.md"))
+    settled(*vault_a.glob("*.md"))
     data_a, data_b = tmp_path / "a" / "data", tmp_path / "b" / "data"
     cli(capsys, vault_a, data_a, "rate", "b.md", "--rating", "again", now="2026-11-20T08:00")
     cli(capsys, vault_a, data_a, "rate", "b.md", "--rating", "good", now="2026-11-20T08:10")
     assert _count(vault_a / "b.md") == "review_count: 2"
-    _settled(*vault_a.glob("*.md"))
+    settled(*vault_a.glob("*.md"))
     vault_b = tmp_path / "b" / "vault"
     shutil.copytree(vault_a, vault_b)  # the sync tool brings notes and log
     cli(capsys, vault_b, data_b, "due", now="2026-11-20T08:20")
@@ -47,9 +33,9 @@ def test_a_review_undone_offline_is_not_counted_through_the_count_the_other_devi
     cli(capsys, vault_b, data_b, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
     assert _count(vault_b / "b.md") == "review_count: 3"
 
-    _copy_logs(vault_a, vault_b)
-    _copy_logs(vault_b, vault_a)
-    _settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
+    copy_logs(vault_a, vault_b)
+    copy_logs(vault_b, vault_a)
+    settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
     cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:00")
     cli(capsys, vault_b, data_b, "sync", now="2026-11-20T10:00")
 

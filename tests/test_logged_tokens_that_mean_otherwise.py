@@ -10,38 +10,24 @@ should be left out (the value written as the app writes it), as before the field
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import pytest
-from history_helpers import cli, make_vault, review_log
-
-
-def _settled(*paths) -> None:
-    for path in paths:
-        st = os.stat(path)
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
-
-
-def _copy_logs(source, target) -> None:
-    folder = target / ".studyapp" / "log"
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in (source / ".studyapp" / "log").glob("*.jsonl"):
-        shutil.copy2(f, folder / f.name)
+from history_helpers import cli, copy_logs, make_vault, review_log, settled
 
 
 @pytest.mark.parametrize("token", ["7", "'"])
 def test_an_undo_reaches_the_note_though_its_review_carries_a_token_that_means_otherwise(
         tmp_path, capsys, token):
     vault_a = make_vault(tmp_path / "a" / "vault")
-    _settled(*vault_a.glob("*.md"))
+    settled(*vault_a.glob("*.md"))
     vault_b = tmp_path / "b" / "vault"
     shutil.copytree(vault_a, vault_b)
     data_a, data_b = tmp_path / "a" / "data", tmp_path / "b" / "data"
     before = (vault_b / "b.md").read_bytes()
 
     cli(capsys, vault_b, data_b, "rate", "b.md", "--rating", "good", now="2026-11-20T08:00")
-    _copy_logs(vault_b, vault_a)
+    copy_logs(vault_b, vault_a)
     cli(capsys, vault_a, data_a, "sync", now="2026-11-20T08:30")
     assert "review_count: 1" in (vault_a / "b.md").read_text()
     cli(capsys, vault_b, data_b, "undo", now="2026-11-20T09:00")
@@ -54,8 +40,8 @@ def test_an_undo_reaches_the_note_though_its_review_carries_a_token_that_means_o
     review["tokens_before"] = {"review_count": token}  # what the note never wrote
     lines[0] = json.dumps(review)
     log.write_text("\n".join(lines) + "\n")
-    _settled(*vault_a.glob("*.md"))
-    _copy_logs(vault_b, vault_a)
+    settled(*vault_a.glob("*.md"))
+    copy_logs(vault_b, vault_a)
     cli(capsys, vault_a, data_a, "sync", now="2026-11-20T09:30")
     cli(capsys, vault_a, data_a, "sync", now="2026-11-20T09:40")
 

@@ -8,16 +8,9 @@ review counts again and is written into the note, and the suspended note is due 
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from history_helpers import card_states, cli, make_vault, review_log
-
-
-def _settled(*paths) -> None:
-    for path in paths:
-        st = os.stat(path)
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
+from history_helpers import card_states, cli, make_vault, review_log, settled
 
 
 def _own_log(vault):
@@ -28,7 +21,7 @@ def _own_log(vault):
 @pytest.mark.xfail(strict=True, reason="known gap: an older copy of this device's own log put back loses the undos and suspensions it lacked (a fix that logged them again logged undos and suspensions nobody made when a data dir was restored or another device moved its log, so it was reverted)")
 def test_an_undone_review_stays_undone_when_an_older_log_is_put_back(tmp_path, capsys):
     vault, data = make_vault(tmp_path / "vault"), tmp_path / "data"
-    _settled(*vault.glob("*.md"))
+    settled(*vault.glob("*.md"))
     before = (vault / "b.md").read_bytes()
     cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now="2026-11-20T08:00")
     older = _own_log(vault).read_bytes()

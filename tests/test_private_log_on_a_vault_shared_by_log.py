@@ -9,17 +9,9 @@ database is rebuilt from them)", which is not so for this device."""
 
 from __future__ import annotations
 
-import os
-
-from history_helpers import cli, make_vault
+from history_helpers import cli, make_vault, settled
 
 from studyapp.cli import main
-
-
-def _settled(*paths) -> None:
-    for path in paths:
-        st = os.stat(path)
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
 
 
 def test_a_device_whose_log_stays_in_its_data_dir_is_warned_on_a_vault_shared_by_log(tmp_path, capsys):
@@ -29,7 +21,7 @@ def test_a_device_whose_log_stays_in_its_data_dir_is_warned_on_a_vault_shared_by
     cli(capsys, vault, here, "history-log", "data-dir", now="2026-11-20T08:10")
     cli(capsys, vault, here, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
     assert "review_count: 2" in (vault / "b.md").read_text()
-    _settled(vault / "b.md")
+    settled(vault / "b.md")
     cli(capsys, vault, other, "sync", "--full", now="2026-11-20T09:40")
     assert "review_count: 1" in (vault / "b.md").read_text()  # the review made here is gone
 

@@ -7,26 +7,10 @@ undo after an edit, on one device)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
-from history_helpers import card_states, cli
-
-
-def _settled(*paths) -> None:
-    for path in paths:
-        st = os.stat(path)
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60 * 10**9))
-
-
-def _copy_logs(source, target) -> None:
-    """A sync tool bringing the other device's log files (not the notes)."""
-    folder = target / ".studyapp" / "log"
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in (source / ".studyapp" / "log").glob("*.jsonl"):
-        shutil.copy2(f, folder / f.name)
-
+from history_helpers import card_states, cli, copy_logs, settled
 
 SHAPES = {
     "tilde": "---\nlast_reviewed: ~\nnext_review: 2026-11-01\nreview_count: 0\n---\n# T\n\nbody\n",
@@ -35,25 +19,30 @@ SHAPES = {
     "1e-3": ("---\nlast_reviewed: 2026-11-01\nnext_review: 2026-11-04\nreview_count: 3\n"
              "mastery_level: 1e-3\n---\n# T\n\nbody\n"),
 }
+TRAILING_SPACE = pytest.param(
+    "---\nlast_reviewed: 2026-11-01\nnext_review: 2026-11-10\nreview_count: \n---\n# T\n\nbody\n",
+    id="empty-then-a-space", marks=pytest.mark.xfail(strict=True, reason=(
+        "known gap: a token's trailing spaces are not logged, so the other device's undo writes the "
+        "line without them")))
 
 
-@pytest.mark.parametrize("original", SHAPES.values(), ids=SHAPES.keys())
+@pytest.mark.parametrize("original", [*SHAPES.values(), TRAILING_SPACE], ids=[*SHAPES.keys(), "empty-then-a-space"])
 def test_an_undo_replayed_on_the_other_device_puts_back_the_users_tokens(tmp_path, capsys, original):
     vault_a, vault_b = tmp_path / "a" / "vault", tmp_path / "b" / "vault"
     vault_a.mkdir(parents=True)
     (vault_a / "n.md").write_text(original)
-    _settled(vault_a / "n.md")
+    settled(vault_a / "n.md")
     shutil.copytree(vault_a, vault_b)
     data_a, data_b = tmp_path / "a" / "data", tmp_path / "b" / "data"
 
     cli(capsys, vault_a, data_a, "rate", "n.md", "--rating", "good", now="2026-11-20T08:00")
-    _copy_logs(vault_a, vault_b)
+    copy_logs(vault_a, vault_b)
     cli(capsys, vault_b, data_b, "sync", now="2026-11-20T08:30")
     assert (vault_b / "n.md").read_bytes() == (vault_a / "n.md").read_bytes()
-    _settled(vault_b / "n.md")
+    settled(vault_b / "n.md")
     cli(capsys, vault_a, data_a, "undo", now="2026-11-20T09:00")
     assert (vault_a / "n.md").read_text() == original
-    _copy_logs(vault_a, vault_b)
+    copy_logs(vault_a, vault_b)
 
     cli(capsys, vault_b, data_b, "sync", now="2026-11-20T09:30")
 
