@@ -96,6 +96,9 @@ class HistoryReport:
     backup_failed: str | None = None
     others_log_in_vault: bool = False
     """Other devices record into the vault's log, and this one keeps its log in its data dir."""
+    owner_logs_apart: bool = False
+    """This data dir claimed the vault but keeps its log in itself, while other devices record
+    into the vault's log: its reviews reach none of them."""
 
     def notices(self) -> list[str]:
         """What the user must be told now: one line each (a CLI warning, a TUI notification)."""
@@ -104,6 +107,8 @@ class HistoryReport:
             lines.append(lost_history_line(self.paths, self.lost, self.backups))
         if self.ownership is Ownership.OTHER and self.owner is not None:
             lines.append(other_owner_line(self.paths, self.owner, self.others_log_in_vault))
+        if self.owner_logs_apart:
+            lines.append(owner_logs_apart_line(self.paths))
         if self.backup_failed:
             lines.append(f"could not back up the review database: {self.backup_failed}")
         return lines
@@ -136,6 +141,8 @@ def doctor_lines(report: HistoryReport) -> list[str]:
     }.get(report.ownership)
     if owner is None and report.owner is not None:
         owner = other_owner_line(paths, report.owner, report.others_log_in_vault)
+    if report.owner_logs_apart:
+        owner = f"{owner}; but {owner_logs_apart_line(paths)}"
     return [f"database   {database}", f"backups    {backups}", f"owner      {owner}"]
 
 
@@ -180,7 +187,7 @@ def notes_ahead_line(paths: Paths, notes) -> str | None:
 def needs_attention(report: HistoryReport) -> bool:
     """Whether `doctor` should fail: the history is lost, unusable, or kept elsewhere."""
     return (report.state in (DatabaseState.LOST, DatabaseState.UNUSABLE)
-            or report.ownership is Ownership.OTHER)
+            or report.ownership is Ownership.OTHER or report.owner_logs_apart)
 
 
 def lost_history_line(paths: Paths, lost: LostHistory, found: list[Backup]) -> str:
@@ -231,6 +238,15 @@ def other_owner_line(paths: Paths, owner: VaultOwner, others_log_in_vault: bool 
                              "log, as the other devices do" if others_log_in_vault else ""))
 
 
+def owner_logs_apart_line(paths: Paths) -> str:
+    from studyapp.history.eventlog import data_dir_log, vault_log
+
+    return (f"other devices record their reviews in the vault's review log ({vault_log(paths)}), "
+            f"while this data dir keeps its own in {data_dir_log(paths)}: its reviews reach none "
+            "of them, and theirs are not replayed here. `studyapp history-log vault` records "
+            "them where the other devices do")
+
+
 def check_history(paths: Paths, *, record: bool, backup: bool = True,
                   now: datetime | None = None, logs_in_vault: bool = True) -> HistoryReport:
     """Compare the database with the markers. With `record`, remember a healthy state, note a
@@ -254,6 +270,8 @@ def check_history(paths: Paths, *, record: bool, backup: bool = True,
     others_log_in_vault = ownership is Ownership.OTHER and _vault_log_has_events(paths)
     if others_log_in_vault and logs_in_vault:
         ownership, others_log_in_vault = Ownership.SHARED, False
+    owner_logs_apart = (ownership is Ownership.OURS and not logs_in_vault
+                        and _vault_log_has_events(paths, besides=marker.id))
     has_history = summary is not None and summary.oldest_note is not None
     moved = (ownership is Ownership.OURS and owner is not None
              and owner.data_dir != str(paths.data_dir))
@@ -262,7 +280,8 @@ def check_history(paths: Paths, *, record: bool, backup: bool = True,
             and claim_vault(paths, marker, vault_marker, now) is not None):
         ownership = Ownership.OURS
     report = HistoryReport(paths, state, summary, marker.lost, problem, ownership, owner,
-                           list_backups(paths.backups_dir), others_log_in_vault=others_log_in_vault)
+                           list_backups(paths.backups_dir), others_log_in_vault=others_log_in_vault,
+                           owner_logs_apart=owner_logs_apart)
     if record and backup and state is DatabaseState.OK and has_history:
         try:
             report.backup_taken = backups.take_backup_if_due(
@@ -336,12 +355,14 @@ def history_is_logged(paths: Paths) -> bool:
                for folder in (vault_log(paths), data_dir_log(paths)))
 
 
-def _vault_log_has_events(paths: Paths) -> bool:
+def _vault_log_has_events(paths: Paths, besides: str | None = None) -> bool:
     """Devices share the vault's reviews through its log folder (a log kept in each data dir
-    shares nothing: two data dirs on one vault then disagree, as before the log)."""
+    shares nothing: two data dirs on one vault then disagree, as before the log). `besides`:
+    a device whose own file there does not count."""
     from studyapp.history.eventlog import EventLog, vault_log
 
-    return EventLog(vault_log(paths), "").has_events()
+    return any(size > 0 for device, size in EventLog(vault_log(paths), "").sizes().items()
+               if device != besides)
 
 
 def _compare(marker: DataDirMarker, state: DatabaseState, summary: DatabaseSummary | None,
