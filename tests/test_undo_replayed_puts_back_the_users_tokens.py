@@ -21,9 +21,7 @@ SHAPES = {
 }
 TRAILING_SPACE = pytest.param(
     "---\nlast_reviewed: 2026-11-01\nnext_review: 2026-11-10\nreview_count: \n---\n# T\n\nbody\n",
-    id="empty-then-a-space", marks=pytest.mark.xfail(strict=True, reason=(
-        "known gap: a token's trailing spaces are not logged, so the other device's undo writes the "
-        "line without them")))
+    id="empty-then-a-space")  # the blanks after an empty value's colon are logged with it
 
 
 @pytest.mark.parametrize("original", [*SHAPES.values(), TRAILING_SPACE], ids=[*SHAPES.keys(), "empty-then-a-space"])
@@ -62,3 +60,17 @@ def test_a_logged_review_whose_tokens_are_not_text_is_left_out():
     for bad in ({"review_count": 3}, {"title": "~"}, ["review_count"], {"review_count": "x\ny"}):
         with pytest.raises(BadEvent):
             Event.from_json({**good, "tokens_before": bad})
+
+
+@pytest.mark.parametrize("token, line", [
+    (" ", "review_count: \n"), ("\t", "review_count:\t\n"), ("", "review_count:\n"),
+    (" \x0b", "review_count:\n"), ("\x0c", "review_count:\n"), (" \r", "review_count:\n"),
+], ids=["space", "tab", "nothing", "vertical-tab", "form-feed", "carriage-return"])
+def test_a_blank_token_writes_only_spaces_and_tabs_after_the_colon(token, line):
+    """A logged token is another device's text: where it holds no value, only the blanks a
+    user can leave after a colon are written, never another control character."""
+    from studyapp.vault.writeback import Written, edit_block, meaning
+
+    block = "last_reviewed: 2026-11-01\nreview_count: 3\n"
+    edited = edit_block(block, {"review_count": Written.token(token, meaning("review_count", None))}, "\n")
+    assert edited == "last_reviewed: 2026-11-01\n" + line

@@ -269,7 +269,7 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         start, end, style = _value_span(line, match.end())
         if isinstance(value, Written):
             if line[start:end] != value:  # `key:` and nothing else, `key: ~`, `key: 1e-3`: as written
-                lines[where[key]] = line[:match.end()] + ("" if value == "" else " " + value) + line[end:]
+                lines[where[key]] = line[:match.end()] + _after_colon(value) + line[end:]
             continue
         if key in old_meta and meaning(key, old_meta[key]) == meaning(key, value) and (
                 (old_meta[key] is None) == (value is None)):
@@ -291,11 +291,20 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
             new_block += newline
         for key in appended:
             value = updates[key]
-            text = value if isinstance(value, Written) else _render(key, value, date_style, None)
-            new_block += f"{key}:{' ' if text else ''}{text}{newline}"
+            text = _after_colon(value) if isinstance(value, Written) else " " + _render(key, value, date_style, None)
+            new_block += f"{key}:{text}{newline}"
         new_block += tail
     verify_edit(old_meta, new_block, updates, appended, removed)
     return new_block
+
+
+def _after_colon(token: str) -> str:
+    """What follows `key:` for a token as written: a value after one space; for no value, the
+    blanks the user left after the colon (`key: `), as they were, and nothing else (a logged
+    token is another device's text: no other character is written where a value is blank)."""
+    if token.strip():
+        return " " + token
+    return token if not token.strip(" \t") else ""
 
 
 _DOCUMENT_END = re.compile(r"^\.\.\.[ \t]*(?:#[^\n]*)?\r?\n?(?:[ \t]*(?:#[^\n]*)?\r?\n?)*\Z", re.M)
@@ -373,8 +382,11 @@ def written_tokens(text: str) -> dict[str, Written]:
     for key, index in where.items():
         match = _OWNED_LINE.match(lines[index])
         if match is not None and (means := meaning(key, meta[key])) is not OwnedValueError:
-            start, end, _style = _value_span(lines[index], match.end())
-            found[key] = Written.token(lines[index][start:end], means)
+            line = lines[index]
+            start, end, _style = _value_span(line, match.end())
+            if start == end == len(line.rstrip("\r\n")):  # `key:` and blanks: kept, as written
+                start = match.end()
+            found[key] = Written.token(line[start:end], means)
     return found
 
 
