@@ -8,11 +8,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
-from fsrs import Rating, Scheduler, State
+if TYPE_CHECKING:  # the app's first frame draws the calendar below before any card is loaded
+    from fsrs import Scheduler
 
-from studyapp.mastery import asks_for_drills, note_mastery
-from studyapp.store import ReviewRow, Store
+    from studyapp.store import ReviewRow, Store
 
 PairAhead = Callable[[list], None]
 """Given the notes whose drills mastery will ask for, before it asks (`Vault.pair_ahead`)."""
@@ -124,6 +125,8 @@ def compute_stats(store: Store, scheduler: Scheduler, note_cards: Sequence, now:
                   pair_ahead: PairAhead | None = None) -> Stats:
     """Statistics as of `now`. `note_cards` are `cards.NoteCard`s: every live note with its
     stored or derived card (the vault says which notes exist, the database what happened)."""
+    from fsrs import Rating, State
+
     today = local_day(now)
     reviews = recent_reviews(store, now)
 
@@ -180,6 +183,8 @@ def mastery_by_tag(note_cards: Sequence, now: datetime, scheduler: Scheduler, dr
     (a note's mastery may need its drills, worked out from its text: notes in no wanted tag
     are never asked). `pair_ahead` is first given the notes whose drills will be asked
     (`Vault.pair_ahead` pairs many at once on every core)."""
+    from studyapp.mastery import asks_for_drills, note_mastery
+
     wanted = [(item, tags) for item in note_cards
               if (tags := item.note.tags if only is None else [tag for tag in item.note.tags if tag in only])]
     if pair_ahead is not None:
@@ -210,6 +215,8 @@ def reviewed_today_and_streak(store: Store, now: datetime) -> tuple[int, int]:
 def weekly_retention(store: Store, now: datetime, weeks: int = 26) -> list[tuple[date, float]]:
     """True retention per week (Monday-dated) over the last `weeks`, weeks with reviews only
     (none after `now`: under a frozen clock in the past they have not happened yet)."""
+    from fsrs import Rating, State
+
     by_week: dict[date, list[int]] = defaultdict(lambda: [0, 0])
     for row in store.reviews(since=now - timedelta(weeks=weeks), until=now):
         if row.state_before != State.Review:
