@@ -1,5 +1,5 @@
 """Allow `python -m studyapp`."""
 
-from studyapp.cli import main
+from studyapp.cli import run
 
-raise SystemExit(main())
+raise SystemExit(run())

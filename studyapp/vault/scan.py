@@ -43,6 +43,9 @@ ctime is what tells an edit that kept the size and put the mtime back (`touch -r
 no program can set it."""
 
 
+_KIND_BITS = 0o170000
+"""`stat.S_IFMT`'s mask: the file's type in its mode."""
+
 Problem = tuple[str, str]
 """(path, reason): a file or folder the scan skipped, and why."""
 
@@ -87,8 +90,12 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
                 os.close(fd)
     if linked:
         files = _one_path_per_file(root, files, problems, linked)
-    files.sort()  # by path: paths are unique, so the tuples' other fields never decide
+    files.sort(key=_path_of)  # paths are unique
     return files, problems
+
+
+def _path_of(found: FoundFile) -> str:
+    return found[0]
 
 
 def _one_path_per_file(root: str, files: list[FoundFile], problems: list[Problem],
@@ -146,8 +153,7 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
                 continue
             if not name.endswith(NOTE_SUFFIX):
                 continue
-            odd = odd_name_reason(name)
-            if odd:
+            if not name.isprintable() and (odd := odd_name_reason(name)):
                 if entry.is_file():
                     problems.append((shown_path(rel), odd))
                 continue
@@ -158,6 +164,15 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
             continue
         except OSError as exc:
             problems.append((rel, f"cannot read: {exc.strerror}"))
+            continue
+        mode = st.st_mode
+        # The common case in one test (a note's every check passed): 10,000 notes are scanned
+        # on every load, and the calls below cost a quarter of the scan.
+        if (mode & _KIND_BITS == stat.S_IFREG and mode & ANY_READ_BIT and mode & ANY_WRITE_BIT
+                and st.st_size <= MAX_NOTE_BYTES and st.st_nlink == 1):
+            files.append((rel, base + name, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+            if through_link or entry.is_symlink():
+                linked.append(files[-1])
             continue
         if not entry.is_file():  # a pipe, device or socket named like a note: never opened
             problems.append((rel, "not a regular file (a pipe, device or socket): a note must be a file"))
