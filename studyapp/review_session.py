@@ -403,26 +403,29 @@ def due_listing(ctx, snapshot) -> list[DueEntry]:
     return due_queue(ctx, snapshot)[0]
 
 
-def due_queue(ctx, snapshot) -> tuple[list[DueEntry], QueueCounts]:
-    """`due_listing` and its counts (new · learning · review, as the TUI shows them)."""
-    from studyapp.reviews import ReviewService
+def due_queue(ctx, snapshot, service: ReviewService | None = None) -> tuple[list[DueEntry], QueueCounts]:
+    """`due_listing` and its counts (new · learning · review, as the TUI shows them), with
+    the caller's open `service` if it has one (`due` lists the drills with it too)."""
+    if service is None:
+        from studyapp.reviews import ReviewService
 
-    with ReviewService(ctx) as service:
-        service.reconcile(snapshot)  # renames are logged too: every replay follows them
-        now, today = ctx.now(), ctx.today()
-        # Only notes that can be due now matter: the queue takes nothing due later.
-        items = note_cards(service.store, service.scheduler, snapshot.notes, now, due_by=now)
-        queue = todays_queue(service, items)
-        entries = [
-            DueEntry(
-                note=item.note, is_new=item.is_new, due_at=item.card.due,
-                retrievability=(None if item.is_new
-                                else schedule.retrievability(service.scheduler, item.card, now)),
-                suspended=item.card.suspended,
-                days_overdue=(None if item.is_new
-                              else max((today - item.card.due.astimezone().date()).days, 0)),
-                kind=queue_kind(item),
-            )
-            for item in queue
-        ]
-        return entries, queue_counts(queue, now)
+        with ReviewService(ctx) as service:
+            return due_queue(ctx, snapshot, service)
+    service.reconcile(snapshot)  # renames are logged too: every replay follows them
+    now, today = ctx.now(), ctx.today()
+    # Only notes that can be due now matter: the queue takes nothing due later.
+    items = note_cards(service.store, service.scheduler, snapshot.notes, now, due_by=now)
+    queue = todays_queue(service, items)
+    entries = [
+        DueEntry(
+            note=item.note, is_new=item.is_new, due_at=item.card.due,
+            retrievability=(None if item.is_new
+                            else schedule.retrievability(service.scheduler, item.card, now)),
+            suspended=item.card.suspended,
+            days_overdue=(None if item.is_new
+                          else max((today - item.card.due.astimezone().date()).days, 0)),
+            kind=queue_kind(item),
+        )
+        for item in queue
+    ]
+    return entries, queue_counts(queue, now)

@@ -45,11 +45,14 @@ def _rating(text: str) -> int:
 
 
 @contextmanager
-def drill_reviews(ctx):
-    """A review service and its drills, for one command."""
+def drill_reviews(ctx, service=None):
+    """A review service and its drills, for one command (the caller's open `service`, if any)."""
     from studyapp.drill_reviews import DrillReviews
     from studyapp.reviews import ReviewService
 
+    if service is not None:
+        yield DrillReviews(service)
+        return
     with ReviewService(ctx) as service:  # it says what its opening repaired (`ctx.report`)
         yield DrillReviews(service)
 
@@ -151,10 +154,10 @@ def reset(args, ctx) -> int:
 # -- for `due` and `drills` ----------------------------------------------------------------
 
 
-def due_drill_rows(ctx, notes) -> list[dict]:
+def due_drill_rows(ctx, notes, service=None) -> list[dict]:
     """Today's due drills as `due --json` objects (`"kind": "drill"`), after the notes (the
     caller keeps the pairings worked out on the way: `Vault.remember_pairings`)."""
-    with drill_reviews(ctx) as drills:
+    with drill_reviews(ctx, service) as drills:
         due = drills.due(notes)
     return [{"kind": "drill", "id": d.id, "title": d.title, "queue": "new" if d.is_new else "review",
              "is_new": d.is_new, "due_at": d.due_at.astimezone().isoformat(timespec="seconds")}

@@ -56,9 +56,11 @@ def print_due(ctx, as_json: bool) -> int:
     with vault.cache_writes_held():  # the parsed rows and the pairings worked out: one write
         snapshot = load_vault(ctx, vault)
         from studyapp.commands.drill_reviews import due_drill_rows
+        from studyapp.reviews import ReviewService
 
-        due, counts = due_queue(ctx, snapshot)  # the scheduler's queue: limits, order, due_at, recall
-        drills = due_drill_rows(ctx, snapshot.notes)  # due drills follow the notes
+        with ReviewService(ctx) as service:  # one for both: opening it checks and syncs the history
+            due, counts = due_queue(ctx, snapshot, service)  # the scheduler's queue: limits, order, due_at, recall
+            drills = due_drill_rows(ctx, snapshot.notes, service)  # due drills follow the notes
         if as_json:
             import json
 
