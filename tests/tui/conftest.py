@@ -56,6 +56,20 @@ def pending_work(app) -> bool:
             or any(screen._callbacks for screen in screens))
 
 
+def screen_lines(app) -> list[str]:
+    """The terminal's rows as the user sees them now: every widget composited (scroll bars,
+    borders and layers over what they cover), as `App.export_screenshot` draws them, as text."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text(styles=False).splitlines()
+
+
 def notified(app, text: str) -> bool:
     """Whether a notification shown so far holds `text`."""
     return any(text in n.message for n in app._notifications)

@@ -21,10 +21,11 @@ from studyapp.tui.screens.base import StudyScreen
 from studyapp.tui.widgets.footer import KeysFooter
 
 STATUS_STYLE = {"passed": "[green]✔ passed[/]", "failing": "[red]✘ failing[/]"}
-STATUS_COLUMNS = (("Status", len("not started")), ("Next due", len("2026-11-24")), ("Passes", len("1000/9999")))
-"""The columns always in view, each as wide as its widest value."""
+STATUS_COLUMNS = (("Status", len("not started")), ("Next due", len("2026-11-24")))
+"""The columns always in view, each as wide as its widest value (and Passes, as wide as the
+widest count listed)."""
 MIN_TITLE = 16
-"""A title is never shortened below this many cells, however narrow the terminal."""
+"""A title or a last result is never shortened below this many cells, however narrow the terminal."""
 
 
 class DrillsScreen(StudyScreen):
@@ -48,7 +49,9 @@ class DrillsScreen(StudyScreen):
         table.add_column("Drill", key="title")
         for label, width in STATUS_COLUMNS:
             table.add_column(label, width=width)
-        table.add_columns("Last result", "Tags")
+        table.add_column("Passes", key="passes")
+        table.add_column("Last result", key="last")
+        table.add_column("Tags", key="tags")
         yield table
         yield KeysFooter()
 
@@ -81,35 +84,46 @@ class DrillsScreen(StudyScreen):
         if self._listed is not None:
             self._fill(self._listed)
 
-    def _title_width(self, table: DataTable, titles: list[str]) -> int:
-        """The widest title, or what the screen leaves beside the status columns (which must
-        stay in view: at 80 columns a full title pushed them off the screen)."""
+    def _widths(self, table: DataTable, titles: list[str], passes: list[str], results: list[str]) -> tuple[int, int, int]:
+        """Cells for the title, the passes and the last result: what the status columns leave
+        (which must stay in view). The title took all of it at 80 and 100 columns and the last
+        result was off the screen: when both do not fit, the result gets at least half."""
         shown = table.scrollable_content_region.width or self.app.size.width
-        beside = sum(width + 2 * table.cell_padding for _, width in STATUS_COLUMNS) + 2 * table.cell_padding
-        widest = max((display_width(title) for title in titles), default=MIN_TITLE)
-        return max(MIN_TITLE, min(widest, shown - beside))
+        padding = 2 * table.cell_padding
+        passes_width = max(map(display_width, ["Passes", *passes]))
+        room = shown - sum(width + padding for _, width in STATUS_COLUMNS) - passes_width - 3 * padding
+        widest_title = max((display_width(title) for title in titles), default=MIN_TITLE)
+        widest_result = max(map(display_width, ["Last result", *results]))
+        if widest_title + widest_result <= room:
+            return widest_title, passes_width, widest_result
+        result = min(widest_result, max(MIN_TITLE, room - min(widest_title, room // 2)))
+        return max(MIN_TITLE, min(widest_title, room - result)), passes_width, result
 
     def _fill(self, message: DrillsListed) -> None:
         table = self.query_one(DataTable)
         selected = table.cursor_row
         table.clear()
-        title_width = self._title_width(table, [drill.title for drill in message.drills])
-        column = table.columns[ColumnKey("title")]
-        column.auto_width, column.width = False, title_width
         progress = {p.id: p for p in message.progress}
+        reviews = [progress.get(drill.id) for drill in message.drills]
+        passes = [f"{review.passes}/{review.attempts}" if review else "0/0" for review in reviews]
+        results = [printable(drill.last_result or "") for drill in message.drills]
+        widths = self._widths(table, [drill.title for drill in message.drills], passes, results)
+        for key, width in zip(("title", "passes", "last"), widths):
+            column = table.columns[ColumnKey(key)]
+            column.auto_width, column.width = False, width
+        title_width, _, result_width = widths
         passed = sum(1 for drill in message.drills if drill.status == "passed")
         bar = self.query_one("#drills-progress", ProgressBar)
         bar.update(total=max(len(message.drills), 1), progress=passed)
         self.query_one("#drills-progress-label", Static).update(
             f" {passed} of {len(message.drills)} drills passed")
-        for drill in message.drills:
-            review = progress.get(drill.id)
+        for drill, review, count, result in zip(message.drills, reviews, passes, results):
             table.add_row(
                 Text(fit(drill.title, title_width).rstrip()),
                 STATUS_STYLE.get(drill.status, "[dim]not started[/]"),
                 _next_due(review),
-                Text(f"{review.passes}/{review.attempts}" if review else "0/0"),
-                Text(_shorten(printable(drill.last_result or ""), 40)),
+                Text(count),
+                Text(fit(result, result_width).rstrip()),
                 Text(", ".join(drill.tags)),
                 key=drill.id,
             )
@@ -137,6 +151,3 @@ def _next_due(review) -> str:
         return "[dim]–[/]"
     return "[b $warning]due now[/]" if review.due_now else review.next_due.isoformat()
 
-
-def _shorten(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
