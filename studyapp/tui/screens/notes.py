@@ -27,6 +27,8 @@ FIXED_COLUMNS = (("Next review", len("suspended  ")), ("Mastery", len("Mastery")
 """The short columns, each as wide as its widest value or its label."""
 MIN_TEXT = 10
 """A title or path is never shortened below this many cells, however narrow the terminal."""
+READABLE_TITLE = 24
+"""Cells a title gets before a path gets more than MIN_TEXT: twelve Chinese characters."""
 
 
 def matches(row: NoteView, scope: tuple[str, str], text: str, text_hits: frozenset[str] = frozenset()) -> bool:
@@ -123,8 +125,9 @@ class NotesScreen(StudyScreen):
 
     def _text_widths(self, table: DataTable, rows: list[NoteView]) -> tuple[int, int]:
         """Cells for the title and the path: what the short columns leave (at 80 columns a long
-        title pushed the Path column off the screen): a path takes what the titles leave of it, but
-        never less than half; each as wide as its widest value when there is room."""
+        title pushed the Path column off the screen), each as wide as its widest value when there
+        is room. When not, a path takes what the titles leave, but never less than half, once the
+        title has READABLE_TITLE cells (at 80 columns, halved, a Chinese title showed five characters)."""
         shown = table.scrollable_content_region.width or self.app.size.width
         padding = 2 * table.cell_padding
         room = shown - sum(width + padding for _, width in FIXED_COLUMNS) - 2 * padding
@@ -132,7 +135,7 @@ class NotesScreen(StudyScreen):
         widest_path = max((display_width(row.path) for row in rows), default=MIN_TEXT)
         if widest_title + widest_path <= room:
             return widest_title, widest_path
-        path = max(MIN_TEXT, min(widest_path, room - min(widest_title, room // 2)))
+        path = max(MIN_TEXT, min(widest_path, room - min(widest_title, max(room // 2, READABLE_TITLE))))
         return max(MIN_TEXT, min(widest_title, room - path)), path
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes")
