@@ -56,18 +56,30 @@ def pending_work(app) -> bool:
             or any(screen._callbacks for screen in screens))
 
 
-def screen_lines(app) -> list[str]:
+def screen_lines(app, region=None) -> list[str]:
     """The terminal's rows as the user sees them now: every widget composited (scroll bars,
-    borders and layers over what they cover), as `App.export_screenshot` draws them, as text."""
+    borders and layers over what they cover), as `App.export_screenshot` draws them, as text;
+    with `region` (a widget's), only its part of the screen, cut by cells (a Chinese
+    character is two)."""
     import io
 
+    from rich.cells import cell_len
     from rich.console import Console
 
     width, height = app.size
     console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
                       color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
-    return console.export_text(styles=False).splitlines()
+    lines = console.export_text(styles=False).splitlines()
+    if region is None:
+        return lines
+    cropped = []
+    for line in lines[region.y:region.bottom]:
+        cells = []  # one entry a cell: a wide character, then "" for its second cell
+        for ch in line.ljust(width):
+            cells += [ch] + [""] * (cell_len(ch) - 1)
+        cropped.append("".join(cells[region.x:region.right]))
+    return cropped
 
 
 def notified(app, text: str) -> bool:

@@ -20,6 +20,17 @@ from studyapp.tui.widgets.footer import KeysFooter
 from studyapp.tui.widgets.heatmap import Heatmap
 from studyapp.views import StatsData
 
+COLORS = {"notes": (88, 145, 230), "drills": (236, 150, 40), "passed": (80, 180, 90), "not passed": (220, 80, 80)}
+"""Each series' colour, in its chart and in the legend under it (plotext wrote its legend into
+the plot's top-left corner, over the retention chart's 100 % line and the first day's bar)."""
+DAY_SLOTS = 7
+"""The drill chart has room for at least this many days: one day's bar took its whole width."""
+
+
+def legend(mark: str, *names: str) -> str:
+    """A legend line: each name after a mark in its series' colour."""
+    return "   ".join(f"[rgb{COLORS[name]}]{mark}[/] {name}" for name in names)
+
 
 def _box(widget_id: str, title: str, *children, classes: str = "box") -> Vertical:
     box = Vertical(*children, id=widget_id, classes=classes)
@@ -47,10 +58,12 @@ class StatsScreen(StudyScreen):
                     "Retention (reviews not forgotten): notes and drills",
                     Static("…", id="retention-figures"),
                     PlotextPlot(id="retention"),
+                    Static("", id="retention-legend", classes="legend"),
                 )
             with Horizontal(classes="stats-row"):
                 yield _box("stats-mastery-box", "Mastery by tag", MasteryBars(id="stats-mastery"))
-                yield _box("drill-history-box", "Drill attempts", PlotextPlot(id="drill-history"))
+                yield _box("drill-history-box", "Drill attempts", PlotextPlot(id="drill-history"),
+                           Static("", id="drill-legend", classes="legend"))
         yield KeysFooter()
 
     fresh_between: tuple[datetime, datetime] | None = None
@@ -109,17 +122,18 @@ class StatsScreen(StudyScreen):
         plt.clear_data()
         plt.clear_figure()
         notes, drills = dict(stats.retention_by_week), dict(self.drill_weeks)
-        if notes or drills:
+        drawn = [(label, series) for label, series in (("notes", notes), ("drills", drills)) if series]
+        if drawn:
             weeks = sorted(notes.keys() | drills.keys())
             where = {week: float(i) for i, week in enumerate(weeks)}
-            for label, series, color in (("notes", notes, "blue"), ("drills", drills, "orange")):
-                if series:
-                    plt.plot([where[w] for w in sorted(series)], [series[w] * 100 for w in sorted(series)],
-                             marker="braille", label=label, color=color)
+            for label, series in drawn:
+                plt.plot([where[w] for w in sorted(series)], [series[w] * 100 for w in sorted(series)],
+                         marker="braille", color=COLORS[label])
             plt.ylim(0, 100)
             plt.xticks(list(where.values()), [d.strftime("%m-%d") for d in weeks])
         else:
             plt.title("no reviews of graduated notes or drills yet")
+        self.query_one("#retention-legend", Static).update(legend("━━", *(label for label, _ in drawn)))
         plot.refresh()
 
     def _plot_drills(self, stats: StatsData) -> None:
@@ -127,14 +141,18 @@ class StatsScreen(StudyScreen):
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
-        if stats.drill_history:
-            labels = [d.strftime("%m-%d") for d, _, _ in stats.drill_history]
-            # plotext's stubs lag its code: stacked_bar takes `labels=` and one colour per series
-            plt.stacked_bar(labels, [[p for _, p, _ in stats.drill_history], [f for _, _, f in stats.drill_history]],
-                            labels=["passed", "not passed"], color=["green", "red"])  # type: ignore[call-arg, arg-type]
-            plt.yticks(whole_ticks(max(p + f for _, p, f in stats.drill_history)))  # not 0.50, 1.50...
+        history = stats.drill_history
+        if history:
+            days = [float(i) for i in range(len(history))]  # places, not dates: only the days with attempts
+            # plotext's stubs lag its code: stacked_bar takes one colour per series
+            plt.stacked_bar(days, [[p for _, p, _ in history], [f for _, _, f in history]], width=0.5,
+                            color=[COLORS["passed"], COLORS["not passed"]])  # type: ignore[arg-type]
+            plt.xlim(-0.5, max(len(history), DAY_SLOTS) - 0.5)
+            plt.xticks(days, [d.strftime("%m-%d") for d, _, _ in history])
+            plt.yticks(whole_ticks(max(p + f for _, p, f in history)))  # not 0.50, 1.50...
         else:
             plt.title("no attempts yet")
+        self.query_one("#drill-legend", Static).update(legend("██", "passed", "not passed") if history else "")
         plot.refresh()
 
 
