@@ -24,14 +24,18 @@ SHORT_ROWS = 20
 """A terminal shorter than this lays the review out compactly. At full size the fixed parts
 (header, progress, the question in its border, the drills line, the rating buttons, the footer)
 take 12 rows: on 12 the answer got none, only its border, and revealing it showed nothing."""
+TINY_ROWS = 12
+"""Shorter than this, the review keeps only the question, the answer, the rating buttons and
+the footer: compact, the rest still took eight rows, and the answer got two of ten (none of eight)."""
 
 
 class ReviewScreen(StudyScreen):
     """One note at a time until the session queue is empty, then a summary."""
 
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_ROWS, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (TINY_ROWS, "-short"), (SHORT_ROWS, "-tall")]
     """Below SHORT_ROWS rows the question and the rating buttons lose their borders, so the
-    answer keeps rows to show itself in (studyapp.tcss)."""
+    answer keeps rows to show itself in; below TINY_ROWS the header, the session counts, the
+    drills line and the answer's border go too (studyapp.tcss)."""
     BINDINGS = [
         Binding("enter", "open_due_drill", "Open drill"),  # past the notes, a drill is offered
         Binding("space", "reveal", "Answer"),
@@ -174,6 +178,7 @@ class ReviewScreen(StudyScreen):
         self.query_one("#review-summary").display = False
         self.query_one("#question", Static).update(f"[b]{plain(card.title)}[/b]")
         self.query_one("#question").display = True
+        self.query_one("#review-drills").add_class("of-a-note")  # p's hint: left out when tiny
         if card.drills or card.unknown_drills:
             drills = ", ".join(plain(d) for d in card.drills)
             unknown = ", ".join(plain(d) for d in card.unknown_drills)
@@ -204,6 +209,7 @@ class ReviewScreen(StudyScreen):
         kind = "New drill" if drill.is_new else "Drill due"
         self.query_one("#question", Static).update(f"[b]{kind}: {plain(drill.title)}[/b]")
         self.query_one("#question").display = True
+        self.query_one("#review-drills").remove_class("of-a-note")  # how to go on: shown at any size
         self.query_one("#review-drills", Static).update(
             "[dim]Write it from memory, run the grader (ctrl+r); the rating comes from what happened "
             "(runs, hints, time). Enter opens it · Esc ends the session.[/]")
