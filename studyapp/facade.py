@@ -570,7 +570,7 @@ class StudyFacade:
         return rows, [Problem(p.path, p.reason) for p in self.vault.problems]
 
     def search_notes(self, text: str, should_stop=lambda: False) -> frozenset[str]:
-        """Paths of the notes whose text (title or body) contains `text`, ignoring case.
+        """Paths of the notes whose title, path or body holds every word of `text`, ignoring case.
 
         Reads bodies lazily (from disk on first use after a cached load) and keeps them
         casefolded, so a search runs without the lock and later keystrokes are quick;

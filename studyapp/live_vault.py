@@ -19,6 +19,16 @@ if TYPE_CHECKING:
     from studyapp.vault import LoadProblem, Note
 
 
+def filter_words(text: str) -> list[str]:
+    """A filter's words, casefolded: "attention mask" is two, and finds "Mask for attention"."""
+    return text.casefold().split()
+
+
+def holds_every_word(folded: str, words: Iterable[str]) -> bool:
+    """Whether casefolded text holds each word somewhere, in any order."""
+    return all(word in folded for word in words)
+
+
 def _read_body(note: Note) -> str | None:
     """A note's body, read without keeping it on the note (`search` keeps only the casefolded
     copy: a 10,000-note vault would otherwise hold its text twice)."""
@@ -175,10 +185,11 @@ class LiveVault:
         self.on_forget(path)
 
     def search(self, notes: list[Note], text: str, should_stop: Callable[[], bool]) -> frozenset[str]:
-        """Paths of `notes` whose title or body contains `text`, ignoring case. Bodies are read
-        lazily (from disk on first use after a cached load) and kept casefolded, so later
-        keystrokes are quick; `should_stop` lets a caller give up when the filter changed."""
-        needle = text.casefold()
+        """Paths of `notes` that hold every word of `text` (`filter_words`) in their title, path
+        or body, ignoring case. Bodies are read lazily (from disk on first use after a cached
+        load) and kept casefolded, so later keystrokes are quick; `should_stop` lets a caller
+        give up when the filter changed."""
+        words = filter_words(text)
         hits = set()
         for note in notes:
             if should_stop():
@@ -188,8 +199,8 @@ class LiveVault:
                 body = _read_body(note)
                 if body is None:
                     continue  # unreadable now: not a match
-                folded = self._folded[note.path] = (note.content_hash, f"{note.title}\n{body}".casefold())
-            if needle in folded[1]:
+                folded = self._folded[note.path] = (note.content_hash, f"{note.title}\n{note.path}\n{body}".casefold())
+            if holds_every_word(folded[1], words):
                 hits.add(note.path)
         return frozenset(hits)
 

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Header, Input, Static, Tree
 from textual.widgets.data_table import ColumnKey
 from textual.widgets.tree import TreeNode
 
+from studyapp.live_vault import filter_words, holds_every_word
 from studyapp.textwidth import display_width, fit, fit_middle, shown
 from studyapp.tui.markup import plain
 from studyapp.tui.messages import NotesListed, NotesSearched
@@ -32,16 +33,16 @@ READABLE_TITLE = 24
 
 
 def matches(row: NoteView, scope: tuple[str, str], text: str, text_hits: frozenset[str] = frozenset()) -> bool:
-    """Whether a row belongs to the chosen folder/tag and contains the filter text in its title
-    or path, or (`text_hits`, found by a search in a worker) in its body."""
+    """Whether a row belongs to the chosen folder/tag and holds every word of the filter text, in
+    any order, in its title or path, or (`text_hits`, found by a search in a worker) with its body."""
     kind, value = scope
     if kind == "folder" and not (row.folder == value or row.folder.startswith(value + "/")):
         return False
     if kind == "tag" and value not in row.tags:
         return False
     if text:
-        needle = text.casefold()
-        return needle in row.title.casefold() or needle in row.path.casefold() or row.path in text_hits
+        words = filter_words(text)
+        return holds_every_word(f"{row.title}\n{row.path}".casefold(), words) or row.path in text_hits
     return True
 
 
