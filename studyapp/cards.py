@@ -75,6 +75,9 @@ def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetim
     keys = {row.path: row.key for row in store.live_notes()}
     cards = store.cards()
     now, today = now.astimezone(timezone.utc), now.astimezone().date()
+    # A day after due_by's local day starts after due_by: told by comparing dates, without
+    # working out the day's first instant for each of a vault's future notes.
+    last_day = due_by.astimezone().date() if due_by is not None else date.max
     result = []
     for note in notes:
         key = keys.get(note.path)
@@ -86,7 +89,8 @@ def note_cards(store: Store, scheduler: Scheduler, notes: Iterable, now: datetim
             card, is_new = derive_card(note, key, scheduler, now, today)
             card.suspended = stored.suspended
             result.append(NoteCard(note, key, card, is_new))
-        elif due_by is not None and note.next_review is not None and start_of_day(note.next_review) > due_by:
+        elif due_by is not None and note.next_review is not None and (
+                note.next_review > last_day or start_of_day(note.next_review) > due_by):
             continue
         else:
             card, is_new = derive_card(note, key, scheduler, now, today)

@@ -234,29 +234,33 @@ def legacy_card(
         last_reviewed = (next_review or today) - timedelta(days=interval)
     due_day = next_review or last_reviewed + timedelta(days=interval)
     seed = _LABEL_RATING.get(label, Rating.Good)
-    return CardRow(
-        note_key=note_key,
-        state=int(State.Review),
-        step=None,
-        stability=float(max(interval, 1)),
-        difficulty=_initial_difficulty(scheduler, seed),
-        due=start_of_day(due_day),
-        last_review=start_of_day(last_reviewed),
-        reps=review_count,
-        legacy=True,
-    )
+    # positional, in CardRow's order: note_key, state, step, stability, difficulty, due,
+    # last_review, suspended, reps, lapses, legacy (a load derives thousands)
+    return CardRow(note_key, _REVIEW, None, float(max(interval, 1)), _initial_difficulty(scheduler, seed),
+                   start_of_day(due_day), start_of_day(last_reviewed), False, review_count, 0, True)
 
 
+_REVIEW = int(State.Review)
 _INITIAL_DIFFICULTY: dict[tuple, float] = {}
+_LAST_DIFFICULTIES: list = [None, None, {}]
+"""[the scheduler last asked about, its parameters then, {seed: difficulty}]: a load asks
+thousands of times about one scheduler, and hashing its 21 parameters each time cost a tenth of
+deriving a legacy card."""
 
 
 def _initial_difficulty(scheduler: Scheduler, seed: Rating) -> float:
     """FSRS's first difficulty for a rating; remembered per parameter set (a vault migrates
     thousands of legacy notes per load with the same few values)."""
+    last, parameters, values = _LAST_DIFFICULTIES
+    if last is scheduler and scheduler.parameters is parameters and seed in values:
+        return values[seed]
     key = (scheduler.parameters, seed)
     value = _INITIAL_DIFFICULTY.get(key)
     if value is None:
         value = _INITIAL_DIFFICULTY[key] = scheduler._initial_difficulty(rating=seed, clamp=True)
+    if last is not scheduler or scheduler.parameters is not parameters:
+        _LAST_DIFFICULTIES[:] = [scheduler, scheduler.parameters, {}]
+    _LAST_DIFFICULTIES[2][seed] = value
     return value
 
 
