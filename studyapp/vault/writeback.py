@@ -345,14 +345,19 @@ def unusual_tokens(text: str) -> dict[str, str]:
     for key, token in written_tokens(text).items():
         means = token.means
         plain = "null" if means is None else means.isoformat() if isinstance(means, date) else str(means)
-        if str(token).strip("'\"") != plain and len(token) <= MAX_TOKEN:
-            found[key] = str(token)
+        if str(token).strip("'\"") != plain:
+            if len(token) <= MAX_TOKEN:
+                found[key] = str(token)
+            elif not token.strip():
+                found[key] = ""  # too many blanks to log: none (a blank value still, never `null`)
     return found
 
 
 def token_means(key: str, text: str):
     """What a logged token means as the value of `key` (`OwnedValueError` when it is no such
     value): a token from another device's log is written only where it means what was logged."""
+    if any(ch < " " and ch != "\t" or "\x7f" <= ch <= "\x9f" for ch in text):
+        return OwnedValueError  # a control character: no note's value (a line break, or worse)
     try:
         meta = parse_block(f"{key}:{' ' if text else ''}{text}\n")
     except NoteFormatError:

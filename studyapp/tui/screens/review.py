@@ -24,6 +24,7 @@ SHORT_ROWS = 20
 """A terminal shorter than this lays the review out compactly. At full size the fixed parts
 (header, progress, the question in its border, the drills line, the rating buttons, the footer)
 take 12 rows: on 12 the answer got none, only its border, and revealing it showed nothing."""
+NARROW_COLUMNS = 60
 TINY_ROWS = 12
 """Shorter than this, the review keeps only the question, the answer, the rating buttons and
 the footer: compact, the rest still took eight rows, and the answer got two of ten (none of eight)."""
@@ -33,6 +34,10 @@ class ReviewScreen(StudyScreen):
     """One note at a time until the session queue is empty, then a summary."""
 
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (TINY_ROWS, "-short"), (SHORT_ROWS, "-tall")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_COLUMNS, "-wide")]
+    """Narrower than NARROW_COLUMNS the rating buttons drop their margins and their intervals
+    (`_label_ratings`): four buttons with intervals need about 56 cells, and at 40 columns only
+    "1 Again" was in view."""
     """Below SHORT_ROWS rows the question and the rating buttons lose their borders, so the
     answer keeps rows to show itself in; below TINY_ROWS the header, the session counts, the
     drills line and the answer's border go too (studyapp.tcss)."""
@@ -266,14 +271,26 @@ class ReviewScreen(StudyScreen):
             self.app.report_error(exc, title="Could not preview intervals")
             options = []
         self.options = {o.rating: o for o in options}
-        for rating, label in RATING_LABELS.items():
-            option = self.options.get(rating)
-            suffix = f"  {option.interval}" if option else ""
-            self.query_one(f"#rate-{rating}", Button).label = f"{rating} {label}{suffix}"
+        self._label_ratings()
         self._set_answer_visible(True)
         self.revealed = True  # its watcher refreshes the footer's bindings
 
-    def watch_revealed(self) -> None:
+    def _label_ratings(self) -> None:
+        """Each button's key and name, and the interval it gives where the width has room for
+        it (the interval is told anyway once the note is rated)."""
+        narrow = self.size.width < NARROW_COLUMNS
+        for rating, label in RATING_LABELS.items():
+            option = self.options.get(rating)
+            suffix = f"  {option.interval}" if option and not narrow else ""
+            self.query_one(f"#rate-{rating}", Button).label = f"{rating} {label}{suffix}"
+
+    def on_resize(self) -> None:
+        if self.revealed:
+            self._label_ratings()
+
+    def watch_revealed(self, revealed: bool) -> None:
+        # once the answer shows, a tiny terminal gives the question at most two rows (studyapp.tcss)
+        self.set_class(revealed, "-revealed")
         self.refresh_bindings()
 
     def watch_card(self) -> None:
