@@ -148,7 +148,10 @@ def list_backups(folder: Path) -> list[Backup]:
     for name in names:
         match = _NAME.match(name)
         if match:
-            taken = datetime.strptime(match["stamp"], _STAMP).replace(tzinfo=timezone.utc)
+            try:
+                taken = datetime.strptime(match["stamp"], _STAMP).replace(tzinfo=timezone.utc)
+            except ValueError:  # named like one by hand, on no real day (Feb 30): not a backup of ours
+                continue
             found.append((taken, int(match["n"] or 1),
                           Backup(folder / name, BackupKind(match["kind"]), taken)))
     found.sort(key=lambda item: item[:2], reverse=True)  # `-2` was taken after `` that second

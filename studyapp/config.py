@@ -74,6 +74,9 @@ def load_settings(config_file: Path) -> Settings:
     try:
         raw = _read_regular_file(config_file)
     except FileNotFoundError:
+        if os.path.islink(config_file):  # a link whose file is gone: not "no settings"
+            raise ConfigError(f"{config_file}: is a symbolic link to {os.readlink(config_file)}, which does "
+                              "not exist; restore that file or remove the link") from None
         return Settings()
     except OSError as exc:
         raise ConfigError(f"{config_file}: cannot be read: {exc.strerror or exc}; "
@@ -86,6 +89,8 @@ def load_settings(config_file: Path) -> Settings:
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{config_file}: {exc}") from exc
+    except RecursionError:  # arrays in arrays thousands deep: no setting is written so
+        raise ConfigError(f"{config_file}: a value is nested too deeply to be a setting") from None
     known = {f.name: f for f in fields(Settings)}
     unknown = sorted(set(data) - set(known))
     if unknown:

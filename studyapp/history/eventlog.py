@@ -104,6 +104,9 @@ class EventLog:
         from studyapp.errors import UserError
 
         try:
+            for place in (self.folder, self.folder.parent):  # the log folder and .studyapp, when there
+                if os.path.lexists(place) and not place.is_dir():
+                    raise OSError(errno.ENOTDIR, f"{place} is not a folder")
             if self.own_file.exists():
                 os.close(self._open_own(create=False)[0])
             elif not os.access(self.folder if self.folder.is_dir() else self.folder.parent.parent, os.W_OK):

@@ -1,0 +1,68 @@
+"""Hunting the history's files as a user's machine leaves them: a stray file in the backups
+folder, a file where the review log's folder belongs. Real processes, files compared byte for
+byte."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+STUDYAPP = str(Path(sys.executable).with_name("studyapp"))
+
+
+def studyapp(data: Path, vault: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TZ": "UTC"}
+    env.pop("STUDYAPP_VAULT", None)
+    return subprocess.run([STUDYAPP, "--vault", str(vault), "--data-dir", str(data), *args],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def reviewed_vault(tmp_path: Path) -> tuple[Path, Path]:
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\nanswer\n")
+    (vault / "b.md").write_text("# B\nanswer\n")
+    done = studyapp(data, vault, "rate", "a.md", "--rating", "good", "--now", "2026-03-02T09:00")
+    assert done.returncode == 0, done.stderr
+    return vault, data
+
+
+def test_a_backup_named_by_hand_with_an_impossible_date_does_not_stop_every_command(tmp_path):
+    """A copy of the database put into backups/ as `manual-20260230-120000.sqlite3` (Feb 30)
+    matches the backup name pattern; `datetime.strptime` then raises in `list_backups`, which
+    every command runs when it opens the database: `due`, `rate`, `backup list` all stop with
+    exit 2 and Python's words "day is out of range for month", naming no file."""
+    vault, data = reviewed_vault(tmp_path)
+    assert studyapp(data, vault, "backup", "create").returncode == 0
+    (data / "backups").mkdir(exist_ok=True)
+    shutil.copy(data / "studyapp.sqlite3", data / "backups" / "manual-20260230-120000.sqlite3")
+
+    due = studyapp(data, vault, "due", "--now", "2026-03-02T10:00")
+    listing = studyapp(data, vault, "backup", "list")
+
+    assert due.returncode == 0, due.stderr
+    assert listing.returncode == 0 and "out of range for month" not in listing.stderr, listing.stderr
+
+
+def test_a_review_the_log_cannot_hold_changes_nothing_when_a_file_holds_the_log_folders_place(tmp_path):
+    """`.studyapp/log` is a file (a sync tool's conflict copy, a stray `>` in a shell) before
+    this device's first review. The check before a review (`EventLog.check_writable`) asks
+    `own_file.exists()`, False under a file, and finds the vault writable, so the review
+    writes the note, then fails on the log ("Not a directory", exit 1): the note says
+    reviewed (review_count 1) while the command said error and the history has no review."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\nanswer\n")
+    assert studyapp(data, vault, "due", "--now", "2026-03-02T09:00").returncode == 0
+    log = vault / ".studyapp" / "log"
+    shutil.rmtree(log)  # empty: no review yet
+    log.write_text("not a folder\n")
+    before = (vault / "a.md").read_bytes()
+
+    result = studyapp(data, vault, "rate", "a.md", "--rating", "good", "--now", "2026-03-02T10:00")
+
+    assert result.returncode != 0, result.stdout  # the review cannot be logged: refused...
+    assert (vault / "a.md").read_bytes() == before, result.stderr  # ...and changes nothing
