@@ -66,3 +66,18 @@ def test_a_review_the_log_cannot_hold_changes_nothing_when_a_file_holds_the_log_
 
     assert result.returncode != 0, result.stdout  # the review cannot be logged: refused...
     assert (vault / "a.md").read_bytes() == before, result.stderr  # ...and changes nothing
+
+
+def test_a_folder_in_the_review_databases_place_is_named_as_such(tmp_path):
+    """The database file replaced by a folder (a sync tool's conflict, a stray `mkdir`): SQLite
+    says "unable to open database file" or "disk I/O error", which points at the disk; the
+    user is told what is there and what to do."""
+    vault, data = reviewed_vault(tmp_path)
+    for name in ("studyapp.sqlite3", "studyapp.sqlite3-wal", "studyapp.sqlite3-shm"):
+        (data / name).unlink(missing_ok=True)
+    (data / "studyapp.sqlite3").mkdir()
+
+    for args in (("due", "--now", "2026-03-02T10:00"), ("backup", "create")):
+        result = studyapp(data, vault, *args)
+        assert result.returncode == 1, result.stderr
+        assert "is a folder, not a file" in result.stderr and "disk I/O" not in result.stderr, result.stderr
