@@ -68,8 +68,7 @@ def store_error(exc: sqlite3.Error, database_file: Path | str | None) -> StoreEr
             f"the review database is busy ({where}): another studyapp is writing; try again",
             StoreProblem.BUSY)
     if where.is_dir():  # SQLite says "unable to open" or "disk I/O error"
-        return StoreError(f"the review database {where} is a folder, not a file: move it away "
-                          "(`studyapp rebuild` then starts afresh from the review log and the notes)",
+        return StoreError(f"{where} is a folder, not a database file: move it away",
                           StoreProblem.UNAVAILABLE)
     return StoreError(f"cannot use the review database ({where}): {text}",
                       StoreProblem.UNAVAILABLE)
