@@ -80,4 +80,4 @@ def test_a_folder_in_the_review_databases_place_is_named_as_such(tmp_path):
     for args in (("due", "--now", "2026-03-02T10:00"), ("backup", "create")):
         result = studyapp(data, vault, *args)
         assert result.returncode == 1, result.stderr
-        assert "is a folder, not a file" in result.stderr and "disk I/O" not in result.stderr, result.stderr
+        assert "is a folder, not a database file" in result.stderr and "disk I/O" not in result.stderr, result.stderr
