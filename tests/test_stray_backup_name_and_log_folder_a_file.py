@@ -81,3 +81,15 @@ def test_a_folder_in_the_review_databases_place_is_named_as_such(tmp_path):
         result = studyapp(data, vault, *args)
         assert result.returncode == 1, result.stderr
         assert "is a folder, not a database file" in result.stderr and "disk I/O" not in result.stderr, result.stderr
+
+
+def test_claim_names_the_marker_a_folder_stands_in_for(tmp_path):
+    """`data-dir.json` made a folder: `claim` blamed the vault ("is the vault writable?")."""
+    vault, data = reviewed_vault(tmp_path)
+    (data / "data-dir.json").unlink()
+    (data / "data-dir.json").mkdir()
+
+    result = studyapp(data, vault, "claim")
+
+    assert result.returncode == 1
+    assert "data-dir.json" in result.stderr and "vault writable" not in result.stderr, result.stderr

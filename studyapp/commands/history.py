@@ -231,6 +231,10 @@ def claim(args, ctx) -> int:
 
     owner = claim_vault(ctx.paths)
     if owner is None:
+        for marker in (ctx.paths.data_dir_marker, ctx.paths.vault_marker):
+            if marker.is_symlink() or (marker.exists() and not marker.is_file()):
+                raise UserError(f"could not write {marker}: something other than a file is in its "
+                                "place; move it away and claim again")
         raise UserError(f"could not write {ctx.paths.vault_marker} (is the vault writable?)")
     print(f"{ctx.paths.data_dir} now records the reviews of {ctx.paths.vault_dir}")
     return 0
