@@ -93,3 +93,29 @@ def test_claim_names_the_marker_a_folder_stands_in_for(tmp_path):
 
     assert result.returncode == 1
     assert "data-dir.json" in result.stderr and "vault writable" not in result.stderr, result.stderr
+
+
+def test_a_restore_holds_the_writer_lock_until_the_cards_follow_the_notes(tmp_path, monkeypatch, capsys):
+    """`rebuild` holds the writer lock while the cards catch up with the notes; `backup restore`
+    did the same work without it, so a review another studyapp wrote meanwhile could be
+    overwritten. Checked from inside the catching up: the lock cannot be taken then."""
+    from studyapp import rebuild
+    from studyapp.cli import main
+
+    vault, data = reviewed_vault(tmp_path)
+    assert studyapp(data, vault, "backup", "create").returncode == 0
+    caught_up = rebuild.rebuild_from_notes
+    free_meanwhile = []
+    probe = ("import fcntl, os, sys\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+             "try:\n    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept BlockingIOError:\n"
+             "    print('held')\nelse:\n    print('free')\n")
+
+    def watched(ctx):  # another process tries the lock, as another studyapp's review would
+        answer = subprocess.run([sys.executable, "-c", probe, str(ctx.paths.writer_lock_file)],
+                                capture_output=True, text=True, timeout=60).stdout.strip()
+        free_meanwhile.append(answer == "free")
+        return caught_up(ctx)
+
+    monkeypatch.setattr(rebuild, "rebuild_from_notes", watched)
+    assert main(["backup", "restore", "--vault", str(vault), "--data-dir", str(data)]) == 0, capsys.readouterr()
+    assert free_meanwhile == [False]

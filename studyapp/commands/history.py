@@ -137,14 +137,19 @@ def backup_restore(args, ctx) -> int:
                             "`studyapp rebuild` takes card state from the notes instead")
         chosen = latest
     _refuse_another_vaults(ctx, chosen.path)
-    result = restore_backup(ctx.paths.database_file, ctx.paths.backups_dir, chosen, _now())
-    accept_current_database(ctx.paths)
-    print(f"restored {result.backup.name}: {_describe(result.summary)}")
-    if result.saved_current is not None:
-        print(f"the database as it was is kept as {result.saved_current.name}")
-    if result.damaged_kept is not None:
-        print(f"the damaged database was moved to {result.damaged_kept}")
-    caught_up = rebuild_from_notes(ctx)
+    from studyapp.locking import WriterLock
+
+    # held throughout, as `rebuild` holds it: a review written between the restore and the
+    # cards' catching up with the notes would be overwritten by them
+    with WriterLock(ctx.paths.writer_lock_file).hold():
+        result = restore_backup(ctx.paths.database_file, ctx.paths.backups_dir, chosen, _now())
+        accept_current_database(ctx.paths)
+        print(f"restored {result.backup.name}: {_describe(result.summary)}")
+        if result.saved_current is not None:
+            print(f"the database as it was is kept as {result.saved_current.name}")
+        if result.damaged_kept is not None:
+            print(f"the damaged database was moved to {result.damaged_kept}")
+        caught_up = rebuild_from_notes(ctx)
     accept_current_database(ctx.paths)
     if caught_up.ahead:
         print(f"{len(caught_up.ahead)} note(s) were reviewed after this backup: their cards now "
