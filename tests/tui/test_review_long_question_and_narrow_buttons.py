@@ -6,30 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from studyapp.tui.screens.review import ReviewScreen
 from studyapp.tui.widgets.answer import Answer
 
-from .conftest import app_with_grader, screen_lines, settle
+from .conftest import app_with_grader, screen_lines
 from .sample_vault import write_vault
+from .test_review_on_a_very_short_terminal import revealed
 from .test_tui_drills import StubGrader
 
 QUESTION = ("Why does scaled dot-product attention divide the scores by the square root of d_k, "
             "and what happens to the softmax and its gradients when the keys' dimension grows large?")
 """A note titled by its interview question, as this vault's notes are (`sample_vault`)."""
 ANSWER = "The variance of q·k grows linearly with d_k"
-
-
-async def _revealed(app, pilot) -> ReviewScreen:
-    await settle(pilot)
-    await pilot.press("r")
-    await settle(pilot)
-    await pilot.press("space")
-    await settle(pilot)
-    app.clear_notifications()
-    await settle(pilot)
-    screen = app.screen
-    assert isinstance(screen, ReviewScreen) and screen.revealed
-    return screen
 
 
 @pytest.mark.parametrize("size", [(80, 8), (40, 10), (40, 8)], ids=lambda s: f"{s[0]}x{s[1]}")
@@ -42,7 +29,7 @@ async def test_a_long_question_leaves_the_revealed_answer_most_of_a_tiny_termina
         encoding="utf-8")
     app = app_with_grader(ctx, StubGrader())
     async with app.run_test(size=size) as pilot:
-        screen = await _revealed(app, pilot)
+        screen = await revealed(app, pilot)
         lines = screen_lines(app)
         answer = screen.query_one("#answer", Answer)
         assert answer.content_region.height >= size[1] // 2, (
@@ -57,7 +44,7 @@ async def test_every_rating_button_is_in_view_on_a_narrow_tiny_terminal(ctx, siz
     write_vault(ctx.paths.vault_dir)
     app = app_with_grader(ctx, StubGrader())
     async with app.run_test(size=size) as pilot:
-        await _revealed(app, pilot)
+        await revealed(app, pilot)
         lines = screen_lines(app)
         above_footer = "\n".join(lines[:-1])
         missing = [label for label in ("1 Again", "2 Hard", "3 Good", "4 Easy") if label not in above_footer]

@@ -17,20 +17,26 @@ FIRST_ANSWER_WORDS = "点积的方差随"
 """The start of the first note's answer (the session begins with it)."""
 
 
+async def revealed(app, pilot) -> ReviewScreen:
+    """The review opened and the first note's answer shown, the toasts cleared."""
+    await settle(pilot)
+    await pilot.press("r")
+    await settle(pilot)
+    await pilot.press("space")
+    await settle(pilot)
+    app.clear_notifications()
+    await settle(pilot)
+    screen = app.screen
+    assert isinstance(screen, ReviewScreen) and screen.revealed
+    return screen
+
+
 @pytest.mark.parametrize("size", [(80, 10), (80, 8), (40, 10), (40, 8)], ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_the_revealed_answer_gets_most_of_a_very_short_terminal(ctx, size):
     write_vault(ctx.paths.vault_dir)
     app = app_with_grader(ctx, StubGrader())
     async with app.run_test(size=size) as pilot:
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
-        await pilot.press("space")
-        await settle(pilot)
-        app.clear_notifications()
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ReviewScreen) and screen.revealed
+        screen = await revealed(app, pilot)
         lines = screen_lines(app)
         answer = screen.query_one("#answer", Answer)
         shown = screen_lines(app, answer.content_region)
