@@ -1,6 +1,6 @@
 """Crash-safe file replacement: a reader sees the old bytes or the new bytes, never a mix.
 
-One mechanism in one file (~400 lines): the temp file, the exchange-rename with its compare
+One mechanism in one file (~430 lines): the temp file, the exchange-rename with its compare
 and swap-back, the read lease, and the fallbacks where the system lacks them are steps of the
 same write, and reading them apart would hide how a concurrent edit is kept.
 """
@@ -15,7 +15,32 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TEMP_SUFFIX = ".studyapp-tmp"
-"""Temp files are named `.<name>.<random>.studyapp-tmp`: hidden, so no loader mistakes one for a note."""
+"""Temp files are named `.<name>.<8 hex>.studyapp-tmp`: hidden, so no loader mistakes one for a note."""
+NAME_MAX = 255
+"""The bytes a file name may have (ext4, APFS, most file systems): a note may be named that long."""
+CUT_MARK = "…"
+"""Ends a name cut to fit `NAME_MAX` (a temp file's, a conflict copy's): the rest is the target's."""
+
+
+def fitted_name(stem: str, tail: str, mark: str = CUT_MARK, limit: int = NAME_MAX) -> str:
+    """`stem + tail` if it fits `limit` bytes as the file system counts them; else `stem` cut at
+    a character, then `mark`, then `tail` (a long Chinese title is three bytes a character)."""
+    if len(os.fsencode(stem + tail)) <= limit:
+        return stem + tail
+    room = limit - len(os.fsencode(mark + tail))
+    kept = 0
+    for index, ch in enumerate(stem):
+        kept += len(os.fsencode(ch))  # a byte that is not UTF-8 (surrogateescape) is one
+        if kept > room:
+            return stem[:index] + mark + tail
+    return stem + mark + tail  # not reached: the stem alone did not fit
+
+
+def temp_path(target: Path) -> Path:
+    """A new temp file's path beside `target`: `.<name>.<8 hex>.studyapp-tmp`, the name cut
+    (and marked) so that the whole fits `NAME_MAX` bytes beside a note of the longest name."""
+    name = fitted_name(target.name, f".{os.urandom(4).hex()}{TEMP_SUFFIX}", limit=NAME_MAX - 1)
+    return target.parent / f".{name}"
 
 
 def _current_umask() -> int:
@@ -36,7 +61,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         mode = os.stat(target).st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o666 & ~_current_umask()
-    temp = folder / f".{target.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
+    temp = temp_path(target)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         try:
@@ -81,7 +106,7 @@ def atomic_create_bytes(path: str | os.PathLike, data: bytes) -> None:
     The temp file is hard-linked into place, which fails instead of replacing an existing file.
     """
     target = Path(path)
-    temp = target.parent / f".{target.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
+    temp = temp_path(target)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         try:
@@ -193,8 +218,9 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
 
 
 def _conflict_copy_name(target: Path) -> Path:
-    """A visible sibling the vault does not load as a note (it does not end in .md)."""
-    return target.with_name(f"{target.name}.conflict-{time.strftime('%Y%m%d-%H%M%S')}")
+    """A visible sibling the vault does not load as a note (it does not end in .md), its name
+    cut to fit beside a note of the longest name."""
+    return target.with_name(fitted_name(target.name, f".conflict-{time.strftime('%Y%m%d-%H%M%S')}"))
 
 
 def _keep_for_the_user(target: Path, carried: list[tuple[bytes, bytes]]) -> str:
@@ -296,7 +322,7 @@ def _write_temp(target: Path, data: bytes) -> Path:
         mode = os.stat(target).st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o666 & ~_current_umask()
-    temp = target.parent / f".{target.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
+    temp = temp_path(target)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         _write_all(fd, data)

@@ -59,7 +59,8 @@ _OS_REASONS = {
     errno.EIO: ("input/output error", "the disk may be failing"),
 }
 _TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.[0-9a-f]{8}\.studyapp-tmp$")
-"""`atomic.py`'s temp files (`.<name>.<8 hex>.studyapp-tmp`): the user knows the note's name."""
+"""`atomic.py`'s temp files (`.<name>.<8 hex>.studyapp-tmp`): the user knows the note's name
+(a long one cut and ending in `…`, `atomic.temp_path`)."""
 
 
 def user_message(exc: BaseException, database_file: os.PathLike | str | None = None) -> str | None:
