@@ -73,3 +73,64 @@ def test_import_copies_an_outside_file_whose_name_is_long_but_valid(tmp_path):
     copied = list((vault / "clips").glob("*.md")) if (vault / "clips").is_dir() else []
     assert len(copied) == 1, result.stderr
     assert copied[0].read_text(encoding="utf-8").endswith("# 缩放点积\n答案\n")
+
+
+def test_one_source_whose_free_name_is_too_long_does_not_stop_the_rest(tmp_path):
+    """`S.md` is in the vault already with other text, so `S.txt` is tried as `S-2.md`: one byte
+    over the 255 a name may have. `Path.exists()` raises ENAMETOOLONG, and the whole import stops
+    half done: `a.md` was copied, `zz.md` after it never is (one line, exit 1)."""
+    vault, data = setup(tmp_path)
+    stem = "n" * 251  # `stem.txt` is 255 bytes, `stem.md` 254, `stem-2.md` 256
+    (vault / "src").mkdir()
+    (vault / "src" / f"{stem}.md").write_text("---\nreview_count: 0\n---\n# old\nA\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.md").write_text("# a\n")
+    (src / f"{stem}.txt").write_text("# two\nB\n")
+    (src / "zz.md").write_text("# z\n")
+
+    result = studyapp(data, vault, "import", str(src))
+
+    # the long one may be skipped with a reason (or given a name that fits), but the import
+    # goes on to zz.md and no line says the whole command failed
+    assert (vault / "src" / "zz.md").exists(), (result.returncode, result.stderr[-300:])
+    assert "studyapp: error:" not in result.stderr, result.stderr[-300:]
+
+
+def test_the_source_whose_free_name_is_too_long_is_copied_under_a_name_that_fits(tmp_path):
+    """The case above: `S.txt` is copied with its stem cut so that `-2.md` fits 255 bytes."""
+    vault, data = setup(tmp_path)
+    stem = "n" * 251
+    (vault / "src").mkdir()
+    (vault / "src" / f"{stem}.md").write_text("---\nreview_count: 0\n---\n# old\nA\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / f"{stem}.txt").write_text("# two\nB\n")
+
+    result = studyapp(data, vault, "import", str(src))
+
+    assert result.returncode == 0, result.stderr
+    fitted = vault / "src" / f"{stem[:250]}-2.md"  # 255 bytes
+    assert fitted.read_text().endswith("# two\nB\n"), sorted(p.name for p in (vault / "src").iterdir())
+    assert studyapp(data, vault, "import", str(src)).stdout.endswith("0 skipped with problems\n")  # found again
+
+
+def test_a_vault_path_too_long_for_the_system_stops_only_that_source(tmp_path):
+    """A source deep in folders fits the 4,096 bytes a path may have where it is, but not under
+    a vault whose own path is longer: that source is skipped with the reason, the rest copied."""
+    vault = tmp_path / ("v" * 200) / ("v" * 200) / "vault"
+    data = tmp_path / "data"
+    vault.mkdir(parents=True)
+    data.mkdir()
+    src = tmp_path / "s"
+    deep = src.joinpath(*["d" * 200] * ((4000 - len(str(src))) // 201))
+    deep.mkdir(parents=True)
+    (deep / "deep.md").write_text("# deep\n")
+    (src / "top.md").write_text("# top\n")
+    assert len(str(vault / "s" / deep.relative_to(src) / "deep.md").encode()) > 4096
+
+    result = studyapp(data, vault, "import", str(src))
+
+    assert result.returncode == 1 and "studyapp: error:" not in result.stderr, result.stderr
+    assert "deep.md: cannot copy it into the vault: File name too long; not copied" in result.stderr
+    assert (vault / "s" / "top.md").read_text().endswith("# top\n")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from studyapp.atomic import fitted_name
 from studyapp.errors import UsageError
 from studyapp.vault.blocks import add_default_block
 from studyapp.vault.bounds import MAX_NOTE_BYTES
@@ -98,10 +99,11 @@ def _sources(path: Path, vault_root: Path) -> list[tuple[Path, Path]]:
 
 
 def _candidates(rel: Path):
-    stem = rel.with_suffix("")
-    yield stem.with_suffix(NOTE_SUFFIX) if stem.suffix == "" else Path(f"{stem}{NOTE_SUFFIX}")
-    for n in range(2, 10_000):
-        yield Path(f"{stem}-{n}{NOTE_SUFFIX}")
+    """`rel` as a note's path, then `-2`, `-3`...: the stem cut where a name would pass the
+    255 bytes a file name may have (`S.txt` may be 255, `S-2.md` one more)."""
+    stem = rel.with_suffix("").name
+    for tail in (NOTE_SUFFIX, *(f"-{n}{NOTE_SUFFIX}" for n in range(2, 10_000))):
+        yield rel.parent / fitted_name(stem, tail, mark="")
 
 
 def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool) -> list[ImportAction]:
@@ -152,6 +154,16 @@ def _copy_one(vault: Vault, file: Path, rel: Path, today: date, dry_run: bool,
         source_body = _body_bytes(raw)
     except (OSError, NoteFormatError) as exc:
         return ImportAction("problem", str(file), reason=str(getattr(exc, "strerror", None) or exc))
+    try:
+        return _place_copy(vault, file, rel, raw, source_body, today, dry_run, planned)
+    except OSError as exc:  # a path the system refuses (too long, say): this source only
+        return ImportAction("problem", str(file), reason=f"cannot copy it into the vault: "
+                            f"{exc.strerror or exc}; not copied")
+
+
+def _place_copy(vault: Vault, file: Path, rel: Path, raw: bytes, source_body: bytes, today: date,
+                dry_run: bool, planned: dict[str, bytes]) -> ImportAction:
+    """Copy the source's bytes `raw` under the first free name for `rel` (or find it there)."""
     blocked = _file_in_the_way(vault.root, rel)
     if blocked is not None:  # no name in that folder can work: said at once
         return ImportAction("problem", str(file), reason=f"cannot make the folder {blocked} in the vault: "
