@@ -134,3 +134,24 @@ def test_a_vault_path_too_long_for_the_system_stops_only_that_source(tmp_path):
     assert result.returncode == 1 and "studyapp: error:" not in result.stderr, result.stderr
     assert "deep.md: cannot copy it into the vault: File name too long; not copied" in result.stderr
     assert (vault / "s" / "top.md").read_text().endswith("# top\n")
+
+
+# -- names holding characters YAML reads as a line break ----------------------------------------
+
+def test_import_never_writes_a_block_that_makes_the_note_unreadable(tmp_path):
+    """A note under `clips/` whose name holds U+2028 (LINE SEPARATOR, which web clippers copy
+    from page titles) is a readable new note before `import`. Its standard block gets the path as
+    a tag, PyYAML writes the U+2028 raw, and studyapp's own check then refuses the block: the
+    import rewrote the note into one the vault skips, and tells the user to fix it."""
+    vault, data = setup(tmp_path)
+    (vault / "clips").mkdir()
+    note = vault / "clips" / "para\u2028graph.md"
+    note.write_bytes(b"# Para\nbody\n")
+    before = studyapp(data, vault, "due", "--json")
+    assert before.returncode == 0 and "Para" in before.stdout, before.stderr  # a note the vault studies
+
+    studyapp(data, vault, "import")
+
+    after = studyapp(data, vault, "due", "--json")
+    # either the block is one the vault reads, or the note was left as it was
+    assert "Para" in after.stdout, (note.read_bytes(), after.stderr)

@@ -166,3 +166,40 @@ def test_importing_a_folder_that_holds_the_vault_leaves_the_vault_out(tmp_path, 
     write(home / "clip.md", "# a clip\n")
     assert run_import(vault, home) == 0
     assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")) == ["a.md", "home/clip.md"]
+
+
+def test_a_block_the_vault_would_refuse_is_never_written(tmp_path, capsys, monkeypatch):
+    """Whatever the standard block turns out to be for a note, import checks the note as the
+    vault will read it before writing: a block it would refuse leaves the note as it was, where
+    it used to be written and the note skipped from then on."""
+    from studyapp.vault import blocks
+
+    vault = tmp_path / "vault"
+    note = write(vault / "a.md", PLAIN_NOTE)
+    monkeypatch.setattr(blocks, "default_block_lines", lambda path, today: "tags: [unclosed\n")
+    assert run_import(vault) == 1
+    err = capsys.readouterr().err
+    assert "skipped a.md: the metadata block would make the note unreadable" in err, err
+    assert note.read_text() == PLAIN_NOTE
+
+
+def test_a_note_named_with_a_line_separator_keeps_a_block_the_vault_reads(tmp_path, capsys):
+    """U+2028/U+2029 in a name (web clippers copy them from page titles): the tags that hold the
+    path are written with YAML's escapes, and the note is read with its path as its tag, after
+    `import` as after a first review (both add the standard block)."""
+    vault = tmp_path / "vault"
+    for name in ("para\u2028graph.md", "end\u2029.md"):
+        write(vault / "clips" / name, PLAIN_NOTE)
+    assert run_import(vault) == 0
+    raw = (vault / "clips" / "para\u2028graph.md").read_text()
+    assert '- "clips/para\\Lgraph.md"\n' in raw and raw.endswith(PLAIN_NOTE), raw
+    notes = Vault(vault).load()
+    assert not notes.problems, notes.problems
+    assert sorted(tag for n in notes.notes for tag in n.meta["tags"] if tag != "clips") == [
+        "clips/end\u2029.md", "clips/para\u2028graph.md"]
+
+    write(vault / "clips" / "rated\u2028.md", PLAIN_NOTE)
+    assert main(["rate", "clips/rated\u2028.md", "--rating", "good", "--vault", str(vault),
+                 "--now", "2026-03-10T08:00"]) == 0, capsys.readouterr().err
+    rated = Vault(vault).load().by_path()["clips/rated\u2028.md"]
+    assert rated.review_count == 1 and rated.meta["tags"] == ["clips", "clips/rated\u2028.md"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import date
 from pathlib import PurePosixPath
 
@@ -34,7 +35,30 @@ def default_block_lines(path: str, today: date) -> str:
         "tags": default_tags(path),
         "related_outlines": [],
     }
-    return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096)
+    return yaml.dump(meta, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=4096)
+
+
+_YAML_LINE_BREAKS = "\x85\u2028\u2029"
+"""Characters YAML reads as a line break, which PyYAML writes raw in a quoted string (a path's
+tag), where studyapp's parser refuses the block (`parse._ODD_LINE_BREAK`)."""
+
+
+@functools.cache
+def _dumper():
+    """PyYAML's safe dumper, writing a string that holds one of `_YAML_LINE_BREAKS` in double
+    quotes, where they are escapes (`\\L`, `\\P`, `\\N`): the block parses, the value is the same."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def string(dumper, value: str):
+        quoted = '"' if any(ch in value for ch in _YAML_LINE_BREAKS) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=quoted)
+
+    Dumper.add_representer(str, string)
+    return Dumper
 
 
 def add_default_block(text: str, path: str, today: date) -> str:

@@ -288,13 +288,14 @@ class Vault:
             added = not find_layout(text).has_block
             return add_default_block(text, note.path, today) if added else text
 
-        written = self._rewrite(note, edit).note
+        written = self._rewrite(note, edit, check=True).note
         return written if added else None
 
-    def _rewrite(self, note: Note, edit) -> NoteRewrite:
+    def _rewrite(self, note: Note, edit, check: bool = False) -> NoteRewrite:
         """Apply `edit(text, changed_since_read) -> new text` to the file, replacing it so that
         an edit saved meanwhile is never lost (`atomic.replace_checked`: the edit runs again
-        on whatever the file holds at the moment of the swap)."""
+        on whatever the file holds at the moment of the swap). `check`: refuse new bytes the
+        vault would not read as a note (`_refuse_unreadable`)."""
         abs_path = self._abs(note.path)
 
         def make(raw: bytes) -> bytes:
@@ -302,11 +303,13 @@ class Vault:
             try:
                 text, bom = decode(raw)
                 new_text = edit(text, changed)
+                new_raw = ((BOM if bom else "") + new_text).encode("utf-8")
+                if check and new_raw != raw:
+                    _refuse_unreadable(note.path, new_raw)
             except NoteFormatError as exc:
                 error = WriteConflict if changed else NoteWriteError
                 hint = " (it changed on disk since it was read)" if changed else ""
                 raise error(f"{note.path}{hint}: {exc}; not written") from None
-            new_raw = ((BOM if bom else "") + new_text).encode("utf-8")
             return raw if new_raw == raw else new_raw
 
         done = _replace(abs_path, note.path, make, "written")
@@ -448,6 +451,13 @@ def note_problem(path: str, raw: bytes) -> str | None:
     """Why these bytes, as the note at `path`, could not be studied (the load's reason), or None."""
     result = _note_from_bytes(path, path, raw, len(raw), 0)
     return result.reason if isinstance(result, LoadProblem) else None
+
+
+def _refuse_unreadable(path: str, raw: bytes) -> None:
+    """NoteFormatError when the vault would not read `raw`, written as the note at `path`."""
+    problem = note_problem(path, raw)
+    if problem:
+        raise NoteFormatError(f"the metadata block would make the note unreadable ({problem})")
 
 
 def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int,
