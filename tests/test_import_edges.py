@@ -155,3 +155,42 @@ def test_import_never_writes_a_block_that_makes_the_note_unreadable(tmp_path):
     after = studyapp(data, vault, "due", "--json")
     # either the block is one the vault reads, or the note was left as it was
     assert "Para" in after.stdout, (note.read_bytes(), after.stderr)
+
+
+NEAR_LIMIT = 64 * 1024 * 1024 - 10
+"""Ten bytes under the 64 MiB a note may have: the standard block (~170 bytes) takes it over."""
+
+
+def _big(path: Path) -> None:
+    with open(path, "wb") as handle:
+        handle.write(b"# Big\n")
+        handle.truncate(NEAR_LIMIT)  # NUL bytes: valid UTF-8 text
+
+
+# -- --dry-run says what the import does --------------------------------------------------------
+
+def test_dry_run_of_blocks_in_a_read_only_folder_says_what_the_import_does(tmp_path):
+    """The dry run promises "would add metadata block: ro/a.md" (exit 0); the real run then
+    skips it: "its folder ... is read-only; not written" (exit 1)."""
+    vault, data = setup(tmp_path)
+    (vault / "ro").mkdir()
+    (vault / "ro" / "a.md").write_text("# Hi\nx\n")
+    os.chmod(vault / "ro", 0o555)
+    try:
+        dry = studyapp(data, vault, "import", "--dry-run")
+        real = studyapp(data, vault, "import")
+    finally:
+        os.chmod(vault / "ro", 0o755)
+    assert real.returncode == 1 and "read-only" in real.stderr, real.stderr
+    assert (dry.returncode, "add metadata block: ro/a.md" in dry.stdout) == (1, False), dry.stdout
+
+
+def test_dry_run_of_a_note_that_is_not_utf8_past_its_head_says_what_the_import_does(tmp_path):
+    """A note whose first 4 KB are fine and whose later bytes are Latin-1 (`café` pasted from an
+    old file): the dry run promises its block, the import then refuses it ("not valid UTF-8")."""
+    vault, data = setup(tmp_path)
+    (vault / "a.md").write_bytes(b"# Title\n" + b"x" * 5000 + b"\ncaf\xe9\n")
+    dry = studyapp(data, vault, "import", "--dry-run")
+    real = studyapp(data, vault, "import")
+    assert real.returncode == 1 and "not valid UTF-8" in real.stderr, real.stderr
+    assert "would add metadata block: a.md" not in dry.stdout, dry.stdout

@@ -170,17 +170,18 @@ def test_importing_a_folder_that_holds_the_vault_leaves_the_vault_out(tmp_path, 
 
 def test_a_block_the_vault_would_refuse_is_never_written(tmp_path, capsys, monkeypatch):
     """Whatever the standard block turns out to be for a note, import checks the note as the
-    vault will read it before writing: a block it would refuse leaves the note as it was, where
-    it used to be written and the note skipped from then on."""
+    vault will read it before writing: a block it would refuse leaves the note as it was (and
+    the dry run says so too), where it used to be written and the note skipped from then on."""
     from studyapp.vault import blocks
 
     vault = tmp_path / "vault"
     note = write(vault / "a.md", PLAIN_NOTE)
     monkeypatch.setattr(blocks, "default_block_lines", lambda path, today: "tags: [unclosed\n")
-    assert run_import(vault) == 1
-    err = capsys.readouterr().err
-    assert "skipped a.md: the metadata block would make the note unreadable" in err, err
-    assert note.read_text() == PLAIN_NOTE
+    for dry in (["--dry-run"], []):
+        assert run_import(vault, *dry) == 1
+        err = capsys.readouterr().err
+        assert "skipped a.md: the metadata block would make the note unreadable" in err, err
+        assert note.read_text() == PLAIN_NOTE
 
 
 def test_a_note_named_with_a_line_separator_keeps_a_block_the_vault_reads(tmp_path, capsys):

@@ -67,7 +67,12 @@ def add_missing_blocks(vault: Vault, today: date, dry_run: bool) -> list[ImportA
     for note in snapshot.notes:
         if note.has_block:
             continue
-        if not dry_run:
+        if dry_run:
+            reason = vault.block_problem(note, today)  # what the write below would refuse
+            if reason:
+                actions.append(ImportAction("problem", note.path, reason=reason))
+                continue
+        else:
             try:
                 if vault.add_block_in_place(note, today) is None:
                     continue  # it had its block again by the write (read mid-save): nothing added

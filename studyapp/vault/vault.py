@@ -1,6 +1,6 @@
 """The vault: a folder tree of markdown notes, loaded with a metadata cache and written safely.
 
-Longer than most modules (~470 lines) on purpose: `Vault` is the one object that both reads a
+Longer than most modules (~530 lines) on purpose: `Vault` is the one object that both reads a
 note and writes it back, and what they must agree on (which files are notes and which are
 refused, the bounds a note is read within, a read-only note or folder) is decided here or in
 `scan`, which finds the files and whose checks a read and a write both use. The note format
@@ -290,6 +290,25 @@ class Vault:
 
         written = self._rewrite(note, edit, check=True).note
         return written if added else None
+
+    def block_problem(self, note: Note, today: date) -> str | None:
+        """Why `add_block_in_place` would not write the note now (read-only, not UTF-8 past the
+        head a load reads, unreadable with its block), in the words of its error; None when it
+        would add the block. Writes nothing: what `import --dry-run` says."""
+        abs_path = self._abs(note.path)
+        try:
+            _check_writable(abs_path, note.path, "written")
+            text, bom = decode(abs_path.read_bytes())
+            if not find_layout(text).has_block:
+                new_text = add_default_block(text, note.path, today)
+                _refuse_unreadable(note.path, ((BOM if bom else "") + new_text).encode("utf-8"))
+        except NoteWriteError as exc:
+            return str(exc).removeprefix(f"{note.path}: ")
+        except NoteFormatError as exc:
+            return f"{exc}; not written"
+        except OSError as exc:
+            return f"cannot read: {exc.strerror or exc}; not written"
+        return None
 
     def _rewrite(self, note: Note, edit, check: bool = False) -> NoteRewrite:
         """Apply `edit(text, changed_since_read) -> new text` to the file, replacing it so that
