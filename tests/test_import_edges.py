@@ -157,6 +157,8 @@ def test_import_never_writes_a_block_that_makes_the_note_unreadable(tmp_path):
     assert "Para" in after.stdout, (note.read_bytes(), after.stderr)
 
 
+# -- the size limit -----------------------------------------------------------------------------
+
 NEAR_LIMIT = 64 * 1024 * 1024 - 10
 """Ten bytes under the 64 MiB a note may have: the standard block (~170 bytes) takes it over."""
 
@@ -165,6 +167,55 @@ def _big(path: Path) -> None:
     with open(path, "wb") as handle:
         handle.write(b"# Big\n")
         handle.truncate(NEAR_LIMIT)  # NUL bytes: valid UTF-8 text
+
+
+def test_import_in_place_does_not_push_a_note_over_the_size_limit(tmp_path):
+    """A block-less note just under the limit is studied; `import` adds the block and the note
+    is then "too large for a note" and skipped for good: import made a usable note unusable."""
+    vault, data = setup(tmp_path)
+    _big(vault / "big.md")
+    assert '"big.md"' in studyapp(data, vault, "due", "--json").stdout
+
+    studyapp(data, vault, "import")
+
+    after = studyapp(data, vault, "due", "--json")
+    assert "too large" not in after.stderr, after.stderr
+    assert '"big.md"' in after.stdout
+
+
+def test_import_path_does_not_copy_a_file_the_vault_then_refuses_as_too_large(tmp_path):
+    """README: `import` "does not copy a source the vault could not use: it reports it, and
+    exits 1". A .txt just under the limit is copied with the block added (over the limit),
+    reported as a copy with exit 0, and the next `due` says the note is too large."""
+    vault, data = setup(tmp_path)
+    src = tmp_path / "dump"
+    src.mkdir()
+    _big(src / "big.txt")
+
+    result = studyapp(data, vault, "import", str(src))
+    due = studyapp(data, vault, "due")
+
+    assert "too large" not in due.stderr, (result.stdout, due.stderr)
+    assert result.returncode == 1 or (vault / "dump" / "big.md").stat().st_size <= 64 * 1024 * 1024
+
+
+def test_an_import_that_would_pass_the_size_limit_says_why_and_the_dry_run_too(tmp_path):
+    """Both refusals above, in words, and the dry run says them first; nothing is written."""
+    vault, data = setup(tmp_path)
+    _big(vault / "big.md")
+    src = tmp_path / "dump"
+    src.mkdir()
+    _big(src / "big.txt")
+    before = files_of(vault)
+    why = "the metadata block would make the note unreadable: 67,10"
+    for dry in (("--dry-run",), ()):
+        in_place = studyapp(data, vault, "import", *dry)
+        copied = studyapp(data, vault, "import", *dry, str(src))
+        assert in_place.returncode == copied.returncode == 1, (in_place.stderr, copied.stderr)
+        assert f"skipped big.md: {why}" in in_place.stderr and "not written" in in_place.stderr
+        assert f"big.txt: {why}" in copied.stderr and "bytes is too large for a note" in copied.stderr
+        assert "not copied" in copied.stderr
+        assert files_of(vault) == before
 
 
 # -- --dry-run says what the import does --------------------------------------------------------

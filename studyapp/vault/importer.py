@@ -190,6 +190,8 @@ def _place_copy(vault: Vault, file: Path, rel: Path, raw: bytes, source_body: by
         new_raw = _with_block(raw, note_path, today) or raw
         problem = note_problem(note_path, new_raw)
         if problem:  # the vault could not use it: said, not copied
+            if new_raw is not raw and note_problem(note_path, raw) is None:
+                problem = f"the metadata block would make the note unreadable: {problem}"
             return ImportAction("problem", str(file), reason=f"{problem}; not copied")
         if not dry_run:
             from studyapp.atomic import atomic_create_bytes

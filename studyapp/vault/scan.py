@@ -8,7 +8,7 @@ modules and reads the metadata cache (benchmarks/vault_scale.py, issue 15). The 
 first start (no metadata cache yet) has the child parse the notes too (`parse=True`), on every
 core, while Textual starts.
 
-~430 lines on purpose: which paths are notes (`not_a_note_reason`, the odd names, the files a
+~450 lines on purpose: which paths are notes (`not_a_note_reason`, the odd names, the files a
 load skips) is decided once, here, for the scan and for every command that names a note.
 """
 
@@ -238,6 +238,11 @@ def file_problem(mode: int, size: int) -> str | None:
     if not mode & ANY_WRITE_BIT:
         return ("read-only (no write permission): studyapp never rewrites it; "
                 "make it writable to review it")
+    return size_problem(size)
+
+
+def size_problem(size: int) -> str | None:
+    """Why a note of `size` bytes is skipped for its size, or None."""
     if size > MAX_NOTE_BYTES:
         return f"{size:,} bytes is too large for a note (at most {MAX_NOTE_BYTES:,} are read)"
     return None

@@ -50,6 +50,7 @@ from studyapp.vault.scan import (
     not_a_note_reason,
     scan_folder,
     shown_path,
+    size_problem,
     take_parsed_ahead,
     take_scan_ahead,
 )
@@ -468,6 +469,9 @@ def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: i
 
 def note_problem(path: str, raw: bytes) -> str | None:
     """Why these bytes, as the note at `path`, could not be studied (the load's reason), or None."""
+    too_large = size_problem(len(raw))
+    if too_large:
+        return too_large
     result = _note_from_bytes(path, path, raw, len(raw), 0)
     return result.reason if isinstance(result, LoadProblem) else None
 
@@ -476,7 +480,7 @@ def _refuse_unreadable(path: str, raw: bytes) -> None:
     """NoteFormatError when the vault would not read `raw`, written as the note at `path`."""
     problem = note_problem(path, raw)
     if problem:
-        raise NoteFormatError(f"the metadata block would make the note unreadable ({problem})")
+        raise NoteFormatError(f"the metadata block would make the note unreadable: {problem}")
 
 
 def _note_from_bytes(path: str, abs_path: str | Path, raw: bytes, size: int, mtime_ns: int,
