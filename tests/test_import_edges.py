@@ -236,6 +236,44 @@ def test_dry_run_of_blocks_in_a_read_only_folder_says_what_the_import_does(tmp_p
     assert (dry.returncode, "add metadata block: ro/a.md" in dry.stdout) == (1, False), dry.stdout
 
 
+def test_dry_run_of_a_copy_into_a_read_only_folder_says_what_the_import_does(tmp_path):
+    """`import --dry-run clips` says "would copy ... -> ro/b.md" (exit 0); the import then says
+    "the vault folder ... is read-only; not copied" (exit 1)."""
+    vault, data = setup(tmp_path)
+    (vault / "ro").mkdir()
+    src = tmp_path / "ro"
+    src.mkdir()
+    (src / "b.md").write_text("# B\ny\n")
+    os.chmod(vault / "ro", 0o555)
+    try:
+        dry = studyapp(data, vault, "import", "--dry-run", str(src))
+        real = studyapp(data, vault, "import", str(src))
+    finally:
+        os.chmod(vault / "ro", 0o755)
+    assert real.returncode == 1 and "read-only" in real.stderr, real.stderr
+    assert (dry.returncode, "would copy" in dry.stdout) == (1, False), dry.stdout
+
+
+def test_a_copy_into_a_new_folder_under_a_read_only_one_is_refused_dry_or_not(tmp_path):
+    """`import ~/ro2/sub` makes `ro2/sub/` in the vault: where `ro2` is read-only, both runs say
+    so and make nothing (root, whom modes do not stop, made the folder and the copy)."""
+    vault, data = setup(tmp_path)
+    (vault / "ro2").mkdir()
+    src = tmp_path / "ro2"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "c.md").write_text("# C\nz\n")
+    os.chmod(vault / "ro2", 0o555)
+    try:
+        dry = studyapp(data, vault, "import", "--dry-run", str(src))
+        real = studyapp(data, vault, "import", str(src))
+        made = sorted(p.name for p in (vault / "ro2").iterdir())
+    finally:
+        os.chmod(vault / "ro2", 0o755)
+    for run in (dry, real):
+        assert run.returncode == 1 and f"the vault folder {vault / 'ro2'} is read-only; not copied" in run.stderr, run.stderr
+    assert made == []
+
+
 def test_dry_run_of_a_note_that_is_not_utf8_past_its_head_says_what_the_import_does(tmp_path):
     """A note whose first 4 KB are fine and whose later bytes are Latin-1 (`café` pasted from an
     old file): the dry run promises its block, the import then refuses it ("not valid UTF-8")."""

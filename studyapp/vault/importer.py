@@ -193,14 +193,14 @@ def _place_copy(vault: Vault, file: Path, rel: Path, raw: bytes, source_body: by
             if new_raw is not raw and note_problem(note_path, raw) is None:
                 problem = f"the metadata block would make the note unreadable: {problem}"
             return ImportAction("problem", str(file), reason=f"{problem}; not copied")
+        read_only = _read_only_folder(vault.root, target.parent)
+        if read_only is not None:  # the copy, or the folder it needs, would be made there
+            return ImportAction("problem", str(file), reason=f"the vault folder {read_only} is read-only; not copied")
         if not dry_run:
             from studyapp.atomic import atomic_create_bytes
 
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                if folder_is_read_only(target.parent):
-                    return ImportAction("problem", str(file),
-                                        reason=f"the vault folder {target.parent} is read-only; not copied")
                 atomic_create_bytes(target, new_raw)
             except FileExistsError:
                 continue  # appeared meanwhile: try the next free name
@@ -211,6 +211,15 @@ def _place_copy(vault: Vault, file: Path, rel: Path, raw: bytes, source_body: by
             planned[note_path] = source_body
         return ImportAction("copy", note_path, source=str(file))
     return ImportAction("problem", str(file), reason="no free file name in the vault")
+
+
+def _read_only_folder(root: Path, folder: Path) -> Path | None:
+    """`folder`, or the folder of the vault it would be made in, when the user made that one
+    read-only (checked before anything is made, by the dry run as by the import: root ignores
+    the modes, and would make the folder and the copy)."""
+    while not folder.is_dir() and folder != root and root in folder.parents:
+        folder = folder.parent
+    return folder if folder_is_read_only(folder) else None
 
 
 def _file_in_the_way(root: Path, rel: Path) -> str | None:
