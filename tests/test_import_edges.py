@@ -283,3 +283,45 @@ def test_dry_run_of_a_note_that_is_not_utf8_past_its_head_says_what_the_import_d
     real = studyapp(data, vault, "import")
     assert real.returncode == 1 and "not valid UTF-8" in real.stderr, real.stderr
     assert "would add metadata block: a.md" not in dry.stdout, dry.stdout
+
+
+# -- a folder that is part of the vault through a link -------------------------------------------
+
+def test_importing_a_folder_linked_into_the_vault_does_not_duplicate_its_notes(tmp_path):
+    """README: a linked folder outside the vault is part of it, and `import` refuses a PATH
+    inside the vault. `vault/linked -> ~/ext`: `import ~/ext` copies every note of it into
+    `vault/ext/`, and each is then studied twice (two cards, two titles in `due`)."""
+    vault, data = setup(tmp_path)
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "e1.md").write_text("# E1\nbody\n")
+    (vault / "linked").symlink_to(ext)
+    assert studyapp(data, vault, "import").returncode == 0  # its block, through the link
+    before = files_of(vault)
+
+    result = studyapp(data, vault, "import", str(ext))
+
+    assert files_of(vault) == before, (result.stdout, result.stderr)
+    due = studyapp(data, vault, "due", "--json")
+    assert due.stdout.count('"title": "E1"') == 1, due.stdout
+
+
+def test_a_folder_or_a_note_linked_into_the_vault_is_left_out_of_a_folder_imported(tmp_path):
+    """`import ~/docs`, where `vault/linked -> ~/docs/ext` and `vault/n.md -> ~/docs/n.md`: the
+    other files are copied, those two (the vault's already) are not; a PATH under the linked
+    folder is refused, naming the link."""
+    vault, data = setup(tmp_path)
+    docs = tmp_path / "docs"
+    (docs / "ext" / "deep").mkdir(parents=True)
+    (docs / "ext" / "deep" / "e1.md").write_text("# E1\nbody\n")
+    (docs / "n.md").write_text("# N\n")
+    (docs / "other.md").write_text("# Other\n")
+    (vault / "linked").symlink_to(docs / "ext")
+    (vault / "n.md").symlink_to(docs / "n.md")
+
+    deep = studyapp(data, vault, "import", str(docs / "ext" / "deep"))
+    result = studyapp(data, vault, "import", str(docs))
+
+    assert deep.returncode == 2 and "through the link linked" in deep.stderr, deep.stderr
+    assert result.returncode == 0, result.stderr
+    assert sorted(files_of(vault / "docs")) == ["other.md"], result.stdout

@@ -84,23 +84,67 @@ def add_missing_blocks(vault: Vault, today: date, dry_run: bool) -> list[ImportA
     return actions
 
 
-def _sources(path: Path, vault_root: Path) -> list[tuple[Path, Path]]:
+def _linked_in(root: Path) -> list[tuple[str, Path]]:
+    """(the link's vault path, the real folder or note it reaches) for each link the vault's
+    scan follows out of the vault: a linked folder outside it is part of it (README), so its
+    notes are the vault's already. Folders are walked as the scan walks them (hidden ones not)."""
+    found: list[tuple[str, Path]] = []
+    walked = {root}
+    stack = [(str(root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                is_dir, is_link = entry.is_dir(), entry.is_symlink()
+                real = Path(os.path.realpath(entry.path)) if is_link or is_dir else None
+            except OSError:
+                continue
+            if real is None or real in walked:
+                continue
+            if is_link and (is_dir or entry.name.endswith(NOTE_SUFFIX)):
+                found.append((prefix + entry.name, real))
+            if is_dir:
+                walked.add(real)
+                stack.append((entry.path, prefix + entry.name + "/"))
+    return found
+
+
+def _reached_through(real: Path, linked: list[tuple[str, Path]]) -> str | None:
+    """The vault path of the link through which `real` (a resolved path) is in the vault, or None."""
+    for link, target in linked:
+        if real == target or target in real.parents:
+            return link
+    return None
+
+
+def _sources(path: Path, vault_root: Path, linked: list[tuple[str, Path]]) -> list[tuple[Path, Path]]:
     """(file, path relative to the import root's parent) for every importable file under `path`,
-    leaving out the vault when `path` holds it (its notes are in it already)."""
+    leaving out the vault when `path` holds it, and what it reaches through `linked` (its notes
+    are in it already)."""
     top = path.name.lstrip(".") or "imported"  # `~/.clips` must not become a hidden folder the vault never reads
     if not path.is_dir():  # a file, or a pipe or device named on the command line: `_copy_one` says
         return [(path, Path(top))]
     found = []
     for folder, dirs, files in os.walk(path, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and Path(folder, d).resolve() != vault_root)
+        dirs[:] = sorted(d for d in dirs
+                         if not d.startswith(".") and not _in_vault(Path(folder, d).resolve(), vault_root, linked))
         for name in sorted(files):
             if not name.startswith(".") and name.lower().endswith(IMPORTABLE_SUFFIXES):
                 file = Path(folder) / name
-                real = file.resolve()
-                if real == vault_root or vault_root in real.parents:
-                    continue  # a link to a note of the vault: it is there already
+                if _in_vault(file.resolve(), vault_root, linked):
+                    continue  # a link to a note of the vault, a note linked into it: it is there already
                 found.append((file, Path(top) / file.relative_to(path)))
     return found
+
+
+def _in_vault(real: Path, vault_root: Path, linked: list[tuple[str, Path]]) -> bool:
+    return real == vault_root or vault_root in real.parents or _reached_through(real, linked) is not None
 
 
 def _candidates(rel: Path):
@@ -123,8 +167,14 @@ def copy_into_vault(vault: Vault, paths: list[Path], today: date, dry_run: bool)
         resolved = given.resolve()
         if resolved == root or root in resolved.parents:
             raise UsageError(f"{given} is inside the vault: run `studyapp import` without a path for notes already there")
+    linked = _linked_in(root)
     for given in paths:
-        for file, rel in _sources(given.resolve(), root):
+        link = _reached_through(given.resolve(), linked)
+        if link is not None:  # each note would be studied twice
+            raise UsageError(f"{given} is in the vault already, through the link {shown_path(link)}: "
+                             "run `studyapp import` without a path for notes already there")
+    for given in paths:
+        for file, rel in _sources(given.resolve(), root, linked):
             odd = odd_name_reason(str(rel))
             if odd:  # it would be skipped in the vault anyway
                 actions.append(ImportAction("problem", shown_path(str(file)), reason=f"{odd}; not copied"))
