@@ -9,6 +9,17 @@ if TYPE_CHECKING:
     from studyapp.history_guard import Notice
 
 
+def confirmed(question: str) -> bool:
+    """A y/N question on the terminal; no answer (end of input, or no standard input at all:
+    `<&-`, where input() raises RuntimeError) is a no, said on stderr with the way round it."""
+    try:
+        answer = input(f"{question} [y/N] ")
+    except (EOFError, RuntimeError):
+        print("\nstudyapp: no answer on standard input, taken as no (--yes answers yes)", file=sys.stderr)
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
 def open_app(ctx) -> int:
     """`studyapp` with no subcommand: the terminal app (Textual is imported only here)."""
     from studyapp.vault.scan import forget_scan_ahead

@@ -7,6 +7,7 @@ import argparse
 import sys
 from contextlib import contextmanager
 
+from studyapp.commands import confirmed
 from studyapp.errors import ExitCode, UsageError
 
 
@@ -75,17 +76,6 @@ def hint(args, ctx) -> int:
     return ExitCode.OK
 
 
-def _confirmed(question: str) -> bool:
-    """A y/N question on the terminal; no answer (end of input, or no standard input at all:
-    `<&-`, where input() raises RuntimeError) is a no, said on stderr with the way round it."""
-    try:
-        answer = input(f"{question} [y/N] ")
-    except (EOFError, RuntimeError):
-        print("\nstudyapp: no answer on standard input, taken as no (--yes answers yes)", file=sys.stderr)
-        return False
-    return answer.strip().lower() in ("y", "yes")
-
-
 def give_up(args, ctx) -> int:
     from studyapp.drills import catalog
 
@@ -98,7 +88,7 @@ def give_up(args, ctx) -> int:
         with drill_reviews(ctx) as drills:
             rated_already = drills.proposal(args.drill) is not None
             question = drills.give_up_question(args.drill, args.drill)
-        if not rated_already and not _confirmed(question):
+        if not rated_already and not confirmed(question):
             print("not given up")
             return ExitCode.FAILED
     with drill_reviews(ctx) as drills:
@@ -141,7 +131,7 @@ def reset(args, ctx) -> int:
     if args.drill not in known:
         raise UsageError(f"unknown drill {args.drill!r}; choose from: {', '.join(known)}")
     target = workspace_file(ctx, args.drill)
-    if not args.yes and target.exists() and not _confirmed(
+    if not args.yes and target.exists() and not confirmed(
             f"Replace {target} with the starter (your file is backed up)?"):
         print("not reset")
         return ExitCode.FAILED

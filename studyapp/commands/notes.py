@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                        "byte for byte; importing twice changes nothing.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders outside the vault")
     p.add_argument("--dry-run", action="store_true", help="show what would happen, write nothing")
+    p.add_argument("--yes", action="store_true",
+                   help="do not ask before adding blocks to more than 20 notes (a mistaken --vault)")
     p.add_argument("-v", "--verbose", action="store_true", help="also list files already imported")
     p.set_defaults(handler=print_import)
 
@@ -108,7 +110,11 @@ def print_import(args, ctx) -> int:
     from studyapp.vault.importer import import_notes
 
     vault = Vault(ctx.paths.vault_dir, ctx.paths.cache_file)
-    actions = import_notes(vault, [Path(p) for p in args.paths], ctx.today(), args.dry_run)
+    go_ahead = None if args.yes else (lambda paths: _many_confirmed(vault.root, paths))
+    actions = import_notes(vault, [Path(p) for p in args.paths], ctx.today(), args.dry_run, go_ahead)
+    if actions is None:
+        print("not imported: nothing was changed")
+        return ExitCode.FAILED
     prefix = "would " if args.dry_run else ""
     counts: dict[str, int] = {}
     for action in actions:
@@ -121,3 +127,26 @@ def print_import(args, ctx) -> int:
     print(f"{prefix}import {done} note(s); {counts.get('already-imported', 0)} already imported, "
           f"{counts.get('problem', 0)} skipped with problems")
     return ExitCode.FAILED if counts.get("problem") else ExitCode.OK
+
+
+SHOWN_PATHS = 5
+
+
+def _many_confirmed(root, paths: list[str]) -> bool:
+    """Before blocks go into many notes at once: how many and where, and a y/N question on a
+    terminal. Without one, a UserError saying how to look first, and how to go ahead."""
+    from studyapp.commands import confirmed
+    from studyapp.errors import UserError
+    from studyapp.textwidth import shown
+
+    where = f"{len(paths)} notes in {shown(str(root))}"
+    if sys.stdin is None or not sys.stdin.isatty():  # None: no standard input at all (`<&-`)
+        raise UserError(f"import would add the metadata block to {where}, rewriting each file; nothing "
+                        "was changed: look with `studyapp import --dry-run`, then pass --yes to go ahead")
+    print(f"import would add the metadata block to {where}, rewriting each file:")
+    for path in paths[:SHOWN_PATHS]:
+        print(f"  {shown(path)}")
+    if len(paths) > SHOWN_PATHS:
+        print(f"  ... and {len(paths) - SHOWN_PATHS} more (`studyapp import --dry-run` lists them)")
+    return confirmed("Add them?")
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -24,6 +25,9 @@ from studyapp.vault.scan import NOTE_SUFFIX, odd_name_reason, shown_path
 from studyapp.vault.vault import Vault, folder_is_read_only, note_problem
 
 IMPORTABLE_SUFFIXES = (".md", ".markdown", ".txt")
+MANY_NOTES = 20
+"""Past this many notes to give a block in place, `import` asks first: a mistaken `--vault` (a
+home folder, `/`) would rewrite files all over the machine."""
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,15 @@ def _body_bytes(raw: bytes) -> bytes:
     return text[find_layout(text).body_start:].encode("utf-8")
 
 
-def add_missing_blocks(vault: Vault, today: date, dry_run: bool) -> list[ImportAction]:
+def add_missing_blocks(vault: Vault, today: date, dry_run: bool,
+                       go_ahead: Callable[[list[str]], bool] | None = None) -> list[ImportAction] | None:
+    """Give every block-less note its block. `go_ahead(paths)` is asked first when there are
+    more than `MANY_NOTES` of them (not on a dry run); None when it says no: nothing written."""
     snapshot = vault.load()
+    if go_ahead is not None and not dry_run:
+        lacking = [note.path for note in snapshot.notes if not note.has_block]
+        if len(lacking) > MANY_NOTES and not go_ahead(lacking):
+            return None
     actions = [ImportAction("problem", p.path, reason=p.reason) for p in snapshot.problems]
     for note in snapshot.notes:
         if note.has_block:
@@ -283,9 +294,11 @@ def _file_in_the_way(root: Path, rel: Path) -> str | None:
     return None
 
 
-def import_notes(vault: Vault, paths: list[Path], today: date, dry_run: bool) -> list[ImportAction]:
-    """Run the import; returns what was (or would be) done, in order."""
+def import_notes(vault: Vault, paths: list[Path], today: date, dry_run: bool,
+                 go_ahead: Callable[[list[str]], bool] | None = None) -> list[ImportAction] | None:
+    """Run the import; returns what was (or would be) done, in order (None: `go_ahead` said no,
+    `add_missing_blocks`)."""
     if paths:
         return copy_into_vault(vault, paths, today, dry_run)
-    return add_missing_blocks(vault, today, dry_run)
+    return add_missing_blocks(vault, today, dry_run, go_ahead)
 
