@@ -284,8 +284,8 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         del lines[index]
     new_block = "".join(lines)
     if appended:
-        closing = _DOCUMENT_END.search(new_block)  # `...` closes the YAML: new keys go before it
-        at = closing.start() if closing else len(new_block)
+        closing = document_end(new_block)  # `...` closes the YAML: new keys go before it
+        at = len(new_block) if closing is None else closing
         new_block, tail = new_block[:at], new_block[at:]
         if new_block and not new_block.endswith("\n"):
             new_block += newline
@@ -307,8 +307,22 @@ def _after_colon(token: str) -> str:
     return token if not token.strip(" \t") else ""
 
 
-_DOCUMENT_END = re.compile(r"^\.\.\.[ \t]*(?:#[^\n]*)?\r?\n?(?:[ \t]*(?:#[^\n]*)?\r?\n?)*\Z", re.M)
-"""A YAML document-end line (`...`) ending the block, with only blank or comment lines after it."""
+def document_end(block: str) -> int | None:
+    """Where a YAML document-end line (`...`, maybe with a comment) that ends the block starts,
+    with only blank or comment lines after it; None without one. Read line by line from the end:
+    a pattern for it backtracked exponentially over blank lines after a `...#` line inside a
+    quoted value (minutes, then hours, with the writer lock held)."""
+    at = len(block)
+    for line in reversed(_split_lines(block)):
+        at -= len(line)
+        text = line[:-1] if line.endswith("\n") else line
+        text = text[:-1] if text.endswith("\r") else text
+        rest = text.lstrip(" \t")
+        if not rest or rest.startswith("#"):
+            continue  # blank or a comment: still after the end
+        tail = text[3:].lstrip(" \t")
+        return at if text.startswith("...") and (not tail or tail.startswith("#")) else None
+    return None
 
 
 NO_BLOCK = "(no block)"
