@@ -93,6 +93,8 @@ class StudyFacade:
         self._session: ReviewSession | None = None
         self._snapshot_shown = False
         """Today was drawn from the last start's snapshot: no need for `cached_counts`."""
+        self._left_out: list[str] = []
+        """Why notes were left out of the session since the screen last asked (`left_out`)."""
         self._to_keep: tuple | None = None
         """What `today(keep_later=True)` computed and `keep_today` saves."""
         self._today_until: datetime | None = None
@@ -425,12 +427,33 @@ class StudyFacade:
         """The note to show next, re-read first when its file changed since it was loaded."""
         session = self.session
         while (path := session.next_path) is not None:
-            if not self.vault.reread_if_changed(path):
-                return self._card(path)
-            session.requeue(keep_first=True)
-            if session.next_path == path:
-                return self._card(path)
+            if self.vault.reread_if_changed(path):
+                session.requeue(keep_first=True)
+                if session.next_path != path:
+                    continue
+            card = self._card_or_left_out(path)
+            if card is not None:
+                return card
         return None
+
+    def _card_or_left_out(self, path: str) -> Card | None:
+        """The note's card; None when the note cannot be read whole (a byte past its head that
+        is not UTF-8: the load reads heads only), after taking it out of the session and saying
+        why (`left_out`): one such note stopped the session, or ended the app on a rating."""
+        from studyapp.errors import UserError
+
+        try:
+            return self._card(path)
+        except UserError as exc:
+            self.session.drop(path)
+            self._left_out.append(f"{exc}; left out of this session (`studyapp doctor` lists such notes)")
+            return None
+
+    @_locked
+    def left_out(self) -> list[str]:
+        """Why notes were left out of the session since the last call (each said once)."""
+        lines, self._left_out = self._left_out, []
+        return lines
 
     @_locked
     def progress(self) -> ReviewProgress:

@@ -71,6 +71,9 @@ class FakeStudy:
     def current_card(self) -> Card | None:
         return self.queue[0] if self.queue else None
 
+    def left_out(self) -> list[str]:
+        return []
+
     def progress(self) -> ReviewProgress:
         new = sum(c.is_new for c in self.queue)
         return ReviewProgress(new=new, learning=0, review=len(self.queue) - new, reviewed=len(self.history))

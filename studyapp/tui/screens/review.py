@@ -167,6 +167,8 @@ class ReviewScreen(StudyScreen):
         self.refresh_data()
 
     def _show(self, card: Card | None) -> None:
+        for line in self.study.left_out():  # notes that could not be shown, said once each
+            self.notify(line, title="Left out of the session", severity="warning", timeout=10)
         self.showing_full = False
         self.revealed = False
         self.card = card
