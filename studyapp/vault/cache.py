@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-SCHEMA_VERSION = "8"
-"""Bump when the parser's output changes (title rules, fields): old rows are then discarded."""
+SCHEMA_VERSION = "9"
+"""Bump when the parser's output changes (title rules, fields): old rows are then discarded
+(9: a block below blank lines that closes past the head a load reads is no longer a block-less note)."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick
 and of the same size would otherwise go unseen (git's "racy clean" problem). Judged by the

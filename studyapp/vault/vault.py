@@ -38,6 +38,7 @@ from studyapp.vault.parse import (
     decode,
     extract_title,
     find_layout,
+    may_hold_a_late_block,
     parse_block,
     split_note,
     title_from_first_line,
@@ -454,6 +455,8 @@ def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: i
     try:
         text, _bom = decode(head)
         layout = find_layout(text)
+        if not layout.has_block and may_hold_a_late_block(text):
+            return None  # its closing `---` may lie past the head: the whole file decides
         body = text[layout.body_start:] if layout.has_block else text
         title = title_from_first_line(body)
         if not title:
