@@ -7,15 +7,17 @@ import unicodedata
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-"""Characters a terminal obeys rather than shows (ESC starts colours, titles, cursor moves)."""
-_CONTROL_BUT_BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Characters a terminal obeys rather than shows (ESC starts colours, titles, cursor moves), and
+the bidirectional embeddings, overrides and isolates, which turn the rest of a line around
+until closed (an unclosed RIGHT-TO-LEFT OVERRIDE reversed a `due` row, its path included)."""
+_CONTROL_BUT_BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """The same, less the line break and the tab, which a block of text keeps."""
 
 
 def char_width(ch: str) -> int:
-    if unicodedata.combining(ch) or ch in "\u200b\u200c\u200d\ufeff":
-        return 0
+    if unicodedata.combining(ch) or ch in "\u200b\u200c\u200d\ufeff\u200e\u200f\u061c":
+        return 0  # zero-width joiners, and the left-to-right and right-to-left marks
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 

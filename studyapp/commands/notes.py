@@ -99,7 +99,8 @@ def _print_due_table(due, counts, total: int) -> None:
         # the reviewer's, a day off when they reviewed it in another time zone
         when = "new" if d.is_new else d.due_at.astimezone().date().isoformat()
         overdue = "" if d.is_new else (f"{d.days_overdue}d" if d.days_overdue else "today")
-        line = f"{when:<11}  {overdue:>7}  {(note.difficulty or '-')[:6]:<6}  {fit(note.title, title_width)}  {note.path}"
+        difficulty = fit(shown(note.difficulty or "-"), 6)  # by cells: `困难` is four
+        line = f"{when:<11}  {overdue:>7}  {difficulty}  {fit(note.title, title_width)}  {note.path}"
         print(shown(line).rstrip())  # a difficulty or a path may hold "\e[2J" (YAML escapes)
 
 
