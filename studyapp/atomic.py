@@ -8,6 +8,7 @@ same write, and reading them apart would hide how a concurrent edit is kept.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -202,9 +203,7 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
             try:
                 ours_now, _ = read_settled(temp, settle_seconds)
             except FileBusy:  # a program writes into our copy and will not stop: keep it
-                copy = _conflict_copy_name(target)
-                os.rename(temp, copy)
-                kept = True
+                copy = _new_conflict_copy(target, functools.partial(os.link, temp))  # the temp goes below
                 raise ReplaceConflict(f"another program kept writing into studyapp's copy; "
                                       f"it is kept in {copy.name}") from None
             if ours_now != new:
@@ -217,16 +216,26 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
     raise ReplaceConflict("it keeps changing on disk")
 
 
-def _conflict_copy_name(target: Path) -> Path:
-    """A visible sibling the vault does not load as a note (it does not end in .md), its name
-    cut to fit beside a note of the longest name."""
-    return target.with_name(fitted_name(target.name, f".conflict-{time.strftime('%Y%m%d-%H%M%S')}"))
+def _new_conflict_copy(target: Path, make: Callable[[Path], None]) -> Path:
+    """A visible sibling the vault does not load as a note (it does not end in .md), made by
+    `make`, which must fail with FileExistsError on a name already taken: a copy never replaces
+    another. Its name is cut to fit beside a note of the longest name, so two long names that
+    begin alike, or one note's two conflicts within a second, get `-2`, `-3`, ..."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for number in range(1, 1000):
+        tail = f".conflict-{stamp}" + (f"-{number}" if number > 1 else "")
+        copy = target.with_name(fitted_name(target.name, tail))
+        try:
+            make(copy)
+        except FileExistsError:
+            continue
+        return copy
+    raise FileExistsError(errno.EEXIST, "no free name for a conflict copy", str(target))
 
 
 def _keep_for_the_user(target: Path, carried: list[tuple[bytes, bytes]]) -> str:
     """Save edits that could not be merged next to the file, where the user will see them."""
-    copy = _conflict_copy_name(target)
-    atomic_write_bytes(copy, carried[-1][1])
+    copy = _new_conflict_copy(target, lambda name: atomic_create_bytes(name, carried[-1][1]))
     return f"an edit saved meanwhile is kept in {copy.name}"
 
 

@@ -66,10 +66,12 @@ def test_an_abandoned_temp_file_of_a_long_note_is_swept(tmp_path):
 def test_a_conflict_copy_of_the_longest_name_fits_and_is_no_note(tmp_path):
     """The copy that keeps an edit which could not be merged: 25 bytes longer than the note's
     name, it could not be written, and the edit it holds would be lost."""
-    copy = atomic._conflict_copy_name(tmp_path / LONGEST)
+    copy = atomic._new_conflict_copy(tmp_path / LONGEST, lambda name: atomic.atomic_create_bytes(name, b"edit"))
     assert len(copy.name.encode()) <= 255 and copy.name.startswith("注意力机制"), copy.name
     assert not copy.name.endswith(".md") and ".conflict-" in copy.name
-    assert atomic._conflict_copy_name(tmp_path / "a.md").name.startswith("a.md.conflict-")
+    assert copy.read_bytes() == b"edit"
+    short = atomic._new_conflict_copy(tmp_path / "a.md", lambda name: atomic.atomic_create_bytes(name, b"x"))
+    assert short.name.startswith("a.md.conflict-")
 
 
 def test_rate_writes_a_note_with_the_longest_name(tmp_path, capsys):
