@@ -112,6 +112,17 @@ def may_hold_a_late_block(text: str) -> bool:
     return _LATE_START.match(text) is not None
 
 
+def late_block_problem(raw: bytes) -> str | None:
+    """`_refuse_a_late_block`'s reason for a whole file, None when it holds no such block. Bytes
+    that are not UTF-8 are replaced first: a load that found a note's head sound reads the rest
+    for this check alone, and bytes past the head are the body's, checked when it is shown."""
+    try:
+        _refuse_a_late_block(raw.decode("utf-8-sig", "replace"))
+    except NoteFormatError as exc:
+        return str(exc)
+    return None
+
+
 def _refuse_a_late_block(text: str) -> None:
     """A review block below blank lines is text to Obsidian and YAML alike: a review would add
     a second block in front and leave the note's schedule behind, so the note is refused with

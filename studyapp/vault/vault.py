@@ -38,6 +38,7 @@ from studyapp.vault.parse import (
     decode,
     extract_title,
     find_layout,
+    late_block_problem,
     may_hold_a_late_block,
     parse_block,
     split_note,
@@ -426,9 +427,19 @@ def _note_from_file(path: str, abs_path: str, size: int, mtime_ns: int, ctime_ns
             raw = os.read(fd, HEAD_BYTES)
             if len(raw) == HEAD_BYTES:
                 note = _note_from_head(path, abs_path, raw, size, mtime_ns, ctime_ns)
-                if note is not None:
+                if isinstance(note, Note):
                     return note
+                head = raw
                 raw += _read_rest(fd)
+                if note is LATE_BLOCK_UNDECIDED:
+                    # a head opening like a block below blank lines: the whole file says whether
+                    # it is one; if not, the note is what its head says, as any other note's
+                    late = late_block_problem(raw)
+                    if late is not None:
+                        return LoadProblem(path, late)
+                    note = _note_from_head(path, abs_path, head, size, mtime_ns, ctime_ns, late_checked=True)
+                    if isinstance(note, Note):
+                        return note
         finally:
             os.close(fd)
     except OSError as exc:
@@ -443,11 +454,17 @@ def _read_rest(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+LATE_BLOCK_UNDECIDED = "late block undecided"
+"""`_note_from_head`'s answer for a head that is sound but opens like a block below blank
+lines: only the whole file says whether one closes past the head."""
+
+
 def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: int,
-                    ctime_ns: int) -> Note | None:
+                    ctime_ns: int, late_checked: bool = False) -> Note | str | None:
     """The note when its first complete lines hold its whole block and decide its title, else
     None (then the whole file is read: errors, too, are reported from the whole file, in the
-    words a whole read uses). The body's bytes past the head are not read, nor checked."""
+    words a whole read uses), or LATE_BLOCK_UNDECIDED. The body's bytes past the head are not
+    read, nor checked."""
     cut = raw.rfind(b"\n") + 1
     if not cut:
         return None
@@ -455,8 +472,7 @@ def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: i
     try:
         text, _bom = decode(head)
         layout = find_layout(text)
-        if not layout.has_block and may_hold_a_late_block(text):
-            return None  # its closing `---` may lie past the head: the whole file decides
+        late_undecided = not layout.has_block and not late_checked and may_hold_a_late_block(text)
         body = text[layout.body_start:] if layout.has_block else text
         title = title_from_first_line(body)
         if not title:
@@ -466,6 +482,8 @@ def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: i
             return None
     except (NoteFormatError, ValueError, TypeError, OverflowError, RecursionError, MemoryError):
         return None
+    if late_undecided:
+        return LATE_BLOCK_UNDECIDED
     return Note.from_head(path, str(abs_path), title, meta, layout.has_block, size, mtime_ns,
                           ctime_ns, head_mark(head))
 
