@@ -325,3 +325,20 @@ def test_a_folder_or_a_note_linked_into_the_vault_is_left_out_of_a_folder_import
     assert deep.returncode == 2 and "through the link linked" in deep.stderr, deep.stderr
     assert result.returncode == 0, result.stderr
     assert sorted(files_of(vault / "docs")) == ["other.md"], result.stdout
+
+
+def test_a_first_review_does_not_push_a_block_less_note_over_the_size_limit(tmp_path):
+    """The first review of a block-less note gives it the standard block, as `import` does:
+    just under the limit, the block took the note over it; the write happened, then the
+    command failed reading back what it wrote, and `due` skipped the note for good."""
+    vault, data = setup(tmp_path)
+    _big(vault / "big.md")
+    before = (vault / "big.md").stat().st_size
+
+    rated = studyapp(data, vault, "rate", "big.md", "--rating", "good")
+
+    assert rated.returncode == 1, rated.stderr
+    assert "too large" in rated.stderr and "not written" in rated.stderr, rated.stderr
+    assert (vault / "big.md").stat().st_size == before
+    after = studyapp(data, vault, "due", "--json")
+    assert '"big.md"' in after.stdout and "too large" not in after.stderr, after.stderr

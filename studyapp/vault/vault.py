@@ -326,8 +326,8 @@ class Vault:
                 text, bom = decode(raw)
                 new_text = edit(text, changed)
                 new_raw = ((BOM if bom else "") + new_text).encode("utf-8")
-                if check and new_raw != raw:
-                    _refuse_unreadable(note.path, new_raw)
+                if new_raw != raw and (check or size_problem(len(new_raw))):
+                    _refuse_unreadable(note.path, new_raw)  # a review's block too: over the size limit
             except NoteFormatError as exc:
                 error = WriteConflict if changed else NoteWriteError
                 hint = " (it changed on disk since it was read)" if changed else ""
