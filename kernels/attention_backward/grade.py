@@ -179,31 +179,38 @@ class AttentionBackwardDrill(TupleDrill):
     def run_case(self, entry_obj, payload: dict) -> dict:
         """In the child, under torch.no_grad(): autograd has nothing recorded to differentiate,
         and `AutogradWatch` names any way back into it (`HiddenCalls`: any it was kept from
-        seeing). Small cases are called twice, then once on their second inputs (`AGAIN`)."""
+        seeing), on every call. Small cases are called twice, then once on their second inputs
+        (`AGAIN`)."""
         if PROBE in payload:
             tensors, keywords = _arguments(payload)
             with torch.no_grad():
                 return probe_result(lambda: entry_obj(*tensors[:4], **keywords), default_is_wrong=True)
         calls, inputs_after, used, hidden = [], [], [], []
-        for attempt in range(1 if payload.get(ONE_CALL) else 2):
-            tensors, keywords = _arguments(payload)
+
+        def watched(arguments: dict):
+            """One call under the watches; every call is watched (code that saw no watch on a
+            later call could use autograd there unseen)."""
+            tensors, keywords = _arguments(arguments)
             watch, out_of_sight = AutogradWatch(), HiddenCalls()
             with torch.no_grad(), watch, out_of_sight:
                 value = entry_obj(*tensors[:4], **keywords)
-            if attempt == 0:
-                returned = value if isinstance(value, (tuple, list)) else [value]
-                used = watch.used + ["a result with a grad_fn" for t in returned
-                                     if isinstance(t, torch.Tensor) and t.grad_fn is not None][:1]
-                hidden = out_of_sight.hidden
+            returned = value if isinstance(value, (tuple, list)) else [value]
+            for way in watch.used + ["a result with a grad_fn" for t in returned
+                                     if isinstance(t, torch.Tensor) and t.grad_fn is not None][:1]:
+                if way not in used:
+                    used.append(way)
+            hidden.extend(name for name in out_of_sight.hidden if name not in hidden)
+            return tensors, value
+
+        for attempt in range(1 if payload.get(ONE_CALL) else 2):
+            tensors, value = watched(payload)
             calls.append(export(value))
             if attempt == 0:
                 originals = [payload[key] for key in ("Q", "K", "V", "dO", "mask")]
                 inputs_after = inputs_as_left([t for t in tensors if t is not None],
                                               [t for t in originals if t is not None], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
-            tensors, keywords = _arguments({**payload, **payload[AGAIN]})
-            with torch.no_grad():
-                calls.append(export(entry_obj(*tensors[:4], **keywords)))
+            calls.append(export(watched({**payload, **payload[AGAIN]})[1]))
         return {"calls": calls, "inputs": inputs_after, "record": {"autograd": used, "hidden": hidden}}
 
     def oracle(self, case):

@@ -168,30 +168,33 @@ class FlashAttentionDrill(TupleDrill):
         return fresh_cases(seed, device)
 
     def run_case(self, entry_obj, payload: dict) -> dict:
-        """In the child: the first call runs under `Watch`; small cases are called twice, then
-        once on their second inputs (`AGAIN`)."""
+        """In the child: every call runs under `Watch`; small cases are called twice, then once
+        on their second inputs (`AGAIN`)."""
         options = {key: payload[key] for key in ("block_q", "block_k", "causal")}
         if PROBE in payload:
             args = clone_tree([payload["Q"], payload["K"], payload["V"]])
             return probe_result(lambda: entry_obj(*args, **options), default_is_wrong=True)
-        calls, inputs_after, record = [], [], {}
-        for attempt in range(1 if payload.get(ONE_CALL) else 2):
-            args = clone_tree([payload["Q"], payload["K"], payload["V"]])
-            if attempt == 0:
-                watched = any(key in payload for key in ("cap", "skip", "tiles"))
-                score_dim = payload["Q"].shape[-1] if "tiles" in payload else None
-                with Watch(ops=watched, score_dim=score_dim) as watch:
-                    value = entry_obj(*args, **options)
-                record = watch.record()
-            else:
+        calls, inputs_after, records = [], [], []
+        ops = any(key in payload for key in ("cap", "skip", "tiles"))
+        score_dim = payload["Q"].shape[-1] if "tiles" in payload else None
+
+        def watched(inputs: dict):
+            """One call under `Watch`; every call is watched (code that saw no watch on a later
+            call could use the fused call, or the whole score matrix, there unseen)."""
+            args = clone_tree([inputs[key] for key in ("Q", "K", "V")])
+            with Watch(ops=ops, score_dim=score_dim) as watch:
                 value = entry_obj(*args, **options)
+            records.append(watch.record())
+            return args, value
+
+        for attempt in range(1 if payload.get(ONE_CALL) else 2):
+            args, value = watched(payload)
             calls.append(export(value))
             if attempt == 0:
                 inputs_after = inputs_as_left(args, [payload[k] for k in ("Q", "K", "V")], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
-            args = clone_tree([payload[AGAIN][key] for key in ("Q", "K", "V")])
-            calls.append(export(entry_obj(*args, **options)))
-        return {"calls": calls, "inputs": inputs_after, "record": record}
+            calls.append(export(watched(payload[AGAIN])[1]))
+        return {"calls": calls, "inputs": inputs_after, "record": Watch.worst(records)}
 
     def oracle(self, case):
         p = case.payload

@@ -129,6 +129,22 @@ class Watch:
             self._ops.__exit__(*exc)
         self._calls.__exit__(*exc)
 
+    @staticmethod
+    def worst(records: list[dict]) -> dict:
+        """One record for several calls: each measure at its largest over them (with the op
+        and shapes that came with it), and every fused call and hidden function any made."""
+        worst = dict(records[0])
+        for record in records[1:]:
+            for measure, company in (("largest", ("largest_op", "largest_shape")), ("matmul_work", ()),
+                                     ("exp_elements", ()), ("widest_tile", ("widest_tile_shape",)),
+                                     ("tallest_tile", ("tallest_tile_shape",))):
+                if record[measure] > worst[measure]:
+                    worst[measure] = record[measure]
+                    worst.update({key: record[key] for key in company})
+            for seen in ("fused", "hidden"):
+                worst[seen] = (worst[seen] + [name for name in record[seen] if name not in worst[seen]])[:3]
+        return worst
+
     def record(self) -> dict:
         ops = self._ops
         return {"fused": list(self._calls.fused[:3]), "largest": int(ops.largest),
