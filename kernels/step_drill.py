@@ -227,16 +227,27 @@ class StepsDrill(Drill):
             unmasked = probe_result(lambda: self._run_steps(module, bare)[0][-1], default_is_wrong=True)
             return unmasked if unmasked[PROBE]["problems"] else found
         runs, inputs_after, notes = [], [], []
+
+        def keep(step_notes: list) -> None:
+            """Each step's note from whichever run's says the most (every run is watched: code
+            that saw no watch on a later run could do there what the watch forbids, unseen)."""
+            for index, note in enumerate(step_notes):
+                if index >= len(notes):
+                    notes.append(note)
+                elif note and any(note.values()) and not (notes[index] and any(notes[index].values())):
+                    notes[index] = note
+
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             steps = clone_tree(payload["steps"])
-            values, step_notes = self._run_steps(module, steps, watched=attempt == 0)
+            values, step_notes = self._run_steps(module, steps, watched=True)
             runs.append([export(value) for value in values])
+            keep(step_notes)
             if attempt == 0:
-                notes = step_notes
                 inputs_after = inputs_as_left(step_tensors(steps), step_tensors(payload["steps"]), payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
-            values, _ = self._run_steps(module, clone_tree(payload[AGAIN]["steps"]))
+            values, step_notes = self._run_steps(module, clone_tree(payload[AGAIN]["steps"]), watched=True)
             runs.append([export(value) for value in values])
+            keep(step_notes)
         return {"runs": runs, "inputs": inputs_after, "notes": notes}
 
     # --- the parent ---------------------------------------------------------------------------
