@@ -212,3 +212,44 @@ def test_a_package_installed_beside_while_the_worker_runs_leaves_imports_working
         if coming is not None:
             shutil.rmtree(coming, ignore_errors=True)
     assert "import=ok" in json.dumps(verdict), verdict
+
+
+def test_a_package_installed_beside_while_learner_code_runs_leaves_imports_working(installed_kernels, tmp_path):
+    """The same change to site-packages, made while the learner's code runs (behind the walls):
+    the import system saw the folder's new mtime at the next import and listed it again, which
+    the walls refuse, and then knew nothing in it ("No module named ..."). Seen in CI, where a
+    test beside this one changes site-packages at any moment; a `pip install` does the same."""
+    import threading
+    import time
+
+    from studyapp.grader.client import GraderClient
+    from studyapp.grader.worker import KERNELS_ENV
+
+    if "files" not in probe().to_dict()["active"]:
+        pytest.skip("no Landlock here")
+    site_packages = installed_kernels.parent.parent
+    path = tmp_path / "imports.py"
+    module = not_imported_package()
+    path.write_text(f"import time\n_first = [True]\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n"
+                    f"    if _first[0]:\n        _first[0] = False\n        time.sleep(2.5)\n"
+                    f"    import {module}\n    raise RuntimeError('import=ok')\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env[KERNELS_ENV] = str(installed_kernels)
+    made: list[Path] = []
+
+    def install_meanwhile() -> None:
+        time.sleep(1.0)  # the learner's code is running (sleeping) behind the walls by now
+        made.append(Path(tempfile.mkdtemp(prefix="studyapp-test-coming-", dir=site_packages)))
+
+    try:
+        with GraderClient(grade_limits(), env=env) as grader:
+            assert grader.grade("sdpa", installed_kernels / "sdpa" / "reference.py", device="cpu",
+                                seed=1)["status"] == "pass"
+            meanwhile = threading.Thread(target=install_meanwhile)
+            meanwhile.start()
+            verdict = grader.grade("sdpa", path, device="cpu", seed=1)
+            meanwhile.join()
+    finally:
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
+    assert "import=ok" in json.dumps(verdict), verdict

@@ -686,6 +686,27 @@ def _list_import_folders_now() -> None:
         importlib.machinery.PathFinder.find_spec("_studyapp_lists_its_import_folders")
     except (OSError, ImportError, ValueError):
         pass  # a folder gone meanwhile: its finder lists nothing, as before
+    for finder in list(sys.path_importer_cache.values()):
+        if isinstance(finder, importlib.machinery.FileFinder):
+            _keep_listing_behind_the_walls(finder)
+
+
+def _keep_listing_behind_the_walls(finder) -> None:
+    """A folder changed after it was listed here (a `pip install` while learner code runs) is
+    listed again by its finder at the next import, and behind the walls that listing is refused:
+    the finder then knew nothing in it. It keeps what it listed before the walls instead."""
+    fill = finder._fill_cache  # CPython's FileFinder: the method that lists the folder
+
+    def refill() -> None:
+        try:
+            os.listdir(finder.path or os.getcwd())
+        except PermissionError:
+            return  # not listable now: the listing made before the walls stands
+        except OSError:
+            pass  # gone: as Python does
+        fill()
+
+    finder._fill_cache = refill
 
 
 def _cuda_devices() -> list[str]:
