@@ -8,7 +8,7 @@ modules and reads the metadata cache (benchmarks/vault_scale.py, issue 15). The 
 first start (no metadata cache yet) has the child parse the notes too (`parse=True`), on every
 core, while Textual starts.
 
-~450 lines on purpose: which paths are notes (`not_a_note_reason`, the odd names, the files a
+~440 lines on purpose: which paths are notes (`not_a_note_reason`, the odd names, the files a
 load skips) is decided once, here, for the scan and for every command that names a note.
 """
 
@@ -42,9 +42,6 @@ vault. A plain tuple, unpacked where it is used: 10,000 of them are built on eve
 ctime is what tells an edit that kept the size and put the mtime back (`touch -r`, `rsync -t`):
 no program can set it."""
 
-
-_KIND_BITS = 0o170000
-"""`stat.S_IFMT`'s mask: the file's type in its mode."""
 
 Problem = tuple[str, str]
 """(path, reason): a file or folder the scan skipped, and why."""
@@ -90,12 +87,8 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
                 os.close(fd)
     if linked:
         files = _one_path_per_file(root, files, problems, linked)
-    files.sort(key=_path_of)  # paths are unique
+    files.sort()  # by path: paths are unique, so the tuples' other fields never decide
     return files, problems
-
-
-def _path_of(found: FoundFile) -> str:
-    return found[0]
 
 
 def _one_path_per_file(root: str, files: list[FoundFile], problems: list[Problem],
@@ -153,7 +146,8 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
                 continue
             if not name.endswith(NOTE_SUFFIX):
                 continue
-            if not name.isprintable() and (odd := odd_name_reason(name)):
+            odd = odd_name_reason(name)
+            if odd:
                 if entry.is_file():
                     problems.append((shown_path(rel), odd))
                 continue
@@ -164,15 +158,6 @@ def _scan_entries(folder: str, prefix: str, entries: list[os.DirEntry], files: l
             continue
         except OSError as exc:
             problems.append((rel, f"cannot read: {exc.strerror}"))
-            continue
-        mode = st.st_mode
-        # The common case in one test (a note's every check passed): 10,000 notes are scanned
-        # on every load, and the calls below cost a quarter of the scan.
-        if (mode & _KIND_BITS == stat.S_IFREG and mode & ANY_READ_BIT and mode & ANY_WRITE_BIT
-                and st.st_size <= MAX_NOTE_BYTES and st.st_nlink == 1):
-            files.append((rel, base + name, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-            if through_link or entry.is_symlink():
-                linked.append(files[-1])
             continue
         if not entry.is_file():  # a pipe, device or socket named like a note: never opened
             problems.append((rel, "not a regular file (a pipe, device or socket): a note must be a file"))
