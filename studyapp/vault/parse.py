@@ -103,13 +103,13 @@ _REVIEW_KEY_LINE = re.compile(r"^([\"']?)(?:created|last_reviewed|next_review|re
 """An owned key's line, the key plain or quoted (as the write-back finds it)."""
 
 
-_LATE_START = re.compile(r"(?:[ \t]*\r?\n)+---[ \t]*\r?\n")
+_LATE_START = re.compile(rb"(?:\xef\xbb\xbf)?(?:[ \t]*\r?\n)+---[ \t]*\r?\n")
 
 
-def may_hold_a_late_block(text: str) -> bool:
-    """Whether the text opens like a block below blank lines (`_refuse_a_late_block`): a load
-    that read only a note's head then reads it whole, since the block may close past the head."""
-    return _LATE_START.match(text) is not None
+def may_hold_a_late_block(raw: bytes) -> bool:
+    """Whether a file's bytes open like a block below blank lines (`_refuse_a_late_block`): a
+    load that read only a note's head then reads it whole, since the block may close past it."""
+    return _LATE_START.match(raw) is not None
 
 
 def late_block_problem(raw: bytes) -> str | None:

@@ -291,7 +291,7 @@ class Vault:
             added = not find_layout(text).has_block
             return add_default_block(text, note.path, today) if added else text
 
-        written = self._rewrite(note, edit, check=True).note
+        written = self._rewrite(note, edit).note
         return written if added else None
 
     def block_problem(self, note: Note, today: date) -> str | None:
@@ -313,11 +313,12 @@ class Vault:
             return f"cannot read: {exc.strerror or exc}; not written"
         return None
 
-    def _rewrite(self, note: Note, edit, check: bool = False) -> NoteRewrite:
+    def _rewrite(self, note: Note, edit) -> NoteRewrite:
         """Apply `edit(text, changed_since_read) -> new text` to the file, replacing it so that
         an edit saved meanwhile is never lost (`atomic.replace_checked`: the edit runs again
-        on whatever the file holds at the moment of the swap). `check`: refuse new bytes the
-        vault would not read as a note (`_refuse_unreadable`)."""
+        on whatever the file holds at the moment of the swap). New bytes the vault would not read
+        as a note are refused before anything is written (`_refuse_unreadable`): a first review's
+        block once took a note over the size limit, written, then skipped by every load."""
         abs_path = self._abs(note.path)
 
         def make(raw: bytes) -> bytes:
@@ -326,8 +327,8 @@ class Vault:
                 text, bom = decode(raw)
                 new_text = edit(text, changed)
                 new_raw = ((BOM if bom else "") + new_text).encode("utf-8")
-                if new_raw != raw and (check or size_problem(len(new_raw))):
-                    _refuse_unreadable(note.path, new_raw)  # a review's block too: over the size limit
+                if new_raw != raw:
+                    _refuse_unreadable(note.path, new_raw)
             except NoteFormatError as exc:
                 error = WriteConflict if changed else NoteWriteError
                 hint = " (it changed on disk since it was read)" if changed else ""
@@ -427,19 +428,14 @@ def _note_from_file(path: str, abs_path: str, size: int, mtime_ns: int, ctime_ns
             raw = os.read(fd, HEAD_BYTES)
             if len(raw) == HEAD_BYTES:
                 note = _note_from_head(path, abs_path, raw, size, mtime_ns, ctime_ns)
-                if isinstance(note, Note):
+                if note is not None and (note.has_block or not may_hold_a_late_block(raw)):
                     return note
-                head = raw
                 raw += _read_rest(fd)
-                if note is LATE_BLOCK_UNDECIDED:
+                if note is not None:
                     # a head opening like a block below blank lines: the whole file says whether
                     # it is one; if not, the note is what its head says, as any other note's
                     late = late_block_problem(raw)
-                    if late is not None:
-                        return LoadProblem(path, late)
-                    note = _note_from_head(path, abs_path, head, size, mtime_ns, ctime_ns, late_checked=True)
-                    if isinstance(note, Note):
-                        return note
+                    return note if late is None else LoadProblem(path, late)
         finally:
             os.close(fd)
     except OSError as exc:
@@ -454,17 +450,11 @@ def _read_rest(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-LATE_BLOCK_UNDECIDED = "late block undecided"
-"""`_note_from_head`'s answer for a head that is sound but opens like a block below blank
-lines: only the whole file says whether one closes past the head."""
-
-
 def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: int,
-                    ctime_ns: int, late_checked: bool = False) -> Note | str | None:
+                    ctime_ns: int) -> Note | None:
     """The note when its first complete lines hold its whole block and decide its title, else
     None (then the whole file is read: errors, too, are reported from the whole file, in the
-    words a whole read uses), or LATE_BLOCK_UNDECIDED. The body's bytes past the head are not
-    read, nor checked."""
+    words a whole read uses). The body's bytes past the head are not read, nor checked."""
     cut = raw.rfind(b"\n") + 1
     if not cut:
         return None
@@ -472,7 +462,6 @@ def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: i
     try:
         text, _bom = decode(head)
         layout = find_layout(text)
-        late_undecided = not layout.has_block and not late_checked and may_hold_a_late_block(text)
         body = text[layout.body_start:] if layout.has_block else text
         title = title_from_first_line(body)
         if not title:
@@ -482,8 +471,6 @@ def _note_from_head(path: str, abs_path: str, raw: bytes, size: int, mtime_ns: i
             return None
     except (NoteFormatError, ValueError, TypeError, OverflowError, RecursionError, MemoryError):
         return None
-    if late_undecided:
-        return LATE_BLOCK_UNDECIDED
     return Note.from_head(path, str(abs_path), title, meta, layout.has_block, size, mtime_ns,
                           ctime_ns, head_mark(head))
 
