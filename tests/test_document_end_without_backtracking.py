@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from vault_fixtures import new_note
+
 NOW = "2026-11-23T09:00:00+00:00"
 ODD = "scaled.md"
 GOOD = "good.md"
@@ -35,22 +37,7 @@ ODD_NOTE = (
     "# Why scale by sqrt(d_k)\n\n## 面试标准答案\n\nKeeps the softmax out of saturation.\n"
 )
 
-GOOD_NOTE = """---
-created: '2026-03-02'
-last_reviewed: null
-next_review: '2026-03-02'
-review_count: 0
-difficulty: medium
-mastery_level: 0.0
-tags: []
-related_outlines: []
----
-# What does layer norm normalise over?
-
-## 面试标准答案
-
-The features of each token.
-"""
+GOOD_NOTE = new_note("What does layer norm normalise over?", "The features of each token.")
 
 
 def _run(vault: Path, data: Path, *args: str, timeout: float) -> subprocess.CompletedProcess | None:

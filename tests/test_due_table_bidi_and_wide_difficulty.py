@@ -23,25 +23,10 @@ import time
 from pathlib import Path
 
 from rich.cells import cell_len
+from vault_fixtures import new_note
 
 NOW = "2026-11-23T09:00:00+00:00"
 
-NOTE = """---
-created: '2026-03-02'
-last_reviewed: null
-next_review: '2026-03-02'
-review_count: 0
-difficulty: {difficulty}
-mastery_level: 0.0
-tags: []
-related_outlines: []
----
-# {title}
-
-## 面试标准答案
-
-An answer.
-"""
 
 BIDI_CONTROLS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
@@ -50,9 +35,9 @@ def _due_table(tmp_path, odd_title: str = "Odd", odd_difficulty: str = "medium")
     vault = tmp_path / "vault"
     vault.mkdir()
     for i in range(30):
-        (vault / f"note{i:02d}.md").write_text(NOTE.format(difficulty="medium", title=f"Question {i}"),
+        (vault / f"note{i:02d}.md").write_text(new_note(f"Question {i}"),
                                                encoding="utf-8")
-    (vault / "a-odd.md").write_text(NOTE.format(difficulty=odd_difficulty, title=odd_title), encoding="utf-8")
+    (vault / "a-odd.md").write_text(new_note(odd_title, difficulty=odd_difficulty), encoding="utf-8")
     old = time.time() - 3600
     for entry in os.scandir(vault):
         os.utime(entry.path, (old, old))

@@ -21,28 +21,12 @@ import sys
 import time
 from pathlib import Path
 
+from vault_fixtures import new_note
+
 NOW = "2026-11-23T09:00:00+00:00"
 NOTES = 2000
 ODD = "odd.md"
 
-NOTE = """---
-created: '2026-03-02'
-last_reviewed: null
-next_review: '2026-03-02'
-review_count: 0
-difficulty: medium
-mastery_level: 0.0
-tags:
-- topic{t}
-- topic{t}/note{i:04d}.md
-related_outlines: []
----
-# Question {i}: why scale attention scores
-
-## 面试标准答案
-
-Answer {i}.
-"""
 
 LATE_BLOCK = ("\n---\ncreated: '2025-10-19'\nlast_reviewed: '2026-11-01'\nnext_review: '2026-11-20'\n"
               "review_count: 3\ndifficulty: medium\nmastery_level: 0.4\naliases:\n"
@@ -55,7 +39,8 @@ def _vault(root: Path) -> tuple[Path, Path, bytes]:
     for i in range(NOTES):
         path = vault / f"topic{i % 10}" / f"note{i:04d}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(NOTE.format(t=i % 10, i=i), encoding="utf-8")
+        path.write_text(new_note(f"Question {i}: why scale attention scores", f"Answer {i}.",
+                                     tags=(f"topic{i % 10}", f"topic{i % 10}/note{i:04d}.md")), encoding="utf-8")
     raw = LATE_BLOCK.encode("utf-8")
     assert len(raw) > 4096 and raw.index(b"\n---\n", 2) > 4096  # the closing fence lies past the head
     (vault / ODD).write_bytes(raw)

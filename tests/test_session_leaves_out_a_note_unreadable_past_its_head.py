@@ -18,30 +18,20 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from vault_fixtures import new_note
 
 from studyapp.context import build_context
 from studyapp.errors import UserError
 
 FROZEN_NOW = "2026-11-22T09:00:00+08:00"
 
-HEAD = """---
-created: '2026-03-02'
-last_reviewed: null
-next_review: '2026-03-02'
-review_count: 0
-difficulty: medium
-mastery_level: 0.0
-tags: []
-related_outlines: []
----
-"""
 
 
 def _good(i: int) -> str:
-    return HEAD + f"# Good question {i}\n\n## 面试标准答案\n\nGood answer {i}.\n"
+    return new_note(f"Good question {i}", f"Good answer {i}.")
 
 
-ODD_RAW = (HEAD + "# A web clip with a Latin-1 tail\n\n## 面试标准答案\n\nShort answer.\n\n"
+ODD_RAW = (new_note("A web clip with a Latin-1 tail", "Short answer.") + "\n"
            + "Clipped text. " * 400 + "\n").encode("utf-8") + "Café crème, naïve façade.\n".encode("latin-1")
 assert len(ODD_RAW) > 4096 and b"\xe9" in ODD_RAW[4096:]
 

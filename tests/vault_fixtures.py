@@ -61,6 +61,17 @@ Keeps the softmax out of saturation.
 """A never-reviewed note that declares the `sdpa` drill (the drill-review tests' vault)."""
 
 
+def new_note(title: str, answer: str = "An answer.", *, tags: tuple[str, ...] = (),
+             difficulty: str = "medium") -> str:
+    """A never-reviewed note in the users' format: their block (its keys in their order), a
+    title and the standard answer heading."""
+    tag_lines = "".join(f"- {tag}\n" for tag in tags) if tags else ""
+    return ("---\ncreated: '2026-03-02'\nlast_reviewed: null\nnext_review: '2026-03-02'\n"
+            f"review_count: 0\ndifficulty: {difficulty}\nmastery_level: 0.0\n"
+            + (f"tags:\n{tag_lines}" if tags else "tags: []\n")
+            + f"related_outlines: []\n---\n# {title}\n\n## 面试标准答案\n\n{answer}\n")
+
+
 def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, str):
