@@ -15,9 +15,15 @@ _CONTROL_BUT_BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u206
 """The same, less the line break and the tab, which a block of text keeps."""
 
 
+_DRAWN_OVER = frozenset({"Mn", "Me"})
+"""Marks a terminal draws over the letter before them (Thai vowels and tones, accents,
+enclosing circles): no column of their own. Not `unicodedata.combining`, which is 0 for many
+of them (Thai's U+0E31-U+0E3A)."""
+
+
 def char_width(ch: str) -> int:
-    if unicodedata.combining(ch) or ch in "\u200b\u200c\u200d\ufeff\u200e\u200f\u061c":
-        return 0  # zero-width joiners, and the left-to-right and right-to-left marks
+    if unicodedata.category(ch) in _DRAWN_OVER or ch in "\u200b\u200c\u200d\ufeff\u200e\u200f\u061c":
+        return 0  # marks, zero-width joiners, and the left-to-right and right-to-left marks
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 

@@ -72,3 +72,14 @@ def test_fit_middle_keeps_both_ends_within_the_width():
             head, _, tail = cut.partition("…")
             assert "注意力/多头注意力机制详解/缩放因子.md".startswith(head)
             assert "注意力/多头注意力机制详解/缩放因子.md".endswith(tail) and tail
+
+
+def test_marks_drawn_over_the_letter_before_take_no_column():
+    """Thai vowel and tone marks, a combining accent, an enclosing circle: a terminal draws each
+    over the letter before it. Several have combining class 0, so `unicodedata.combining` alone
+    counted them a column each and pushed the rest of a Thai title's row out of line."""
+    assert display_width("ที่ดี") == 2  # two letters, three marks over them
+    assert display_width("e\u0301") == 1 and display_width("1\u20dd") == 1
+    assert display_width("ที่ดีที่สุด") == 5
+    assert fit("ที่ดีที่สุด", 4) == "ที่ดีที่…"  # three letters with their marks, then the ellipsis
+    assert fit("ที่ดีที่สุด", 7) == "ที่ดีที่สุด  "
