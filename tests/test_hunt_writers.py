@@ -1,0 +1,115 @@
+"""Two writers meeting on one note: the app (driven by Textual's Pilot) or the CLI, and another
+real process (the CLI, or a script acting as the user's editor) on the same vault and data dir.
+Each test fails on the code it was written against."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tui.conftest import FROZEN_NOW, app_with_grader, settle, wait_for
+from tui.test_tui_drills import StubGrader
+from vault_fixtures import new_note, write
+
+from studyapp.context import build_context
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _no_early_grader(monkeypatch):
+    from studyapp.tui.app import StudyApp
+
+    monkeypatch.setattr(StudyApp, "start_grader_early", False)
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    return build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=FROZEN_NOW,
+                         seed=False)
+
+
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+# A `studyapp rate` that, once it holds the writer lock and has read the note, says so in a
+# file and takes a while to schedule: the window in which another writer meets it.
+SLOW_RATE = """
+import sys, time
+from pathlib import Path
+from studyapp import schedule
+from studyapp.cli import main
+
+marker = Path(sys.argv.pop(1))
+review = schedule.review
+def slow_review(*args, **kwargs):
+    marker.write_text("holding the writer lock")
+    time.sleep(1.5)
+    return review(*args, **kwargs)
+schedule.review = slow_review
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _wait_for_file(path: Path, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.01)
+
+
+def test_a_note_rated_by_the_cli_while_the_app_waits_for_the_lock_is_not_rated_twice(ctx, tmp_path):
+    """The answer of the only note is on screen. `studyapp rate` in another shell rates it: it
+    has taken the writer lock and read the note when the learner presses `3`. The app checks
+    that the note is still the one it showed (it is: the CLI has not written yet), waits for the
+    lock, and then records a second review on top of the CLI's: the note says review_count 2
+    and two reviews are in the history. README: "a note rated elsewhere leaves the review
+    instead of being rated twice"; the facade's `rate`: a note that changed on disk since it was
+    shown is not rated."""
+    note = ctx.paths.vault_dir / "a.md"
+    write(note, new_note("Why scale attention scores?"))
+    marker = tmp_path / "cli-holds-the-lock"
+    app = app_with_grader(ctx, StubGrader())
+
+    async def session() -> subprocess.Popen:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            await pilot.press("r")
+            await settle(pilot)
+            screen = app.screen
+            assert screen.card is not None and screen.card.path == "a.md"
+            await pilot.press("space")
+            await settle(pilot)
+            cli = subprocess.Popen(
+                [sys.executable, "-c", SLOW_RATE, str(marker), "rate", "a.md", "--rating", "good",
+                 "--vault", str(ctx.paths.vault_dir), "--data-dir", str(ctx.paths.data_dir),
+                 "--now", FROZEN_NOW], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            while not marker.exists():
+                assert cli.poll() is None, cli.communicate()
+                await pilot.pause(0.02)
+            await pilot.press("3")  # the CLI holds the lock and has read the note, not written it
+            await settle(pilot)
+            cli.communicate(timeout=60)
+            await wait_for(pilot, lambda: False, seconds=2)
+            return cli
+
+    cli = asyncio.run(session())
+    assert cli.returncode == 0
+    from studyapp.reviews import ReviewService
+
+    with ReviewService(build_context(vault=str(ctx.paths.vault_dir),
+                                     data_dir=str(ctx.paths.data_dir), now=FROZEN_NOW,
+                                     seed=False)) as service:
+        reviews = len(service.store.reviews())
+    text = note.read_text(encoding="utf-8")
+    assert "review_count: 1\n" in text and reviews == 1, (
+        f"the note was rated twice (once by the CLI, once by the app after it): {reviews} "
+        f"reviews, and the note says {[l for l in text.splitlines() if l.startswith('review_count')]}")
