@@ -113,3 +113,41 @@ def test_a_note_rated_by_the_cli_while_the_app_waits_for_the_lock_is_not_rated_t
     assert "review_count: 1\n" in text and reviews == 1, (
         f"the note was rated twice (once by the CLI, once by the app after it): {reviews} "
         f"reviews, and the note says {[l for l in text.splitlines() if l.startswith('review_count')]}")
+
+
+def test_leaving_a_drill_does_not_save_over_a_file_another_editor_just_saved(ctx):
+    """The learner has typed in the drill's editor (unsaved), and saves the same workspace file
+    from their own editor (VS Code beside the app, `studyapp watch` in a terminal). Before the
+    once-a-second poll sees that save, they press Esc: leaving saves the app's buffer over the
+    file with no question, and the code saved from the other editor is gone, no copy kept.
+    The app asks about the reverse case ("saved by another program while you have unsaved edits
+    here"); a save that replaces a file changed on disk since it was loaded should ask too (or
+    keep the other version)."""
+    from textual.widgets import TextArea
+    from tui.sample_vault import write_vault
+    from tui.test_tui_drills import open_sdpa
+
+    write_vault(ctx.paths.vault_dir)
+    app = app_with_grader(ctx, StubGrader())
+    other_editor = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q  # saved in VS Code\n"
+
+    async def session() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_sdpa(pilot)
+            screen.query_one("#code", TextArea).insert("# typed in the app\n")
+            await settle(pilot)
+            assert screen.unsaved
+            time.sleep(0.02)
+            tmp = screen.path.with_name(screen.path.name + ".swp")
+            tmp.write_text(other_editor, encoding="utf-8")
+            os.replace(tmp, screen.path)  # the other editor's save
+            await pilot.press("escape")  # within the second before the poll notices
+            await settle(pilot)
+
+    asyncio.run(session())
+    workspace = ctx.paths.workspace_dir / "sdpa.py"
+    kept = [p for p in ctx.paths.workspace_dir.rglob("*") if p.is_file()
+            and p.read_text(encoding="utf-8", errors="replace") == other_editor]
+    assert workspace.read_text(encoding="utf-8") == other_editor or kept, (
+        "the code saved from another editor was overwritten by the app's buffer, without a "
+        f"question or a copy; the file now holds:\n{workspace.read_text(encoding='utf-8')[:200]}")
