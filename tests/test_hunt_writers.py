@@ -151,3 +151,38 @@ def test_leaving_a_drill_does_not_save_over_a_file_another_editor_just_saved(ctx
     assert workspace.read_text(encoding="utf-8") == other_editor or kept, (
         "the code saved from another editor was overwritten by the app's buffer, without a "
         f"question or a copy; the file now holds:\n{workspace.read_text(encoding='utf-8')[:200]}")
+
+
+def _cli(vault: Path, data: Path, *args: str, now: str = "2026-11-25T09:00") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "studyapp", *args, "--vault", str(vault), "--data-dir", str(data),
+         "--now", now], env=dict(_env(), STUDYAPP_DATA_DIR=str(data)), cwd=ROOT,
+        capture_output=True, text=True, timeout=120)
+
+
+def test_undo_after_a_rename_and_a_new_note_under_the_old_name_reverts_the_moved_note(tmp_path):
+    """README: "A note renamed away with a new note written under its old name (`mv b.md
+    b-archive.md`, then a new `b.md`) keeps its history with the file that moved; the new note
+    starts new." The learner rates b.md, archives it with `mv`, writes a new b.md, and runs
+    `studyapp undo`: the undo writes the archived note's old review keys into the NEW b.md
+    (its next_review becomes the other note's old date) and leaves the review in
+    b-archive.md, while the history says the review was undone. (With a `due` between the
+    `mv` and the undo, the undo goes to b-archive.md, exactly.)"""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    reviewed = new_note("点积注意力的计算流程").replace("'2026-03-02'", "'2025-10-19'")
+    write(vault / "b.md", reviewed)
+    done = _cli(vault, data, "rate", "b.md", "--rating", "good")
+    assert done.returncode == 0, done.stderr
+    after_review = (vault / "b.md").read_bytes()
+    os.rename(vault / "b.md", vault / "b-archive.md")
+    fresh = new_note("A new note under the old name").replace("'2026-03-02'", "'2026-11-20'")
+    write(vault / "b.md", fresh)
+
+    done = _cli(vault, data, "undo", now="2026-11-25T09:05")
+
+    assert (vault / "b.md").read_text(encoding="utf-8") == fresh, (
+        f"the undo rewrote the new note under the old name ({done.stdout.strip()}):\n"
+        + (vault / "b.md").read_text(encoding="utf-8")[:200])
+    assert (vault / "b-archive.md").read_text(encoding="utf-8") == reviewed, (
+        "the reviewed (moved) note still holds the review the undo took back"
+        if (vault / "b-archive.md").read_bytes() == after_review else "b-archive.md changed")
