@@ -112,7 +112,7 @@ def test_a_note_rated_by_the_cli_while_the_app_waits_for_the_lock_is_not_rated_t
     text = note.read_text(encoding="utf-8")
     assert "review_count: 1\n" in text and reviews == 1, (
         f"the note was rated twice (once by the CLI, once by the app after it): {reviews} "
-        f"reviews, and the note says {[l for l in text.splitlines() if l.startswith('review_count')]}")
+        f"reviews, and the note says {[line for line in text.splitlines() if line.startswith('review_count')]}")
 
 
 def test_leaving_a_drill_does_not_save_over_a_file_another_editor_just_saved(ctx):
