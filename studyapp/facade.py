@@ -484,6 +484,7 @@ class StudyFacade:
         rated elsewhere meanwhile leaves the session)."""
         from fsrs import Rating
 
+        from studyapp.reviews import NotAsShown
         from studyapp.schedule import format_interval
 
         if revision is not None:
@@ -502,7 +503,18 @@ class StudyFacade:
             note = self.vault.notes.get(path)
             self.session.requeue(keep_first=True)
             raise NoteSuspendedElsewhere(path, note.title if note is not None else path)
-        result = self.session.rate(path, Rating(rating), duration_seconds)
+        try:
+            # checked again under the writer lock: a `rate` in another shell may hold it now,
+            # having read the note and not yet written it
+            result = self.session.rate(path, Rating(rating), duration_seconds, shown=revision)
+        except NotAsShown as refused:
+            self.vault.reread_if_changed(path)
+            note = self.vault.notes.get(path)
+            self.session.requeue(keep_first=True)
+            title = note.title if note is not None else path
+            if refused.suspended:
+                raise NoteSuspendedElsewhere(path, title) from None
+            raise NoteChangedOutside(path, title, readable=note is not None) from None
         return ReviewOutcome(path, rating, format_interval(result.interval), result.due.astimezone().date())
 
     @_locked

@@ -195,9 +195,11 @@ class ReviewSession:
         return derive_card(self.notes[path], row.key if row else None, self.service.scheduler,
                            self.service.ctx.now())
 
-    def rate(self, path: str, rating: Rating, duration_seconds: float | None) -> ReviewResult:
-        """Record the review (`ReviewService.record_review`); the note leaves until due again."""
-        result = self.service.record_review(path, rating, duration_seconds)
+    def rate(self, path: str, rating: Rating, duration_seconds: float | None,
+             shown: str | None = None) -> ReviewResult:
+        """Record the review (`ReviewService.record_review`, which refuses a note that is no
+        longer the `shown` one); the note leaves until due again."""
+        result = self.service.record_review(path, rating, duration_seconds, shown)
         self.undo_stack.append((UndoKind.RATING, path, True))
         self.vault.written(path)
         self.rated(path, int(rating), result.event_id)

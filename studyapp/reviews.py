@@ -56,6 +56,16 @@ from studyapp.vault.writeback import ABSENT, NO_BLOCK, Written, same_meaning, wr
 OWNED_REVIEW_KEYS = REVIEW_KEYS
 
 
+class NotAsShown(UserError):
+    """A review refused: the note is no longer the one the learner judged. It changed on disk
+    (an editor, a sync, a review another process recorded) or was suspended since it was shown."""
+
+    def __init__(self, path: str, suspended: bool) -> None:
+        super().__init__(f"{path}: {'suspended' if suspended else 'changed'} since it was shown; not rated")
+        self.path = path
+        self.suspended = suspended
+
+
 @dataclass
 class ReviewResult:
     """What one recorded review did (the CLI prints it, the TUI posts it)."""
@@ -232,23 +242,28 @@ class ReviewService:
     # -- recording ------------------------------------------------------------------------
 
     def record_review(self, path: str, rating: Rating | str,
-                      duration_seconds: float | None = None) -> ReviewResult:
+                      duration_seconds: float | None = None, shown: str | None = None) -> ReviewResult:
         """Rate the note at `path` now: schedule it, write its owned keys, log the review.
 
         Holds the write lock, so a review recorded meanwhile by another process is the starting
-        point (its review count, its card), not overwritten."""
+        point (its review count, its card), not overwritten. With `shown` (the content hash of
+        the note the learner judged, in the app), a note that is no longer that one, or was
+        suspended since, is not rated (`NotAsShown`): checked under the lock, since a `rate`
+        in another shell may have read the note and not yet written it when the app asked."""
         if isinstance(rating, str):
             rating = schedule.parse_rating(rating)
         with self.writer_lock.hold():
-            return self._record_review(path, rating, duration_seconds)
+            return self._record_review(path, rating, duration_seconds, shown)
 
     def _record_review(self, path: str, rating: Rating,
-                       duration_seconds: float | None) -> ReviewResult:
+                       duration_seconds: float | None, shown: str | None = None) -> ReviewResult:
         now = self.ctx.now()
         note = self.vault.read_note(path)
         row = self.store.note_by_path(path)
         key = row.key if row else None
         stored = self.store.card(key) if key is not None else None
+        if shown is not None and (note.content_hash != shown or (stored is not None and stored.suspended)):
+            raise NotAsShown(path, suspended=note.content_hash == shown)
         # A row only a suspension stored does not schedule: the note is still new (or legacy).
         scheduled = stored if stored is not None and not never_reviewed(stored) else None
         before = scheduled or derive_card(note, key, self.scheduler, now)[0]

@@ -186,3 +186,29 @@ def test_undo_after_a_rename_and_a_new_note_under_the_old_name_reverts_the_moved
     assert (vault / "b-archive.md").read_text(encoding="utf-8") == reviewed, (
         "the reviewed (moved) note still holds the review the undo took back"
         if (vault / "b-archive.md").read_bytes() == after_review else "b-archive.md changed")
+
+
+def test_the_service_refuses_a_note_that_is_not_the_one_shown_and_writes_nothing(ctx):
+    """The check the app's rating relies on, made under the writer lock: a note whose bytes are
+    not the shown ones, or that was suspended since it was shown, is not rated, and neither the
+    file nor the history changes."""
+    from studyapp.reviews import NotAsShown, ReviewService
+    from studyapp.vault import content_hash
+
+    note = ctx.paths.vault_dir / "a.md"
+    write(note, new_note("Why scale attention scores?"))
+    shown = content_hash(note.read_bytes())
+    with ReviewService(ctx) as service:
+        before = note.read_bytes()
+        with pytest.raises(NotAsShown) as refused:
+            service.record_review("a.md", "good", shown="not-" + shown)
+        assert not refused.value.suspended
+        assert note.read_bytes() == before and service.store.reviews() == []
+        service.set_suspended("a.md", True)
+        with pytest.raises(NotAsShown) as refused:
+            service.record_review("a.md", "good", shown=shown)
+        assert refused.value.suspended
+        assert note.read_bytes() == before and service.store.reviews() == []
+        service.set_suspended("a.md", False)
+        service.record_review("a.md", "good", shown=shown)  # the very note shown: rated
+        assert len(service.store.reviews()) == 1 and b"review_count: 1\n" in note.read_bytes()
