@@ -364,6 +364,18 @@ class ReviewService:
         with self.writer_lock.hold():
             return self._undo_last(review)
 
+    def _still_as_reviewed(self, path: str, hash_after: str | None) -> bool:
+        """Whether the file at `path` is still the one a review left there (or, without the
+        review's hash, is there at all). An unreadable one is taken as there: the undo then
+        says why it cannot read it."""
+        try:
+            raw = (self.vault.root / path).read_bytes()
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        return hash_after is None or content_hash(raw) == hash_after
+
     def _undo_last(self, review) -> dict:
         if review is None:
             last = self.store.last_review()
@@ -375,8 +387,9 @@ class ReviewService:
                 raise UserError("nothing to undo: that review was undone meanwhile")
         note_row = self.store.note_by_key(last.note_key)
         assert note_row is not None, "a review's note_key always names a notes row"
-        if not note_row.deleted and not (self.vault.root / note_row.path).exists():
-            # renamed since, and nothing has loaded the vault: follow (and log) the rename
+        if not note_row.deleted and not self._still_as_reviewed(note_row.path, last.hash_after):
+            # gone from its path, or another file there (`mv b.md b-archive.md`, then a new
+            # b.md), and nothing has loaded the vault since: follow (and log) a rename
             self.reconcile(self.vault.load())
             note_row = self.store.note_by_key(last.note_key)
             assert note_row is not None, "reconciling renames or marks rows, never removes them"
