@@ -212,3 +212,53 @@ def test_the_service_refuses_a_note_that_is_not_the_one_shown_and_writes_nothing
         service.set_suspended("a.md", False)
         service.record_review("a.md", "good", shown=shown)  # the very note shown: rated
         assert len(service.store.reviews()) == 1 and b"review_count: 1\n" in note.read_bytes()
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+s", "ctrl+r"])
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_a_save_that_meets_another_editors_save_asks_and_does_what_was_answered(ctx, key, answer):
+    """Leaving (Esc), saving (ctrl+s) and running (ctrl+r) with unsaved edits, within the
+    second before the poll sees another editor's save: the app asks which version stays.
+    "Load the saved file" shows the other editor's code and writes nothing; "Keep my edits"
+    writes the app's code and goes on (leaves, or says it saved, or grades)."""
+    from textual.widgets import TextArea
+    from tui.sample_vault import write_vault
+    from tui.test_tui_drills import open_sdpa
+
+    from studyapp.tui.screens.confirm import Confirm
+
+    write_vault(ctx.paths.vault_dir)
+    grader = StubGrader()
+    app = app_with_grader(ctx, grader)
+    theirs = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q  # theirs\n"
+
+    async def session() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_sdpa(pilot)
+            editor = screen.query_one("#code", TextArea)
+            editor.insert("# mine\n")
+            await settle(pilot)
+            mine = editor.text
+            time.sleep(0.02)
+            tmp = screen.path.with_name(screen.path.name + ".swp")
+            tmp.write_text(theirs, encoding="utf-8")
+            os.replace(tmp, screen.path)
+            await pilot.press(key)
+            await settle(pilot)
+            assert isinstance(app.screen, Confirm), "saved over another editor's save without asking"
+            assert screen.path.read_text(encoding="utf-8") == theirs
+            await pilot.press(answer)
+            await settle(pilot)
+            if answer == "y":  # load theirs: on the drill, showing their code, nothing written
+                assert app.screen is screen and editor.text == theirs
+                assert screen.path.read_text(encoding="utf-8") == theirs
+                return
+            assert screen.path.read_text(encoding="utf-8") == mine
+            if key == "escape":
+                assert app.screen is not screen
+            else:
+                assert app.screen is screen and not screen.unsaved
+            if key == "ctrl+r":
+                await wait_for(pilot, lambda: bool(grader.graded))
+
+    asyncio.run(session())

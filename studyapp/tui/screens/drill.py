@@ -32,6 +32,8 @@ from studyapp.views import DrillDetail
 CHECK_MARK = {"pass": "[green]✔[/]", "fail": "[red]✘[/]", "skip": "[dim]–[/]"}
 STATUS_LINE = {"pass": "[b green]PASS[/]", "fail": "[b red]FAIL[/]", "error": "[b red]ERROR[/]"}
 READY_LINE = "ctrl+r runs the grader · F2 a hint · F3 give up"
+SAVED_ELSEWHERE = "saved by another program since it was read here"
+"""`DrillScreen.save`'s answer when it asked which version stays instead of writing."""
 """The line under the editor before the first run, while the try is open."""
 LOOKS_LIKE = " (looks like: "
 """How a summary names the known mistake; shown on its own line, the verdict's key line."""
@@ -262,7 +264,10 @@ class DrillScreen(StudyScreen):
         self.notify(f"{self.path.name} was changed outside and cannot be read ({reason}): your code "
                     "here is kept; ctrl+s saves it over the file.", severity="warning", timeout=8)
 
-    def _ask_which_version(self, disk_text: str) -> None:
+    def _ask_which_version(self, disk_text: str, then: Callable[[], object] | None = None) -> None:
+        """Another program saved the file while there are unsaved edits here: which one stays.
+        Keeping the edits goes on with `then` (the save, run or leave that found the other
+        version), which writes them over the file; else they are saved by the next ctrl+s."""
         def answered(load_disk: bool | None) -> None:
             self.asking = False
             if load_disk:
@@ -270,18 +275,29 @@ class DrillScreen(StudyScreen):
                 self.action_run(save=False)
             else:
                 self.saved_text = disk_text  # what is on disk now; the next save replaces it
-                self.notify("Kept your edits; ctrl+s saves them over the file.", timeout=4)
+                if then is not None:
+                    then()
+                else:
+                    self.notify("Kept your edits; ctrl+s saves them over the file.", timeout=4)
 
         self.asking = True
         self.app.push_screen(Confirm(
             f"{self.path.name} was saved by another program while you have unsaved edits here.",
             yes="Load the saved file, drop my edits", no="Keep my edits"), answered)
 
-    def save(self) -> str | None:
-        """Write the editor's text to the workspace file; None when saved, else the reason."""
+    def save(self, then: Callable[[], object] | None = None) -> str | None:
+        """Write the editor's text to the workspace file; None when saved, else the reason.
+
+        A file another program saved since it was loaded or saved here (within the second
+        before the poll notices) is not written over: the learner is asked which version stays
+        (`SAVED_ELSEWHERE`; keeping theirs goes on with `then`)."""
         text = self.query_one("#code", TextArea).text
         if text == self.saved_text:
             return None
+        if (other := self._saved_elsewhere()) is not None:
+            if isinstance(other, str):
+                self._ask_which_version(other, then)
+            return SAVED_ELSEWHERE
         try:
             self.study.save_drill_file(self.path, text)
         except Exception as exc:  # noqa: BLE001
@@ -290,9 +306,30 @@ class DrillScreen(StudyScreen):
         self.file_mtime_ns = self.path.stat().st_mtime_ns
         return None
 
-    def action_save(self) -> bool:
-        problem = self.save()
-        if problem is not None:
+    def _saved_elsewhere(self) -> str | bool | None:
+        """The file's text when another program saved it since this screen read or wrote it,
+        and it differs from what was read or written; True when such a save cannot be read
+        (said, as the poll says it: the next save writes over it); else None."""
+        try:
+            mtime = self.path.stat().st_mtime_ns
+        except OSError:  # gone, or the folder unreadable: the write says what is wrong
+            return None
+        if mtime == self.file_mtime_ns:
+            return None
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = "it holds bytes that are not UTF-8" if isinstance(exc, UnicodeDecodeError) else (
+                exc.strerror or str(exc))
+            self._unreadable_said = False
+            self._cannot_read(reason, mtime)
+            return True
+        self.file_mtime_ns = mtime
+        return None if text == self.saved_text else text
+
+    def action_save(self, then: Callable[[], object] | None = None) -> bool:
+        problem = self.save(then)
+        if problem is not None and problem is not SAVED_ELSEWHERE:
             self.app.report_error(OSError(problem), title="Could not save")
         return problem is None
 
@@ -301,11 +338,11 @@ class DrillScreen(StudyScreen):
         if self.detail is None:
             return
         unchanged = not self.unsaved
-        if self.action_save():
+        if self.action_save(then=self.action_save_file):
             self.notify(f"{self.path.name} is saved." if unchanged else f"Saved {self.path.name}.", timeout=2)
 
     def action_run(self, save: bool = True) -> None:
-        if save and not self.action_save():
+        if save and not self.action_save(then=self.action_run):
             return
         if self.grading:
             self.study.cancel_grade()  # the newer run replaces the one in flight
@@ -538,7 +575,9 @@ class DrillScreen(StudyScreen):
     def can_leave(self, retry: Callable[[], object]) -> bool:
         """Save before the screen goes; when saving fails, ask (and `retry` after a yes)."""
         if self.unsaved:
-            problem = self.save()
+            problem = self.save(then=retry)
+            if problem is SAVED_ELSEWHERE:
+                return False
             if problem is not None:
                 def answered(leave: bool | None) -> None:
                     if leave:
