@@ -1,0 +1,118 @@
+"""Hunt (devices): two data dirs sharing one vault, synced by copying files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from history_helpers import cli, copy_logs, make_vault, review_log, settled
+
+from studyapp.cli import main
+
+
+def _device(data):
+    return json.loads((data / "data-dir.json").read_text())["id"]
+
+
+def _log(vault, data):
+    return vault / ".studyapp" / "log" / f"{_device(data)}.jsonl"
+
+
+def _run(capsys, vault, data, *args, now):
+    capsys.readouterr()
+    code = main([*args, "--vault", str(vault), "--data-dir", str(data), "--now", now])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_undo_never_takes_back_another_devices_review_after_its_log_arrived_cut_short(tmp_path, capsys):
+    """B's review of c.md reaches A; then a half-finished sync leaves B's log at A cut short
+    (mid-line, shorter than A's cache last read it). A's cache sees the file shrink and writes
+    B's review into A's own log file (`adopt_database`), so A's `undo` takes it for A's own:
+    it undoes B's review of c.md instead of A's own review of a.md, and the undo event, synced,
+    takes B's review away on every device (README: undo takes back only this device's own
+    reviews)."""
+    vault_a = make_vault(tmp_path / "a" / "vault")
+    settled(*vault_a.glob("*.md"))
+    data_a, data_b = tmp_path / "a" / "data", tmp_path / "b" / "data"
+    vault_b = tmp_path / "b" / "vault"
+    shutil.copytree(vault_a, vault_b)
+    cli(capsys, vault_a, data_a, "rate", "a.md", "--rating", "good", now="2026-11-20T07:00")
+    cli(capsys, vault_b, data_b, "rate", "c.md", "--rating", "good", now="2026-11-20T08:00")
+    copy_logs(vault_b, vault_a)
+    shutil.copy2(vault_b / "c.md", vault_a / "c.md")
+    settled(*vault_a.glob("*.md"))
+    cli(capsys, vault_a, data_a, "due", now="2026-11-20T08:30")
+
+    b_log = _log(vault_a, data_b)
+    whole = b_log.read_bytes()
+    b_log.write_bytes(whole[: len(whole) // 2])  # a sync half done: B's file cut mid-line
+    cli(capsys, vault_a, data_a, "due", now="2026-11-20T08:40")
+    code, out, err = _run(capsys, vault_a, data_a, "undo", now="2026-11-20T09:00")
+    assert code == 0, err
+    assert "a.md" in out and "c.md" not in out, f"A's undo took back B's review: {out!r}"
+
+    b_log.write_bytes(whole)  # the sync finishes
+    copy_logs(vault_a, vault_b)
+    settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
+    cli(capsys, vault_b, data_b, "sync", now="2026-11-20T09:30")
+    assert [r[0] for r in review_log(data_b)] == ["c.md"], "B's own review was lost"
+
+
+def test_history_log_moves_past_a_folder_named_like_another_devices_log(tmp_path, capsys):
+    """A sync tool left a folder named `<x>.jsonl` in the vault's log folder (the replay leaves
+    it out with a note: README, "Only regular files are logs"). `history-log data-dir` then
+    stops with "studyapp: error: .../zz.jsonl: Is a directory" (exit 1) and the log cannot be
+    moved at all: `move_log` copies every `*.jsonl` entry with `shutil.copy2`, folders, FIFOs
+    and dangling links included."""
+    vault = make_vault(tmp_path / "vault")
+    data_a, data_b = tmp_path / "a", tmp_path / "b"
+    cli(capsys, vault, data_a, "rate", "a.md", "--rating", "good", now="2026-11-20T08:00")
+    cli(capsys, vault, data_b, "rate", "b.md", "--rating", "good", now="2026-11-20T08:10")
+    (vault / ".studyapp" / "log" / "zz.jsonl").mkdir()  # a sync tool's artefact
+
+    code, out, err = _run(capsys, vault, data_a, "history-log", "data-dir", now="2026-11-20T09:00")
+    assert code == 0, err
+    assert (data_a / "log" / _log(vault, data_a).name).is_file()
+    assert not _log(vault, data_a).exists()
+
+
+def test_undo_takes_back_the_newest_review_when_it_sits_in_a_sync_conflict_copy_of_the_own_log(tmp_path, capsys):
+    """Syncthing puts an older copy of this device's own log in place and keeps the newer one
+    as `<id>.sync-conflict-<date>-<time>-<dev>.jsonl`. The replay reads both (every review
+    stands), but `undo` asks only the file named `<id>.jsonl` which reviews are this device's
+    (`EventLog.own_ids`): the newest review (b.md) is in the conflict copy only, so `undo`
+    passes over it and silently takes back the older review of a.md instead."""
+    vault = make_vault(tmp_path / "vault")
+    settled(*vault.glob("*.md"))
+    data = tmp_path / "data"
+    cli(capsys, vault, data, "rate", "a.md", "--rating", "good", now="2026-11-20T07:00")
+    own = _log(vault, data)
+    older = own.read_bytes()
+    cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now="2026-11-20T08:00")
+    shutil.copy2(own, own.with_name(f"{own.stem}.sync-conflict-20261120-083000-ABCDEFG.jsonl"))
+    own.write_bytes(older)  # the older copy put in its place
+    settled(*vault.glob("*.md"))
+
+    code, out, err = _run(capsys, vault, data, "undo", now="2026-11-20T09:00")
+    assert code == 0, err
+    assert "b.md" in out, f"undo took back another review than this device's newest: {out!r}"
+    assert "last_reviewed: 2026-11-20" in (vault / "a.md").read_text()
+
+
+def test_undo_never_takes_back_the_review_of_a_device_that_moved_its_log_to_its_data_dir(tmp_path, capsys):
+    """The same through the app's own command: B reviews b.md, A replays it, B runs
+    `history-log data-dir` (its file leaves the vault's log folder). A's cache sees B's file
+    gone and writes B's review into A's own log file, and A's next `undo` takes back B's review
+    of b.md rather than A's own review of a.md."""
+    vault = make_vault(tmp_path / "vault")
+    settled(*vault.glob("*.md"))
+    data_a, data_b = tmp_path / "a", tmp_path / "b"
+    cli(capsys, vault, data_a, "rate", "a.md", "--rating", "good", now="2026-11-20T07:00")
+    cli(capsys, vault, data_b, "rate", "b.md", "--rating", "good", now="2026-11-20T08:00")
+    cli(capsys, vault, data_a, "due", now="2026-11-20T08:10")
+    cli(capsys, vault, data_b, "history-log", "data-dir", now="2026-11-20T08:20")
+
+    code, out, err = _run(capsys, vault, data_a, "undo", now="2026-11-20T08:30")
+    assert code == 0, err
+    assert "a.md" in out and "b.md" not in out, f"A's undo took back B's review: {out!r}"
