@@ -116,3 +116,40 @@ def test_undo_never_takes_back_the_review_of_a_device_that_moved_its_log_to_its_
     code, out, err = _run(capsys, vault, data_a, "undo", now="2026-11-20T08:30")
     assert code == 0, err
     assert "a.md" in out and "b.md" not in out, f"A's undo took back B's review: {out!r}"
+
+
+def _zone(name):
+    import os
+    import time
+
+    os.environ["TZ"] = name
+    time.tzset()
+
+
+def test_a_review_written_back_into_the_log_keeps_its_reviewers_day(tmp_path, capsys):
+    """B (Los Angeles) reviews b.md on its 20 November; A (Tokyo) replays it, the note keeps
+    B's day (README: "The days written are the reviewer's own (its UTC offsets, kept in the
+    event)"). Then B's file leaves the vault's log folder (`history-log data-dir` on B; a
+    retired device's file removed, or not synced yet). A's cache writes B's review back into
+    A's own log (`adopt_database`) without the event's `utc_offset`, so A's replay takes the
+    day in A's own zone and rewrites B's note to `last_reviewed: 2026-11-21`, a day on which
+    no review was made (and `stats` on A counts it there)."""
+    vault = make_vault(tmp_path / "vault")
+    settled(*vault.glob("*.md"))
+    data_a, data_b = tmp_path / "a", tmp_path / "b"
+    try:
+        _zone("America/Los_Angeles")
+        cli(capsys, vault, data_b, "rate", "b.md", "--rating", "good", now="2026-11-20T12:00-08:00")
+        assert "last_reviewed: 2026-11-20" in (vault / "b.md").read_text()
+        _zone("Asia/Tokyo")
+        cli(capsys, vault, data_a, "due", now="2026-11-21T06:00+09:00")
+        assert "last_reviewed: 2026-11-20" in (vault / "b.md").read_text()
+        _zone("America/Los_Angeles")
+        cli(capsys, vault, data_b, "history-log", "data-dir", now="2026-11-20T13:10-08:00")
+        settled(*vault.glob("*.md"))
+        _zone("Asia/Tokyo")
+        cli(capsys, vault, data_a, "due", now="2026-11-21T06:20+09:00")
+    finally:
+        _zone("UTC")
+    text = (vault / "b.md").read_text()
+    assert "last_reviewed: 2026-11-20" in text, text
