@@ -153,3 +153,41 @@ def test_a_review_written_back_into_the_log_keeps_its_reviewers_day(tmp_path, ca
         _zone("UTC")
     text = (vault / "b.md").read_text()
     assert "last_reviewed: 2026-11-20" in text, text
+
+
+def test_undo_after_an_earlier_offline_review_from_another_device_keeps_that_review_in_the_note(tmp_path, capsys):
+    """Both devices review b.md offline on one day: B at 09:00, A at 10:00. After the sync both
+    notes say `review_count: 2` (B's review, then A's chained on it). A undoes its own review
+    (allowed: it is the note's newest). The union now holds B's review alone, and B, replaying
+    A's undo, writes `review_count: 1`, `last_reviewed: 2026-11-20`. A's undo instead writes the
+    keys A's note had before A's review was made offline (`review_count: 0`, `last_reviewed:
+    null`, `next_review: 2026-11-01`): B's review vanishes from A's note, which says "never
+    reviewed" while A's own cache holds B's review (due today, learning), and no later command
+    on A corrects it (the cache is up to date with the log). It also says "the note was edited
+    since", though nobody edited it (the sync rewrote it)."""
+    vault_a = make_vault(tmp_path / "a" / "vault")
+    settled(*vault_a.glob("*.md"))
+    vault_b = tmp_path / "b" / "vault"
+    shutil.copytree(vault_a, vault_b)
+    data_a, data_b = tmp_path / "a" / "data", tmp_path / "b" / "data"
+    cli(capsys, vault_b, data_b, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
+    cli(capsys, vault_a, data_a, "rate", "b.md", "--rating", "good", now="2026-11-20T10:00")
+    copy_logs(vault_b, vault_a)
+    copy_logs(vault_a, vault_b)
+    settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
+    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:30")
+    cli(capsys, vault_b, data_b, "sync", now="2026-11-20T10:30")
+    assert "review_count: 2" in (vault_a / "b.md").read_text()
+
+    out = cli(capsys, vault_a, data_a, "undo", now="2026-11-20T10:40")
+    assert "b.md" in out
+    cli(capsys, vault_a, data_a, "due", now="2026-11-20T10:41")
+    copy_logs(vault_a, vault_b)
+    settled(*vault_b.glob("*.md"))
+    cli(capsys, vault_b, data_b, "sync", now="2026-11-20T10:50")
+    assert [r[0] for r in review_log(data_a)] == ["b.md"]  # B's review stands
+    keys = ("review_count", "last_reviewed", "next_review")
+    on_b = [line for line in (vault_b / "b.md").read_text().splitlines() if line.startswith(keys)]
+    on_a = [line for line in (vault_a / "b.md").read_text().splitlines() if line.startswith(keys)]
+    assert "review_count: 1" in on_b and "last_reviewed: 2026-11-20" in on_b
+    assert on_a == on_b, f"A's note lost B's review: {on_a} (B: {on_b})"
