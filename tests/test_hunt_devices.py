@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+
+import pytest
 
 from history_helpers import cli, copy_logs, make_vault, review_log, settled
 
@@ -59,7 +62,8 @@ def test_undo_never_takes_back_another_devices_review_after_its_log_arrived_cut_
     assert [r[0] for r in review_log(data_b)] == ["c.md"], "B's own review was lost"
 
 
-def test_history_log_moves_past_a_folder_named_like_another_devices_log(tmp_path, capsys):
+@pytest.mark.parametrize("kind", ["folder", "fifo", "dangling link"])
+def test_history_log_moves_past_a_folder_named_like_another_devices_log(tmp_path, capsys, kind):
     """A sync tool left a folder named `<x>.jsonl` in the vault's log folder (the replay leaves
     it out with a note: README, "Only regular files are logs"). `history-log data-dir` then
     stops with "studyapp: error: .../zz.jsonl: Is a directory" (exit 1) and the log cannot be
@@ -69,7 +73,13 @@ def test_history_log_moves_past_a_folder_named_like_another_devices_log(tmp_path
     data_a, data_b = tmp_path / "a", tmp_path / "b"
     cli(capsys, vault, data_a, "rate", "a.md", "--rating", "good", now="2026-11-20T08:00")
     cli(capsys, vault, data_b, "rate", "b.md", "--rating", "good", now="2026-11-20T08:10")
-    (vault / ".studyapp" / "log" / "zz.jsonl").mkdir()  # a sync tool's artefact
+    artefact = vault / ".studyapp" / "log" / "zz.jsonl"  # a sync tool's
+    if kind == "folder":
+        artefact.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(artefact)
+    else:
+        artefact.symlink_to(tmp_path / "gone.jsonl")
 
     code, out, err = _run(capsys, vault, data_a, "history-log", "data-dir", now="2026-11-20T09:00")
     assert code == 0, err

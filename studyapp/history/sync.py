@@ -475,7 +475,8 @@ def _card_before(row: ReviewRow, at: datetime, values_before: dict) -> str:
 
 def move_log(ctx, place: str, then: Callable[[], object] = lambda: None) -> tuple[Path, Path, int]:
     """Move this device's log file to `place` ("vault" or "data-dir"): (from, to, files
-    moved). Lines already there are kept, missing ones appended. Other devices' files are
+    moved). Lines already there are kept, missing ones appended. Other devices' files (regular
+    ones: the replay reads no other) are
     copied where absent and never removed: each belongs to its own device (removing one from
     the vault would remove it from that device too); into the data dir, where such a copy may
     be left from an earlier move, the lines it lacks are appended.
@@ -498,6 +499,8 @@ def move_log(ctx, place: str, then: Callable[[], object] = lambda: None) -> tupl
             if entry.name == own:
                 _merge_file(entry, target / entry.name)
                 merged.append(entry)
+            elif not entry.is_file():  # a folder, a FIFO, a dangling link a sync tool left: no log
+                continue
             elif not (target / entry.name).exists():
                 shutil.copy2(entry, target / entry.name)
             elif place == "data-dir":  # a copy left by an earlier move: the vault's file is the live one
