@@ -7,7 +7,6 @@ import os
 import shutil
 
 import pytest
-
 from history_helpers import cli, copy_logs, make_vault, review_log, settled
 
 from studyapp.cli import main
