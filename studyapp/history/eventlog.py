@@ -22,6 +22,9 @@ from studyapp.atomic import fsync_dir
 from studyapp.history.events import BadEvent, Event
 
 LOG_SUFFIX = ".jsonl"
+ADOPTED = "adopted"
+"""The field marking a review a device wrote into its own file for another device, whose file
+shrank or went (`sync.adopt_database`): kept, so that no review is lost, but not its to undo."""
 
 
 def log_dir(paths, settings) -> Path:
@@ -83,19 +86,13 @@ class EventLog:
         return self.folder / f"{self.device}{LOG_SUFFIX}"
 
     def own_ids(self) -> set[str]:
-        """The ids of the events in this device's own file: the reviews `undo` here may take
-        back (another device's are that device's to undo)."""
-        raw = _read_regular(self.own_file) or b""
-        loads = _fast_loads()
-        ids = set()
-        for line in raw.splitlines():
-            try:
-                event = loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict) and isinstance(event.get("id"), str):
-                ids.add(event["id"])
-        return ids
+        """The ids of this device's events: the reviews `undo` here may take back (another
+        device's are that device's to undo). By each event's device, wherever it sits: in this
+        device's file or in a sync tool's conflict copy of it (`<id>.sync-conflict-….jsonl`),
+        less the reviews this device wrote back into its file for a device whose file shrank or
+        went (`ADOPTED`): those are not its own."""
+        return {event.id for event in self.read().events
+                if event.device == self.device and not event.data.get(ADOPTED)}
 
     def check_writable(self) -> None:
         """UserError when this device's file cannot take a line (a folder or a FIFO in its place,

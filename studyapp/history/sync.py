@@ -408,6 +408,12 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
     attempts = store.unlogged_attempts(logged)
     if not rows and not attempts:
         return 0
+    # From a file that shrank or went: any device's reviews (this one's `undo` leaves them),
+    # each with the offset it was made in (its days stay the reviewer's). From before the
+    # log: this device's own.
+    from studyapp.history.eventlog import ADOPTED
+
+    elsewhere = {ADOPTED: True} if logged is not None else {}
     if logged is None:
         logged = set()
     device = events_log.device
@@ -418,7 +424,8 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
         path = _note_path(store, row.note_key)
         data = {"rating": row.rating, "duration_ms": row.duration_ms,
                 "title": row.title, "fuzz": False,
-                "due": utc_text(row.due_after),
+                "due": utc_text(row.due_after), **elsewhere,
+                **({} if row.utc_offset is None else {"utc_offset": row.utc_offset}),
                 **logged_before(json.loads(row.file_values_before or "{}"))}
         if row.note_key not in seen and row.state_before is not None:
             data["seed"] = row.card_before or _card_before(row, at, data["values_before"])
