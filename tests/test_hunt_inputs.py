@@ -1,0 +1,109 @@
+"""Defects found by feeding the CLI odd input (hunt-inputs): each test fails on the code it was
+written against."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from vault_fixtures import USERS_NOTE, write
+
+from studyapp.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+NOW = "2026-11-23T09:00:00+00:00"
+
+
+def _args(vault: Path, data: Path, *command: str, now: str = NOW) -> list[str]:
+    return [*command, "--vault", str(vault), "--data-dir", str(data), "--now", now]
+
+
+def _age(vault: Path) -> None:
+    old = time.time() - 3600  # old enough for the metadata cache to keep every note
+    for folder, _dirs, files in os.walk(vault):
+        for name in files:
+            os.utime(os.path.join(folder, name), (old, old), follow_symlinks=False)
+
+
+def _reviewed(text: str, count: int, last: str, due: str, mastery: str) -> str:
+    return (text.replace("review_count: 0", f"review_count: {count}")
+            .replace("last_reviewed: null", f"last_reviewed: '{last}'")
+            .replace("next_review: '2026-03-02'", f"next_review: '{due}'")
+            .replace("mastery_level: 0.0", f"mastery_level: {mastery}"))
+
+
+def test_undo_never_writes_another_note_through_a_link_left_in_the_reviewed_notes_place(tmp_path, capsys):
+    """Rate a.md, then replace a.md by a symbolic link to b.md (another note, with its own
+    schedule). `rate a.md` and `suspend a.md` refuse the link ("a.md is b.md reached through a
+    symbolic link"), and `sync` will not write through it; but `undo` wrote a.md's pre-review
+    keys through the link into b.md, wiping b.md's four reviews."""
+    vault = tmp_path / "vault"
+    data = tmp_path / "data"
+    write(vault / "a.md", USERS_NOTE)
+    b_text = _reviewed(USERS_NOTE.replace("# 层归一化", "# B 层归一化"), 4, "2026-11-01", "2026-11-30", "0.6")
+    b = write(vault / "b.md", b_text)
+    _age(vault)
+    assert main(_args(vault, data, "rate", "a.md", "--rating", "good")) == 0
+    (vault / "a.md").unlink()
+    os.symlink("b.md", vault / "a.md")
+    capsys.readouterr()
+    main(_args(vault, data, "undo", now="2026-11-23T09:30:00+00:00"))
+    capsys.readouterr()
+    assert b.read_text(encoding="utf-8") == b_text, "undo rewrote b.md, a note it never reviewed"
+
+
+def test_rate_whose_output_cannot_be_written_does_not_ask_for_a_second_review(tmp_path):
+    """`studyapp rate NOTE --rating good > /dev/full`: the review is recorded (note written,
+    logged), then printing its line fails and the command says "error: no space left on the
+    device; free some space and try again" (exit 1). Doing as told records a second review of
+    the note. An error that advises a retry must mean nothing was recorded (or say it was)."""
+    vault = tmp_path / "vault"
+    data = tmp_path / "data"
+    note = write(vault / "a.md", USERS_NOTE)
+    _age(vault)
+    env = dict(os.environ, STUDYAPP_DATA_DIR=str(data), PYTHONPATH=str(ROOT))
+    with open(os.devnull if not os.path.exists("/dev/full") else "/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "studyapp", *_args(vault, data, "rate", "a.md",
+                                                                        "--rating", "good")],
+                              stdout=full, stderr=subprocess.PIPE, env=env, timeout=120, cwd=ROOT)
+    err = done.stderr.decode()
+    recorded = "review_count: 1" in note.read_text(encoding="utf-8")
+    assert "Traceback" not in err
+    if done.returncode != 0 and recorded:
+        assert "try again" not in err and "recorded" in err, (done.returncode, err)
+
+
+@pytest.mark.parametrize("value", ["{level: hard}", "!!set {a, b}", "!!binary aGVsbG8="])
+def test_a_difficulty_that_is_not_text_never_becomes_a_python_repr(tmp_path, capsys, value):
+    """`tags: {a: 1}` was fixed not to become the tag "{'a': 1}" (test_odd_note_big_vault), but
+    `difficulty` is still `str()` of whatever YAML built: `due` shows and `due --json` gives
+    "{'level': 'hard'}", "{'b', 'a'}" or "b'hello'", Python's spelling, not the user's."""
+    vault = tmp_path / "vault"
+    data = tmp_path / "data"
+    write(vault / "a.md", USERS_NOTE)
+    write(vault / "odd.md", USERS_NOTE.replace("difficulty: medium", f"difficulty: {value}"))
+    _age(vault)
+    assert main(_args(vault, data, "due", "--json")) == 0
+    rows = {row["path"]: row for row in json.loads(capsys.readouterr().out)}
+    shown = rows["odd.md"]["difficulty"] if "odd.md" in rows else None
+    assert shown is None or not any(mark in shown for mark in ("{'", "b'", "'}")), shown
+
+
+@pytest.mark.parametrize("value", ["[sdpa, {x: 1}]", "{sdpa: 1}", "[sdpa, null]"])
+def test_drills_that_are_not_text_never_become_python_reprs(tmp_path, capsys, value):
+    """`drills: [sdpa, {x: 1}]` lists "{'x': 1}" among `drills_unknown`, `drills: {sdpa: 1}`
+    lists "{'sdpa': 1}", and `drills: [sdpa, null]` lists "None": Python's reprs, which the
+    user never wrote (the same mistake as the tags one fixed before)."""
+    vault = tmp_path / "vault"
+    data = tmp_path / "data"
+    write(vault / "odd.md", USERS_NOTE.replace("related_outlines: []", f"related_outlines: []\ndrills: {value}"))
+    _age(vault)
+    assert main(_args(vault, data, "due", "--json")) == 0
+    rows = {row["path"]: row for row in json.loads(capsys.readouterr().out)}
+    unknown = rows["odd.md"]["drills_unknown"]
+    assert not any(mark in item for item in unknown for mark in ("{'", "'}", "None")), unknown
