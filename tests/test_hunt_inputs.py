@@ -107,3 +107,31 @@ def test_drills_that_are_not_text_never_become_python_reprs(tmp_path, capsys, va
     rows = {row["path"]: row for row in json.loads(capsys.readouterr().out)}
     unknown = rows["odd.md"]["drills_unknown"]
     assert not any(mark in item for item in unknown for mark in ("{'", "'}", "None")), unknown
+
+
+OSR_GOOD = "---\nsr-due: 2026-01-05\nsr-interval: 12\nsr-ease: 250\n---\n# ok\nbody\n"
+
+
+def test_an_osr_due_that_is_a_list_is_named_in_the_users_words(tmp_path, capsys):
+    """`sr-due: [2026-11-20]` is left out with "sr-due: [datetime.date(2026, 11, 20)] is not a
+    date": Python's repr of what YAML built, not what the user wrote."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write(vault / "good.md", OSR_GOOD)
+    write(vault / "odd.md", "---\nsr-due: [2026-11-20]\nsr-interval: 3\nsr-ease: 250\n---\n# odd\nbody\n")
+    assert main(_args(vault, data, "import-history", "osr", "--dry-run")) == 0
+    err = capsys.readouterr().err
+    line = next(line for line in err.splitlines() if "odd.md" in line)
+    assert "datetime" not in line, line
+
+
+@pytest.mark.parametrize("comment", ["<!--SR:!2026-01-05,12,2.5e308-->", "<!--SR:!2026-01-05,12,250abc-->"])
+def test_an_osr_comment_with_trailing_junk_is_said_not_read_as_its_prefix(tmp_path, capsys, comment):
+    """The inline pattern (`history/osr.py`, INLINE) is not anchored at `-->`: an ease of
+    `2.5e308` is imported as 2.5 and `250abc` as 250, silently, where the README promises that a
+    malformed `<!--SR:...-->` comment is named and left out (as `!2026-01-05,twelve,250` is)."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write(vault / "good.md", OSR_GOOD)
+    write(vault / "odd.md", f"# odd\n\nanswer {comment}\n")
+    assert main(_args(vault, data, "import-history", "osr", "--dry-run")) == 0
+    out, err = capsys.readouterr()
+    assert "would import 1 note" in out and "odd.md" in err, (out, err)
