@@ -135,3 +135,20 @@ def test_an_osr_comment_with_trailing_junk_is_said_not_read_as_its_prefix(tmp_pa
     assert main(_args(vault, data, "import-history", "osr", "--dry-run")) == 0
     out, err = capsys.readouterr()
     assert "would import 1 note" in out and "odd.md" in err, (out, err)
+
+
+def test_a_block_opened_by_a_rule_with_a_no_break_space_gets_no_second_block(tmp_path, capsys):
+    """A note whose opening `---` is followed by a no-break space (U+00A0, pasted from the web)
+    and holding review keys (5 reviews, due next week) is taken for a note with no block: `due`
+    and `doctor` say nothing, and `rate` writes a fresh block in front of it, leaving the user's
+    block below as text and restarting the schedule at review 1 (`---` + space or tab is read
+    as the block). The README refuses exactly this for a block below blank lines: a review must
+    never add a second block in front of the user's."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    text = _reviewed(USERS_NOTE, 5, "2026-11-01", "2026-11-30", "0.5").replace("---\n", "---\u00a0\n", 1)
+    note = write(vault / "nbsp.md", text)
+    write(vault / "a.md", USERS_NOTE)
+    _age(vault)
+    main(_args(vault, data, "rate", "nbsp.md", "--rating", "good"))
+    capsys.readouterr()
+    assert note.read_text(encoding="utf-8").count("review_count:") == 1, note.read_text(encoding="utf-8")[:400]
