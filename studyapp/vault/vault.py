@@ -229,6 +229,9 @@ class Vault:
         reason = not_a_note_reason(path)
         if reason:
             raise UserError(f"{shown_path(path)}: {reason}")
+        if (other := self._other_note_through_link(path, abs_path)) is not None:
+            raise UserError(f"{shown_path(path)} is {shown_path(other)} reached through a symbolic link: "
+                            f"it is not read or written as {shown_path(path)}")
         try:
             st = os.stat(abs_path)
             problem = file_problem(st.st_mode, st.st_size) or (
@@ -245,6 +248,19 @@ class Vault:
         if isinstance(result, LoadProblem):
             raise UserError(f"{path}: {result.reason}")
         return result
+
+    def _other_note_through_link(self, path: str, abs_path: Path) -> str | None:
+        """The vault path `path` reaches through a symbolic link when that is another place in
+        the vault (a note swapped for a link to another: a write through it, an undo's, changed
+        that note), else None. A link out of the vault is left to the scan's rules."""
+        try:
+            real_root = self.root.resolve()
+            target = abs_path.resolve()
+        except (OSError, RuntimeError):  # a loop: the read says what is wrong
+            return None
+        if target == real_root.joinpath(*path.split("/")) or not target.is_relative_to(real_root):
+            return None
+        return target.relative_to(real_root).as_posix()
 
     # -- writing -------------------------------------------------------------------------
 
