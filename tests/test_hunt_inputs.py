@@ -152,3 +152,21 @@ def test_a_block_opened_by_a_rule_with_a_no_break_space_gets_no_second_block(tmp
     main(_args(vault, data, "rate", "nbsp.md", "--rating", "good"))
     capsys.readouterr()
     assert note.read_text(encoding="utf-8").count("review_count:") == 1, note.read_text(encoding="utf-8")[:400]
+
+
+def test_a_block_opened_by_a_rule_with_an_odd_space_is_said_even_when_it_closes_past_the_head(tmp_path, capsys):
+    """The load reads a note's head only; a block opened by `---` and an ideographic space
+    (U+3000) whose closing `---` lies past that head is still seen, said, and left alone; and a
+    `---` rule followed by such a space with no review key below it stays body text."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    tags = "".join(f"- topic/{i:04d}\n" for i in range(600))  # a block of about 8 KB
+    text = f"---\u3000\nreview_count: 5\nnext_review: '2026-11-30'\ntags:\n{tags}---\n# 长块\n\n正文\n"
+    note = write(vault / "long.md", text)
+    rule = write(vault / "rule.md", "---\u3000\n---\n# 分隔线\n")
+    _age(vault)
+    assert main(_args(vault, data, "due")) == 0
+    out, err = capsys.readouterr()
+    assert "long.md" in err and "U+3000" in err and "long.md" not in out
+    assert "rule.md" in out and "rule.md" not in err
+    assert main(_args(vault, data, "rate", "long.md", "--rating", "good")) != 0
+    assert note.read_text(encoding="utf-8") == text and rule.read_text(encoding="utf-8") == "---\u3000\n---\n# 分隔线\n"

@@ -77,7 +77,7 @@ def find_layout(text: str) -> Layout:
     first_end = text.find("\n")
     first_line = text if first_end < 0 else text[:first_end]
     if first_line.rstrip(" \t\r") != "---":
-        if not first_line.strip():
+        if not first_line.strip() or first_line.startswith("---"):
             _refuse_a_late_block(text)
         return Layout(False, newline=newline)
     if first_end < 0:
@@ -103,7 +103,11 @@ _REVIEW_KEY_LINE = re.compile(r"^([\"']?)(?:created|last_reviewed|next_review|re
 """An owned key's line, the key plain or quoted (as the write-back finds it)."""
 
 
-_LATE_START = re.compile(rb"(?:\xef\xbb\xbf)?(?:[ \t]*\r?\n)+---[ \t]*\r?\n")
+_ODD_FENCE = re.compile(r"\A---(?=[^\S\r\n]*[^\S \t\r\n])[^\S\r\n]*\r?\n((?:.*\n)*?)---[ \t]*\r?$", re.M)
+"""A block whose opening `---` is followed by a space other than a plain one or a tab (a
+no-break space pasted from the web, an ideographic space): YAML and Obsidian read it as text."""
+_LATE_START = re.compile(rb"(?:\xef\xbb\xbf)?(?:(?:[ \t]*\r?\n)+---[ \t]*\r?\n|---[ \t]*"
+                         rb"(?:\xc2[\x85\xa0]|\xe3\x80\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe1\x9a\x80))")
 
 
 def may_hold_a_late_block(raw: bytes) -> bool:
@@ -124,13 +128,19 @@ def late_block_problem(raw: bytes) -> str | None:
 
 
 def _refuse_a_late_block(text: str) -> None:
-    """A review block below blank lines is text to Obsidian and YAML alike: a review would add
-    a second block in front and leave the note's schedule behind, so the note is refused with
-    the fix. A `---` rule under a blank line, with no review key, stays body text."""
+    """A review block below blank lines, or opened by `---` and an odd space, is text to
+    Obsidian and YAML alike: a review would add a second block in front and leave the note's
+    schedule behind, so the note is refused with the fix. A `---` rule with no review key
+    below it stays body text."""
     late = _LATE_BLOCK.match(text)
     if late is not None and _REVIEW_KEY_LINE.search(late.group(1)):
         raise NoteFormatError("the metadata block does not start on the first line (blank lines before "
                               "its '---'), so it is read as text: remove those lines to review the note")
+    odd = _ODD_FENCE.match(text)
+    if odd is not None and _REVIEW_KEY_LINE.search(odd.group(1)):
+        space = next(ch for ch in text[3:text.index("\n")] if ch.isspace() and ch not in " \t\r")
+        raise NoteFormatError(f"the metadata block's opening '---' is followed by U+{ord(space):04X} "
+                              "(not a plain space), so it is read as text: delete it to review the note")
 
 
 def parse_block(block: str) -> dict:
