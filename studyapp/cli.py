@@ -235,6 +235,9 @@ def _run(argv: list[str], command: str | None) -> int:
     ctx = None
     forget_scan = None
     code: int | None = None
+    output = None
+    if handler is not None and not getattr(args, "interactive_output", False):
+        output = sys.stdout = _KeptOutput(sys.stdout)
     try:
         from studyapp.context import build_context
 
@@ -269,6 +272,13 @@ def _run(argv: list[str], command: str | None) -> int:
 
             remember_history(ctx)
         sys.stdout.flush()  # here, not at exit: a closed pipe is then seen below
+        if output is not None and output.failure is not None:
+            from studyapp.errors import os_reason
+
+            print(f"studyapp: error: the output could not be written ({os_reason(output.failure)}); "
+                  "the command itself ran to its end, and what it records is recorded (running it "
+                  "again would record it twice)", file=sys.stderr)
+            return ExitCode.FAILED
         return code
     except UserError as exc:
         print(f"studyapp: error: {exc}", file=sys.stderr)
@@ -282,12 +292,7 @@ def _run(argv: list[str], command: str | None) -> int:
         # The reader left: the command's own exit code when it has one (a grade that failed
         # still fails), else 1, since its output was cut short. stdout goes to /dev/null so
         # that Python's flush at exit does not fail again.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-        except (OSError, ValueError):
-            pass
+        _stdout_to_devnull()
         sys.stderr.close()
         return code if code is not None else ExitCode.FAILED
     except Exception as exc:  # OS and database failures: one line; anything else is a bug
@@ -305,8 +310,56 @@ def _run(argv: list[str], command: str | None) -> int:
         print(f"studyapp: error: {message}", file=sys.stderr)
         return UserError.exit_code
     finally:
+        if output is not None:
+            sys.stdout = output.stream
+            if output.failure is not None:
+                _stdout_to_devnull()  # what is still buffered is dropped, not failed again at exit
         if forget_scan is not None:
             forget_scan()  # a scan started ahead and left unused: its child stopped and reaped
+
+
+class _KeptOutput:
+    """Standard output while a command runs: a write that fails (a full disk, an I/O error; not
+    a closed pipe, which `_run` handles) is remembered and the rest of the output dropped, so
+    that the command ends its work and `_run` says what happened. `rate > /dev/full` otherwise
+    failed on printing the line of a review it had recorded, saying "try again"."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.failure: OSError | None = None
+
+    def write(self, text: str) -> int:
+        if self.failure is None:
+            try:
+                return self.stream.write(text)
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                self.failure = exc
+        return len(text)
+
+    def flush(self) -> None:
+        if self.failure is None:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                self.failure = exc
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+def _stdout_to_devnull() -> None:
+    """Standard output sent to /dev/null from here on: what is still buffered for an output
+    that failed is dropped there, not written (and failed) again by Python's flush at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

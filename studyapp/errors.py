@@ -81,6 +81,11 @@ def user_message(exc: BaseException, database_file: os.PathLike | str | None = N
     return None
 
 
+def os_reason(exc: OSError) -> str:
+    """What went wrong, in words, without the advice (`no space left on the device`)."""
+    return _OS_REASONS.get(exc.errno or 0, (exc.strerror or str(exc), ""))[0]
+
+
 def _os_message(exc: OSError) -> str:
     reason, hint = _OS_REASONS.get(exc.errno or 0, (exc.strerror or str(exc), ""))
     if isinstance(exc.filename, (str, bytes, os.PathLike)):  # not a file descriptor's number

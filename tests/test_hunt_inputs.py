@@ -57,7 +57,8 @@ def test_undo_never_writes_another_note_through_a_link_left_in_the_reviewed_note
     assert b.read_text(encoding="utf-8") == b_text, "undo rewrote b.md, a note it never reviewed"
 
 
-def test_rate_whose_output_cannot_be_written_does_not_ask_for_a_second_review(tmp_path):
+@pytest.mark.parametrize("unbuffered", ["1", ""])  # the line fails as printed, or at the last flush
+def test_rate_whose_output_cannot_be_written_does_not_ask_for_a_second_review(tmp_path, unbuffered):
     """`studyapp rate NOTE --rating good > /dev/full`: the review is recorded (note written,
     logged), then printing its line fails and the command says "error: no space left on the
     device; free some space and try again" (exit 1). Doing as told records a second review of
@@ -66,7 +67,7 @@ def test_rate_whose_output_cannot_be_written_does_not_ask_for_a_second_review(tm
     data = tmp_path / "data"
     note = write(vault / "a.md", USERS_NOTE)
     _age(vault)
-    env = dict(os.environ, STUDYAPP_DATA_DIR=str(data), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, STUDYAPP_DATA_DIR=str(data), PYTHONPATH=str(ROOT), PYTHONUNBUFFERED=unbuffered)
     with open(os.devnull if not os.path.exists("/dev/full") else "/dev/full", "wb") as full:
         done = subprocess.run([sys.executable, "-m", "studyapp", *_args(vault, data, "rate", "a.md",
                                                                         "--rating", "good")],

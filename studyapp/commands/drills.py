@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("file", nargs="?", metavar="FILE", help="default: <workspace>/<drill>.py")
     p.add_argument("--workspace", metavar="DIR", help="where drill files go (default: <data dir>/workspace)")
     _grading_options(p)
-    p.set_defaults(handler=watch_drill)
+    # runs until Ctrl-C: an output that fails stops it (cli._KeptOutput would keep it running unseen)
+    p.set_defaults(handler=watch_drill, interactive_output=True)
 
 
 def _grading_options(p: argparse.ArgumentParser) -> None:
