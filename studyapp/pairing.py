@@ -217,7 +217,13 @@ def _declared(value, scorer: Scorer | None = None) -> Pairing:
     drills: list[str] = []
     unknown: list[str] = []
     for item in items:
-        name = str(item).strip()
+        if item is None:  # `drills: [sdpa, ]`: no name written
+            continue
+        if type(item) is not str:  # a number, or a mapping or list: in YAML's spelling, not Python's
+            from studyapp.vault.model import as_text
+
+            item = as_text(item)
+        name = item.strip()
         if name in known:
             if name not in drills:
                 drills.append(name)

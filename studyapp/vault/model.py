@@ -185,7 +185,28 @@ def _as_str_list(value) -> list[str]:
         return []
     if not isinstance(value, (list, tuple)):
         value = [value]
-    return [str(item) for item in value if item is not None and not isinstance(item, (dict, list, tuple, set))]
+    return [str(item) for item in value
+            if item is not None and not isinstance(item, (dict, list, tuple, set, bytes))]
+
+
+def as_text(value) -> str:
+    """A block's value as text a user recognises: a scalar as written (near enough: `true`, a
+    number, a date), a mapping, list, set or binary value in YAML's flow spelling (`{level:
+    hard}`), never Python's repr (`{'level': 'hard'}`, `b'hello'`), which the user never wrote."""
+    if type(value) is str:
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float, date)):
+        return str(value)
+    import yaml
+
+    try:
+        return " ".join(yaml.safe_dump(value, default_flow_style=True, allow_unicode=True).split())
+    except yaml.YAMLError:
+        return type(value).__name__
 
 
 @dataclass(frozen=True)
@@ -229,7 +250,7 @@ class Note:
         set_(self, "review_count", count if type(count) is int and 0 <= count <= MAX_REVIEW_COUNT
              else _as_int(count))
         difficulty = meta.get("difficulty")
-        set_(self, "difficulty", None if difficulty is None else str(difficulty))
+        set_(self, "difficulty", None if difficulty is None else as_text(difficulty))
         mastery = meta.get("mastery_level")
         set_(self, "mastery_level", mastery if type(mastery) is float and 0.0 <= mastery <= 1.0
              else _as_float(mastery))
