@@ -171,3 +171,13 @@ def test_a_block_opened_by_a_rule_with_an_odd_space_is_said_even_when_it_closes_
     assert "rule.md" in out and "rule.md" not in err
     assert main(_args(vault, data, "rate", "long.md", "--rating", "good")) != 0
     assert note.read_text(encoding="utf-8") == text and rule.read_text(encoding="utf-8") == "---\u3000\n---\n# 分隔线\n"
+
+
+def test_an_osr_comment_of_a_card_with_siblings_imports_its_first_schedule(tmp_path, capsys):
+    """OSR writes a cloze card's siblings in one comment, `!`-separated: the whole comment is
+    well formed, and its first schedule is the one imported."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write(vault / "cards.md", "# cards\n\nanswer <!--SR:!2026-01-05,12,250!2026-01-09,3,230-->\n")
+    assert main(_args(vault, data, "import-history", "osr", "--dry-run")) == 0
+    out, err = capsys.readouterr()
+    assert "cards.md: due 2026-01-05, interval 12d, ease 2.5" in out and "would import 1 note" in out, (out, err)

@@ -18,7 +18,10 @@ from datetime import date, datetime, timedelta
 from studyapp.context import EARLIEST_NOW, LATEST_NOW
 from studyapp.store import CardRow
 
-INLINE = re.compile(r"<!--SR:!(\d{4}-\d{2}-\d{2}),(\d+),(\d+(?:\.\d+)?)")
+INLINE = re.compile(r"<!--SR:!(\d{4}-\d{2}-\d{2}),(\d+),(\d+(?:\.\d+)?)"
+                    r"(?:!\d{4}-\d{2}-\d{2},\d+,\d+(?:\.\d+)?)*-->")
+"""A whole OSR comment, its first schedule taken (a card's siblings follow, `!`-separated): a
+value with more after it (`250abc`, `2.5e308`) is no schedule, not its leading digits."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,9 @@ def _number(value: object) -> float | None:
 
 
 def _shown(value: object) -> str:
-    text = str(value)
+    from studyapp.vault.model import as_text
+
+    text = as_text(value)  # as the note wrote it: `[2026-11-20]`, not Python's repr
     return text if len(text) <= 30 else text[:25] + "…"
 
 
