@@ -121,6 +121,8 @@ class NoteHistory:
     follows the moves rather than starting a row of its own: `sync._note_keys`)."""
     fields: list | None = field(default=None, repr=False)
     """`card_fields(card)` when already known as recorded (saves formatting it again)."""
+    offsets: tuple[int, int | None] | None = field(default=None, repr=False)
+    """`event_offsets` of its last standing review: the reviewer's days (`_values_left_by`)."""
 
 
 @dataclass
@@ -283,6 +285,26 @@ UNDO_REACH = 1000
 keys before); formatting it for every review of a long log would double a rebuild's time."""
 
 
+def _values_left_by(history: NoteHistory, data: dict[str, Any]) -> dict[str, Any]:
+    """What undoing a review puts back when it was chained after one its device had not seen
+    (two devices offline, the other's review the earlier): the keys that earlier review left,
+    as a replay writes them (`sync.owned_values`), not the ones logged, from before it. The
+    mastery is the logged one (the replay knows no drills)."""
+    from studyapp.history.events import review_days
+    from studyapp.vault.model import MAX_REVIEW_COUNT
+
+    card = history.card
+    assert card is not None and card.last_review is not None, "called after a standing review"
+    day, next_day = review_days(card.last_review, card.due, *(history.offsets or (None, None)))
+    try:
+        base = int(float((history.values_before or {}).get("review_count") or 0))
+    except (TypeError, ValueError):
+        base = 0
+    return {"values_before": {"last_reviewed": day.isoformat(), "next_review": next_day.isoformat(),
+                              "review_count": min(base + history.reviews, MAX_REVIEW_COUNT),
+                              "mastery_level": kept_before(data).get("mastery_level")}}
+
+
 def _undo_data(rows: list[list[Any]]) -> None:
     cut = max(len(rows) - UNDO_REACH, 0)
     for row in rows[:cut]:
@@ -384,12 +406,18 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
     if isinstance(data.get("due"), str):  # adopted from an older database: its own due date
         after.due = datetime.fromisoformat(data["due"])
         reused = None
+    file_values = data
+    recorded_before = data.get("before")
+    if stored is not None and history.reviews and stored.last_review is not None \
+            and type(recorded_before) is list and recorded_before != before_fields:
+        file_values = _values_left_by(history, data)  # chained after a review its device had not seen
     if history.reviews == 0:
         history.values_before = kept_before(data)
         history.tokens_before = data.get("tokens_before")
     history.reviews += 1
     history.card = after
     history.fields = reused
+    history.offsets = event_offsets(data)
     result.reviews.append([  # in the order of REVIEW_COLUMNS
         index,
         int(rating),
@@ -406,7 +434,7 @@ def _replay_review(event: Event, index: int, history: NoteHistory, scheduler: Sc
         (after.due - at).total_seconds() / 86400,
         None if before.last_review is None else (at - before.last_review).total_seconds() / 86400,
         stored,  # card_before: made JSON by `_undo_data`, for the last reviews only
-        data,  # file_values_before: likewise (`kept_before` of the event's data, for those rows)
+        file_values,  # file_values_before: likewise (`kept_before` of the event's data, for those rows)
         event.note,
         None,  # hash_before
         None,  # hash_after
