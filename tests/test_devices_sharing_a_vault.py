@@ -1,4 +1,5 @@
-"""Hunt (devices): two data dirs sharing one vault, synced by copying files."""
+"""Two data dirs sharing one vault, synced by copying files: whose review `undo` takes back,
+the days and keys each device writes, and a sync tool's leftovers."""
 
 from __future__ import annotations
 

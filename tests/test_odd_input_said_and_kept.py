@@ -1,5 +1,6 @@
-"""Defects found by feeding the CLI odd input (hunt-inputs): each test fails on the code it was
-written against."""
+"""The CLI fed odd input (a link in a note's place, a full disk, values that are not text,
+malformed OSR comments, a block opened by an odd space): said in the user's words, nothing
+written twice or through a link, no block added in front of one."""
 
 from __future__ import annotations
 
