@@ -12,28 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
-from tui.conftest import FROZEN_NOW, app_with_grader, settle, wait_for
-from tui.test_tui_drills import StubGrader
 from vault_fixtures import new_note, write
 
 from studyapp.context import build_context
+from tui.conftest import FROZEN_NOW, app_with_grader, settle, wait_for
+from tui.test_tui_drills import StubGrader
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def _no_early_grader(monkeypatch):
-    from studyapp.tui.app import StudyApp
-
-    monkeypatch.setattr(StudyApp, "start_grader_early", False)
-
-
-@pytest.fixture
-def ctx(tmp_path):
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    return build_context(vault=str(vault), data_dir=str(tmp_path / "data"), now=FROZEN_NOW,
-                         seed=False)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env() -> dict:
@@ -124,6 +109,7 @@ def test_leaving_a_drill_does_not_save_over_a_file_another_editor_just_saved(ctx
     here"); a save that replaces a file changed on disk since it was loaded should ask too (or
     keep the other version)."""
     from textual.widgets import TextArea
+
     from tui.sample_vault import write_vault
     from tui.test_tui_drills import open_sdpa
 
@@ -222,10 +208,10 @@ def test_a_save_that_meets_another_editors_save_asks_and_does_what_was_answered(
     "Load the saved file" shows the other editor's code and writes nothing; "Keep my edits"
     writes the app's code and goes on (leaves, or says it saved, or grades)."""
     from textual.widgets import TextArea
-    from tui.sample_vault import write_vault
-    from tui.test_tui_drills import open_sdpa
 
     from studyapp.tui.screens.confirm import Confirm
+    from tui.sample_vault import write_vault
+    from tui.test_tui_drills import open_sdpa
 
     write_vault(ctx.paths.vault_dir)
     grader = StubGrader()
