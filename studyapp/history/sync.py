@@ -483,10 +483,10 @@ def _card_before(row: ReviewRow, at: datetime, values_before: dict) -> str:
 def move_log(ctx, place: str, then: Callable[[], object] = lambda: None) -> tuple[Path, Path, int]:
     """Move this device's log file to `place` ("vault" or "data-dir"): (from, to, files
     moved). Lines already there are kept, missing ones appended. Other devices' files (regular
-    ones: the replay reads no other) are
-    copied where absent and never removed: each belongs to its own device (removing one from
-    the vault would remove it from that device too); into the data dir, where such a copy may
-    be left from an earlier move, the lines it lacks are appended.
+    ones: the replay reads no other) are copied where absent and never removed: each belongs
+    to its own device (removing one from the vault would remove it from that device too); into
+    the data dir, where such a copy may be left from an earlier move, the lines it lacks are
+    appended.
 
     `then` (saving the setting) runs once every line is in the new place and on disk, and only
     after it succeeds does the old file go: a failure at any step (a full disk, a setting that
