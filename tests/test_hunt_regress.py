@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from history_helpers import cli, make_vault, settled
 
 from studyapp.cli import main
@@ -118,3 +119,90 @@ def test_undo_with_a_fifo_left_at_the_reviewed_path_says_so_instead_of_hanging(t
         raise AssertionError("undo hung on the FIFO at b.md") from None
     assert done.returncode != 0
     assert "Traceback" not in done.stderr and "b.md" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("space", ["\u200b", "\ufeff", "\u2060"])
+def test_a_block_opened_by_a_rule_and_a_zero_width_space_gets_no_second_block(tmp_path, capsys, space):
+    """The day's fix refuses a block whose opening `---` is followed by a no-break or other odd
+    space, but only for what Python's `\\s` calls a space: a zero width space (U+200B, pasted
+    from the web as often as U+00A0), a stray BOM or a word joiner after the `---` still makes
+    a silently block-less note (`due` lists it as new, titled "---"), and `rate` puts a second
+    block in front of the user's, restarting its four reviews at one."""
+    from vault_fixtures import USERS_NOTE, write
+
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    text = (USERS_NOTE.replace("review_count: 0", "review_count: 4")
+            .replace("last_reviewed: null", "last_reviewed: '2026-11-01'")
+            .replace("---\n", f"---{space}\n", 1))
+    note = write(vault / "zw.md", text)
+    settled(note)
+    main(["rate", "zw.md", "--rating", "good", "--vault", str(vault), "--data-dir", str(data),
+          "--now", "2026-11-23T09:00:00+00:00"])
+    capsys.readouterr()
+    assert note.read_text(encoding="utf-8").count("review_count:") == 1, note.read_text(encoding="utf-8")[:300]
+
+
+def test_a_block_opened_by_a_rule_and_a_form_feed_is_said_also_past_the_head(tmp_path, capsys):
+    """A short note whose opening `---` is followed by a form feed (U+000C) is refused with the
+    fix (the text rule `_ODD_FENCE` takes any `\\s`); a long one, whose block closes past the
+    4 KB head a load reads, is not: the bytes rule that sends such a head to a whole read
+    (`_LATE_START`) lists only the multi-byte spaces. `due` then lists the long note as a new
+    one titled "---", says nothing, and `rate` of it fails (its whole read refuses it)."""
+    from vault_fixtures import write
+
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    tags = "".join(f"- topic/{i:04d}\n" for i in range(600))  # a block of about 8 KB
+    write(vault / "long.md", f"---\x0c\nreview_count: 5\nnext_review: '2026-11-30'\ntags:\n{tags}---\n# Long\n\nbody\n")
+    write(vault / "a.md", "# A\n\nbody\n")
+    settled(*vault.glob("*.md"))
+    capsys.readouterr()
+    assert main(["due", "--vault", str(vault), "--data-dir", str(data), "--now", "2026-11-23T09:00:00+00:00"]) == 0
+    out, err = capsys.readouterr()
+    assert "long.md" in err and "U+000C" in err and "long.md" not in out, (out, err)
+
+
+def test_a_note_the_vault_lists_through_a_link_into_a_hidden_folder_can_be_rated_in_the_app(tmp_path):
+    """`h.md -> .hidden/h.md`: the scan lists h.md (the file's own path is no note), `due` and
+    the app show it as due, and the app rated it (its service never refused). `Vault.read_note`
+    now refuses the path, so pressing 3 on the shown card says "Rating not saved: h.md is
+    .hidden/h.md reached through a symbolic link" -- a note shown every day that no front end
+    can rate (the CLI says "name it as .hidden/h.md", which is refused as hidden)."""
+    from datetime import datetime, timezone
+
+    from studyapp.context import build_context
+    from studyapp.reviews import ReviewService
+
+    root = tmp_path / "vault"
+    (root / ".hidden").mkdir(parents=True)
+    (root / ".hidden" / "h.md").write_text("---\nreview_count: 0\n---\n# H\n\nThe answer.\n")
+    (root / "h.md").symlink_to(".hidden/h.md")
+    ctx = build_context(vault=str(root), data_dir=str(tmp_path / "data"),
+                        now=datetime(2026, 4, 6, 9, 0, tzinfo=timezone.utc))
+    with ReviewService(ctx) as service:
+        listed = [n.path for n in service.load().notes]
+        assert listed == ["h.md"], listed
+        service.record_review("h.md", "good")  # as the app's `3` does
+
+
+def test_a_read_only_command_whose_output_fails_does_not_say_running_it_again_records_twice(tmp_path):
+    """`studyapp due > /dev/full` (or any read-only command: `stats`, `drills`, `due --json`)
+    now ends with "the command itself ran to its end, and what it records is recorded (running
+    it again would record it twice)": `due` records nothing, and the learner is told not to do
+    the one safe thing, running it again with room on the disk."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    vault = make_vault(tmp_path / "vault")
+    data = tmp_path / "data"
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root), STUDYAPP_DATA_DIR=str(data))
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "studyapp", "due", "--vault", str(vault),
+                               "--data-dir", str(data), "--now", "2026-11-20T07:00"],
+                              env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "record it twice" not in done.stderr, done.stderr
