@@ -91,8 +91,23 @@ class EventLog:
         device's file or in a sync tool's conflict copy of it (`<id>.sync-conflict-….jsonl`),
         less the reviews this device wrote back into its file for a device whose file shrank or
         went (`ADOPTED`): those are not its own."""
-        return {event.id for event in self.read().events
-                if event.device == self.device and not event.data.get(ADOPTED)}
+        ids: set[str] = set()
+        loads = _fast_loads()
+        for name, size in self._entries().items():
+            # its file, and copies a sync tool named after it (`<id>.sync-conflict-…`, Dropbox's
+            # `<id> (conflicted copy …)`): other devices' files hold none of its events
+            if size is None or not (name == self.device or name.startswith(self.device)
+                                    and not name[len(self.device)].isalnum()):
+                continue
+            for line in (_read_regular(self.folder / f"{name}{LOG_SUFFIX}") or b"").splitlines():
+                try:
+                    event = loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and isinstance(event.get("id"), str) \
+                        and event.get("device") == self.device and not event.get(ADOPTED):
+                    ids.add(event["id"])
+        return ids
 
     def check_writable(self) -> None:
         """UserError when this device's file cannot take a line (a folder or a FIFO in its place,

@@ -136,9 +136,10 @@ def _catch_up(service, force: bool) -> SyncResult:
     store, events_log = service.store, service.history_log
     result = SyncResult()
     sizes, cached = events_log.sizes(), store.log_sizes()
-    shrunk = any(sizes.get(device, 0) < size for device, size in cached.items())
+    shrunk = {device for device, size in cached.items() if sizes.get(device, 0) < size}
     logged = {e.id for e in events_log.read().events} if shrunk else None
-    result.adopted = adopt_database(store, events_log, service.ctx.now(), logged)
+    result.adopted = adopt_database(store, events_log, service.ctx.now(), logged,
+                                    for_others=bool(shrunk) and events_log.device not in shrunk)
     if not force and not result.adopted and sizes == cached:
         return result
     # only the recheck row asked for this replay: the log is as the last one read it, and
@@ -396,7 +397,7 @@ def _note_path(store: Store, note_key: int) -> str:
 
 
 def adopt_database(store: Store, events_log: EventLog, now: datetime,
-                   logged: set[str] | None = None) -> int:
+                   logged: set[str] | None = None, for_others: bool = False) -> int:
     """Write a database's history that the log lacks into this device's log: reviews from
     before the log existed, and (given the ids the log holds, `logged`) reviews of a log file
     that went missing or shrank since the cache read it. Such events keep their ids, so the
@@ -408,12 +409,12 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
     attempts = store.unlogged_attempts(logged)
     if not rows and not attempts:
         return 0
-    # From a file that shrank or went: any device's reviews (this one's `undo` leaves them),
-    # each with the offset it was made in (its days stay the reviewer's). From before the
-    # log: this device's own.
+    # Each with the offset it was made in (its days stay the reviewer's). `for_others`: only
+    # other devices' files shrank or went, so the reviews are theirs (this device's `undo`
+    # leaves them); its own file put back older gives back its own, undoable as before.
     from studyapp.history.eventlog import ADOPTED
 
-    elsewhere = {ADOPTED: True} if logged is not None else {}
+    elsewhere = {ADOPTED: True} if for_others else {}
     if logged is None:
         logged = set()
     device = events_log.device

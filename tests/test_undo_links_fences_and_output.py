@@ -1,4 +1,6 @@
-"""Hunt (regressions of the day's changes): failing tests, one per defect."""
+"""Holes the first fixes of this round left: undo after its own log came back older or with a
+FIFO in the note's place, notes kept through links, blocks opened by unseen characters, and
+the word a read-only command says when its output fails."""
 
 from __future__ import annotations
 
