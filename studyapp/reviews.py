@@ -368,8 +368,16 @@ class ReviewService:
         """Whether the file at `path` is still the one a review left there (or, without the
         review's hash, is there at all). An unreadable one is taken as there: the undo then
         says why it cannot read it."""
+        import stat as stat_module
+
+        from studyapp.vault.bounds import MAX_NOTE_BYTES
+
+        file = self.vault.root / path
         try:
-            raw = (self.vault.root / path).read_bytes()
+            status = file.stat()
+            if not stat_module.S_ISREG(status.st_mode) or status.st_size > MAX_NOTE_BYTES:
+                return True  # a FIFO would block the read; the undo's own read says what it is
+            raw = file.read_bytes()
         except FileNotFoundError:
             return False
         except OSError:
@@ -497,8 +505,11 @@ class ReviewService:
             value = note_mastery(item.note, item.card, now, self.scheduler, status)
             if item.note.mastery_level is not None and abs(item.note.mastery_level - value) < 5e-4:
                 continue
-            self.vault.write_review_keys(self.vault.read_note(item.note.path),
-                                         {"mastery_level": value})
+            try:
+                self.vault.write_review_keys(self.vault.read_note(item.note.path),
+                                             {"mastery_level": value})
+            except (UserError, OSError):  # gone, unreadable, a link to another note: the next
+                continue  # review writes its mastery; one such note does not stop the others
             changed.append(item.note.path)
         return changed
 
