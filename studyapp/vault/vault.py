@@ -250,9 +250,10 @@ class Vault:
         return result
 
     def _other_note_through_link(self, path: str, abs_path: Path) -> str | None:
-        """The vault path `path` reaches through a symbolic link when that is another place in
-        the vault (a note swapped for a link to another: a write through it, an undo's, changed
-        that note), else None. A link out of the vault is left to the scan's rules."""
+        """The vault path of another note that `path` reaches through a symbolic link (a note
+        swapped for a link to another: a write through it, an undo's, changed that note), else
+        None. A link to a file the vault lists under no name of its own (in a hidden folder,
+        out of the vault) is that note's only name, and reads and writes as it."""
         try:
             real_root = self.root.resolve()
             target = abs_path.resolve()
@@ -260,7 +261,8 @@ class Vault:
             return None
         if target == real_root.joinpath(*path.split("/")) or not target.is_relative_to(real_root):
             return None
-        return target.relative_to(real_root).as_posix()
+        other = target.relative_to(real_root).as_posix()
+        return other if not not_a_note_reason(other) else None
 
     # -- writing -------------------------------------------------------------------------
 
