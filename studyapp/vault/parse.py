@@ -103,11 +103,16 @@ _REVIEW_KEY_LINE = re.compile(r"^([\"']?)(?:created|last_reviewed|next_review|re
 """An owned key's line, the key plain or quoted (as the write-back finds it)."""
 
 
-_ODD_FENCE = re.compile(r"\A---(?=[^\S\r\n]*[^\S \t\r\n])[^\S\r\n]*\r?\n((?:.*\n)*?)---[ \t]*\r?$", re.M)
-"""A block whose opening `---` is followed by a space other than a plain one or a tab (a
-no-break space pasted from the web, an ideographic space): YAML and Obsidian read it as text."""
+_UNSEEN = "[^\\S\\r\\n]|[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+"""A character that shows as nothing or as a blank: a space of any kind but a line break, and
+the zero-width and direction marks."""
+_ODD_FENCE = re.compile(rf"\A---(?=(?:{_UNSEEN})*?[^ \t\r\n])(?:{_UNSEEN})+\r?\n((?:.*\n)*?)---[ \t]*\r?$", re.M)
+"""A block whose opening `---` is followed by unseen characters other than plain spaces and
+tabs (a no-break space pasted from the web, a zero-width space, a form feed): YAML and Obsidian
+read it as text."""
 _LATE_START = re.compile(rb"(?:\xef\xbb\xbf)?(?:(?:[ \t]*\r?\n)+---[ \t]*\r?\n|---[ \t]*"
-                         rb"(?:\xc2[\x85\xa0]|\xe3\x80\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe1\x9a\x80))")
+                         rb"(?:[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0\xad]|\xd8\x9c|\xe1\x9a\x80|\xe1\xa0\x8e"
+                         rb"|\xe2\x80[\x80-\x8f\xa8-\xaf]|\xe2\x81[\x9f-\xa4\xa6-\xa9]|\xe3\x80\x80|\xef\xbb\xbf))")
 
 
 def may_hold_a_late_block(raw: bytes) -> bool:
@@ -138,9 +143,10 @@ def _refuse_a_late_block(text: str) -> None:
                               "its '---'), so it is read as text: remove those lines to review the note")
     odd = _ODD_FENCE.match(text)
     if odd is not None and _REVIEW_KEY_LINE.search(odd.group(1)):
-        space = next(ch for ch in text[3:text.index("\n")] if ch.isspace() and ch not in " \t\r")
+        space = next(ch for ch in text[3:text.index("\n")] if ch not in " \t\r")
         raise NoteFormatError(f"the metadata block's opening '---' is followed by U+{ord(space):04X} "
-                              "(not a plain space), so it is read as text: delete it to review the note")
+                              "(an unseen character, not a plain space), so it is read as text: delete it "
+                              "to review the note")
 
 
 def parse_block(block: str) -> dict:
