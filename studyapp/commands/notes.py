@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("doctor", parents=[common], help="report the environment and every unreadable note")
     p.add_argument("--torch", action="store_true",
                    help="also import torch (in a subprocess, a few seconds) to check CUDA and the device")
-    p.set_defaults(handler=lambda args, ctx: _doctor(ctx, args.torch), guard_history=False)  # reports it
+    p.set_defaults(handler=lambda args, ctx: _doctor(ctx, args.torch), guard_history=False,  # reports it
+                   read_only=True)
 
 
 def _doctor(ctx, probe: bool) -> int:
