@@ -674,6 +674,13 @@ class StudyFacade:
             text += "\n"
         atomic_write_bytes(path, text.encode("utf-8"))
 
+    def keep_workspace_copy(self, path: Path) -> Path | None:
+        """Copy the drill file as it is on disk into `<workspace>/backups/` (None: no file):
+        another program's save, before the learner's edits are written over it."""
+        from studyapp.drill_reviews import backup_workspace_file
+
+        return backup_workspace_file(path, self.ctx.now())
+
     def grade(self, drill_id: str, path: Path) -> dict:
         """Grade in the grader's worker process (never here: this process must not import torch)."""
         from studyapp.drills import is_learner_run, is_untouched_starter, record_attempt

@@ -172,6 +172,11 @@ class FakeStudy:
     def next_due_drill(self):
         return None
 
+    def keep_workspace_copy(self, path: Path) -> Path | None:
+        from studyapp.drill_reviews import backup_workspace_file
+
+        return backup_workspace_file(path, self.ctx.now())
+
     def begin_drill_review(self, drill_id: str):
         return self.workspace / f"{drill_id}.py", None
 

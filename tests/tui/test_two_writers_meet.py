@@ -201,12 +201,13 @@ def test_the_service_refuses_a_note_that_is_not_the_one_shown_and_writes_nothing
 
 
 @pytest.mark.parametrize("key", ["escape", "ctrl+s", "ctrl+r"])
-@pytest.mark.parametrize("answer", ["y", "n"])
+@pytest.mark.parametrize("answer", ["y", "n", "escape"])
 def test_a_save_that_meets_another_editors_save_asks_and_does_what_was_answered(ctx, key, answer):
     """Leaving (Esc), saving (ctrl+s) and running (ctrl+r) with unsaved edits, within the
     second before the poll sees another editor's save: the app asks which version stays.
     "Load the saved file" shows the other editor's code and writes nothing; "Keep my edits"
-    writes the app's code and goes on (leaves, or says it saved, or grades)."""
+    (or Esc) copies the other editor's version into backups/, writes the app's code and goes on
+    (leaves, or says it saved, or grades): neither version is lost."""
     from textual.widgets import TextArea
 
     from studyapp.tui.screens.confirm import Confirm
@@ -240,6 +241,8 @@ def test_a_save_that_meets_another_editors_save_asks_and_does_what_was_answered(
                 assert screen.path.read_text(encoding="utf-8") == theirs
                 return
             assert screen.path.read_text(encoding="utf-8") == mine
+            kept = [p.read_text(encoding="utf-8") for p in (screen.path.parent / "backups").glob("sdpa-*.py")]
+            assert kept == [theirs], "the other editor's version was not kept"
             if key == "escape":
                 assert app.screen is not screen
             else:

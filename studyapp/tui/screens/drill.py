@@ -266,24 +266,35 @@ class DrillScreen(StudyScreen):
 
     def _ask_which_version(self, disk_text: str, then: Callable[[], object] | None = None) -> None:
         """Another program saved the file while there are unsaved edits here: which one stays.
-        Keeping the edits goes on with `then` (the save, run or leave that found the other
-        version), which writes them over the file; else they are saved by the next ctrl+s."""
+        Keeping the edits (or Esc) first copies the other program's version into backups/, so
+        neither is lost, then goes on with `then` (the save, run or leave that found it), which
+        writes them over the file; else they are saved by the next ctrl+s."""
         def answered(load_disk: bool | None) -> None:
             self.asking = False
             if load_disk:
                 self._load_file()
                 self.action_run(save=False)
+                return
+            kept = self._keep_other_version()
+            self.saved_text = disk_text  # what is on disk now; the next save replaces it
+            where = f" Their version is kept as {kept}." if kept is not None else ""
+            if then is not None:
+                self.notify(f"Kept your edits.{where}", timeout=6)
+                then()
             else:
-                self.saved_text = disk_text  # what is on disk now; the next save replaces it
-                if then is not None:
-                    then()
-                else:
-                    self.notify("Kept your edits; ctrl+s saves them over the file.", timeout=4)
+                self.notify(f"Kept your edits; ctrl+s saves them over the file.{where}", timeout=6)
 
         self.asking = True
         self.app.push_screen(Confirm(
             f"{self.path.name} was saved by another program while you have unsaved edits here.",
             yes="Load the saved file, drop my edits", no="Keep my edits"), answered)
+
+    def _keep_other_version(self) -> Path | None:
+        """The file as another program saved it, copied into backups/ (None: not copied)."""
+        try:
+            return self.study.keep_workspace_copy(self.path)
+        except Exception:  # noqa: BLE001 - unreadable now, a full disk: the question said the rest
+            return None
 
     def save(self, then: Callable[[], object] | None = None) -> str | None:
         """Write the editor's text to the workspace file; None when saved, else the reason.
