@@ -11,7 +11,7 @@ A crash between 2 and 3 leaves a journal row, which `review_journal.repair_pendi
 whenever a service opens) finishes or drops. `studyapp due`'s listing is here too, until the
 review session has a module of its own (issue 11).
 
-~560 lines on purpose: every write to a note and the history (rate, undo, suspend, drill
+~660 lines on purpose: every write to a note and the history (rate, undo, suspend, drill
 results, renames) goes through this one service and its lock, so the order of those writes
 can be checked in one file.
 """

@@ -15,7 +15,7 @@ give that very result, so the replay takes it as recorded instead of running FSR
 runs FSRS only where the chain differs (a review made on another device before the two had
 synced, a review after an undone one, new parameters). That keeps a rebuild fast.
 
-~430 lines on purpose: one pass over the log in time order (reviews, undos, suspensions,
+~440 lines on purpose: one pass over the log in time order (reviews, undos, suspensions,
 moves, drills, fits), whose rules depend on each other and are read in one place.
 """
 

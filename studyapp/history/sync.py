@@ -7,7 +7,7 @@ keys disagree with the replayed state is rewritten (so a note put back by a sync
 merge resolved either way, is corrected). The days written are the reviewer's own (its UTC
 offsets, kept in the event), so devices in two time zones write the same values.
 
-~430 lines on purpose: the replay, the settle rule for notes ahead of the log and the
+~550 lines on purpose: the replay, the settle rule for notes ahead of the log and the
 write-back of owned keys decide together what a note says; split, they would disagree.
 """
 

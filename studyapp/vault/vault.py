@@ -1,6 +1,6 @@
 """The vault: a folder tree of markdown notes, loaded with a metadata cache and written safely.
 
-Longer than most modules (~530 lines) on purpose: `Vault` is the one object that both reads a
+Longer than most modules (~560 lines) on purpose: `Vault` is the one object that both reads a
 note and writes it back, and what they must agree on (which files are notes and which are
 refused, the bounds a note is read within, a read-only note or folder) is decided here or in
 `scan`, which finds the files and whose checks a read and a write both use. The note format
