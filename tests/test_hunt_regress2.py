@@ -1,0 +1,85 @@
+"""Second regression hunt: failing tests for what is still wrong after today's fixes."""
+
+from __future__ import annotations
+
+import shutil
+
+from history_helpers import cli, copy_logs, make_vault, settled
+
+
+def _two_devices(tmp_path):
+    vault_a = make_vault(tmp_path / "a" / "vault")
+    settled(*vault_a.glob("*.md"))
+    vault_b = tmp_path / "b" / "vault"
+    shutil.copytree(vault_a, vault_b)
+    return vault_a, tmp_path / "a" / "data", vault_b, tmp_path / "b" / "data"
+
+
+def test_undo_of_a_review_chained_after_another_devices_keeps_that_reviews_mastery(tmp_path, capsys):
+    """B rates a.md at 09:00, A rates it offline at 10:00; both sync (`mastery_level: 1.0` on
+    both). A undoes its review: the note should hold what B's review left, as B's replay of the
+    undo writes it. `_values_left_by` puts back the mastery A's note had before A's stale review
+    (0.1, from before B's review too): A says `mastery_level: 0.1`, B `1.0`, and neither
+    device ever corrects it (mastery is not compared by the replay)."""
+    vault_a, data_a, vault_b, data_b = _two_devices(tmp_path)
+    cli(capsys, vault_b, data_b, "rate", "a.md", "--rating", "good", now="2026-11-20T09:00")
+    cli(capsys, vault_a, data_a, "rate", "a.md", "--rating", "good", now="2026-11-20T10:00")
+    copy_logs(vault_b, vault_a)
+    copy_logs(vault_a, vault_b)
+    settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
+    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:30")
+    cli(capsys, vault_b, data_b, "sync", now="2026-11-20T10:30")
+    assert (vault_a / "a.md").read_bytes() == (vault_b / "a.md").read_bytes()
+
+    cli(capsys, vault_a, data_a, "undo", now="2026-11-20T10:40")
+    copy_logs(vault_a, vault_b)
+    settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
+    cli(capsys, vault_b, data_b, "sync", now="2026-11-20T10:50")
+    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:50")
+    cli(capsys, vault_a, data_a, "sync", "--full", now="2026-11-20T10:51")
+    cli(capsys, vault_b, data_b, "sync", "--full", now="2026-11-20T10:51")
+    a, b = (vault_a / "a.md").read_text(), (vault_b / "a.md").read_text()
+    assert a == b, f"A:\n{a}\nB:\n{b}"
+
+
+def test_undo_after_both_devices_files_shrank_leaves_the_other_devices_review(tmp_path, capsys):
+    """A rates b.md (09:00), B rates a.md (10:00); both sync. Then a sync tool puts back older
+    (empty) copies of both log files on A: A's own file and B's shrank at once. `catch_up` writes
+    both reviews into A's file unmarked (`for_others` is False as soon as the own file is among
+    the shrunk), so B's review becomes one of A's own: A's `undo` takes back B's review of a.md
+    (and its undo event removes it on every device) instead of A's own review of b.md."""
+    vault_a, data_a, vault_b, data_b = _two_devices(tmp_path)
+    cli(capsys, vault_a, data_a, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
+    cli(capsys, vault_b, data_b, "rate", "a.md", "--rating", "good", now="2026-11-20T10:00")
+    copy_logs(vault_b, vault_a)
+    copy_logs(vault_a, vault_b)
+    settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
+    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:30")
+    for log in (vault_a / ".studyapp" / "log").glob("*.jsonl"):
+        log.write_bytes(b"")  # both files put back older at once
+    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:40")
+    out = cli(capsys, vault_a, data_a, "undo", now="2026-11-20T10:50")
+    assert "b.md" in out and "a.md" not in out, out
+
+
+def test_deleting_the_own_logs_conflict_copy_keeps_its_reviews_undoable(tmp_path, capsys):
+    """A rates b.md (09:00) then c.md (09:30); a sync tool left the newer version as a conflict
+    copy of A's own file (`<A>.sync-conflict-….jsonl`) and the older in its place. A syncs, then
+    the user deletes the conflict copy (the tool's clean-up). Only that copy "shrank", so
+    `adopt_database(for_others=True)` writes A's own c.md review back marked `adopted`: `undo`
+    then silently takes back the older b.md review instead of the newest one, c.md."""
+    vault = make_vault(tmp_path / "a" / "vault")
+    settled(*vault.glob("*.md"))
+    data = tmp_path / "a" / "data"
+    cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
+    cli(capsys, vault, data, "rate", "c.md", "--rating", "good", now="2026-11-20T09:30")
+    own = next((vault / ".studyapp" / "log").glob("*.jsonl"))
+    lines = own.read_bytes().splitlines(keepends=True)
+    conflict = own.with_name(own.stem + ".sync-conflict-20261120-093100-ABCDEFG.jsonl")
+    conflict.write_bytes(b"".join(lines))
+    own.write_bytes(lines[0])
+    cli(capsys, vault, data, "sync", now="2026-11-20T09:40")
+    conflict.unlink()
+    cli(capsys, vault, data, "sync", now="2026-11-20T09:45")
+    out = cli(capsys, vault, data, "undo", now="2026-11-20T09:50")
+    assert "c.md" in out, out
