@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+import time
 
+import pytest
 from history_helpers import cli, copy_logs, make_vault, settled
+from tui.conftest import _no_early_grader, app_with_grader, ctx, settle, wait_for  # noqa: F401 - fixtures
 
 
 def _two_devices(tmp_path):
@@ -83,3 +87,43 @@ def test_deleting_the_own_logs_conflict_copy_keeps_its_reviews_undoable(tmp_path
     cli(capsys, vault, data, "sync", now="2026-11-20T09:45")
     out = cli(capsys, vault, data, "undo", now="2026-11-20T09:50")
     assert "c.md" in out, out
+
+
+@pytest.mark.parametrize("found_by", ["ctrl+s", "poll"])
+def test_quitting_while_asked_which_version_stays_keeps_the_other_programs_version(ctx, found_by):
+    """Unsaved edits in a drill; another program saves the file; the app asks "saved by another
+    program… Load / Keep my edits" (found by ctrl+s, or by the poll). The learner presses ctrl+q
+    on that question. `close_screens` pops the question without its answer, then the drill's
+    `can_leave` saves: `_saved_elsewhere` already took the other save's mtime as seen, so it
+    writes the app's code over the other program's version, with no copy in backups/: that
+    version is lost (and `asking` is left True)."""
+    from textual.widgets import TextArea
+
+    from studyapp.tui.screens.confirm import Confirm
+    from tui.sample_vault import write_vault
+    from tui.test_tui_drills import StubGrader, open_sdpa
+
+    write_vault(ctx.paths.vault_dir)
+    app = app_with_grader(ctx, StubGrader())
+    theirs = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q  # theirs\n"
+    seen = {}
+
+    async def session() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_sdpa(pilot)
+            screen.query_one("#code", TextArea).insert("# mine\n")
+            await settle(pilot)
+            time.sleep(0.02)
+            screen.path.write_text(theirs, encoding="utf-8")
+            if found_by == "ctrl+s":
+                await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+            seen["path"] = screen.path
+            await pilot.press("ctrl+q")
+            await settle(pilot)
+
+    asyncio.run(session())
+    path = seen["path"]
+    versions = [path.read_text(encoding="utf-8"),
+                *(p.read_text(encoding="utf-8") for p in (path.parent / "backups").glob("*.py"))]
+    assert theirs in versions, "the other program's version was written over and not kept"
