@@ -127,3 +127,21 @@ def test_quitting_while_asked_which_version_stays_keeps_the_other_programs_versi
     versions = [path.read_text(encoding="utf-8"),
                 *(p.read_text(encoding="utf-8") for p in (path.parent / "backups").glob("*.py"))]
     assert theirs in versions, "the other program's version was written over and not kept"
+
+
+@pytest.mark.parametrize("target, text", [(".h/x.md", "# Hidden\n"), ("t.txt", "# Plain text\n")])
+def test_cli_rates_a_listed_note_whose_only_name_is_a_link(tmp_path, capsys, target, text):
+    """`l1.md -> .h/x.md` (a note kept in a hidden folder) and `t.md -> t.txt`: `due` lists each
+    under the link's name, its only name in the vault, and the vault reads and writes it there
+    (5db69c5 fixed that in `Vault.read_note`). The CLI's `note_path` still refuses it:
+    "l1.md is .h/x.md reached through a symbolic link: name it as .h/x.md", and
+    `rate .h/x.md` is then refused as hidden (`t.txt` as no note): the note cannot be rated
+    from the CLI at all."""
+    vault = tmp_path / "vault"
+    (vault / ".h").mkdir(parents=True)
+    (vault / target).write_text("---\nreview_count: 0\nlast_reviewed: null\nnext_review: 2026-11-01\n---\n" + text)
+    (vault / "l1.md").symlink_to(target)
+    data = tmp_path / "data"
+    assert "l1.md" in cli(capsys, vault, data, "due", now="2026-11-20T10:00")
+    cli(capsys, vault, data, "rate", "l1.md", "--rating", "good", now="2026-11-20T10:05")
+    assert "review_count: 1" in (vault / target).read_text()
