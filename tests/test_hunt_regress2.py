@@ -90,7 +90,7 @@ def test_deleting_the_own_logs_conflict_copy_keeps_its_reviews_undoable(tmp_path
 
 
 @pytest.mark.parametrize("found_by", ["ctrl+s", "poll"])
-def test_quitting_while_asked_which_version_stays_keeps_the_other_programs_version(ctx, found_by):
+def test_quitting_while_asked_which_version_stays_keeps_the_other_programs_version(ctx, found_by):  # noqa: F811
     """Unsaved edits in a drill; another program saves the file; the app asks "saved by another
     program… Load / Keep my edits" (found by ctrl+s, or by the poll). The learner presses ctrl+q
     on that question. `close_screens` pops the question without its answer, then the drill's
@@ -98,10 +98,10 @@ def test_quitting_while_asked_which_version_stays_keeps_the_other_programs_versi
     writes the app's code over the other program's version, with no copy in backups/: that
     version is lost (and `asking` is left True)."""
     from textual.widgets import TextArea
-
-    from studyapp.tui.screens.confirm import Confirm
     from tui.sample_vault import write_vault
     from tui.test_tui_drills import StubGrader, open_sdpa
+
+    from studyapp.tui.screens.confirm import Confirm
 
     write_vault(ctx.paths.vault_dir)
     app = app_with_grader(ctx, StubGrader())
