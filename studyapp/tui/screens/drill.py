@@ -244,12 +244,13 @@ class DrillScreen(StudyScreen):
                 exc.strerror or str(exc))
             self._cannot_read(reason, mtime)
             return
-        self.file_mtime_ns = mtime
         if text == self.saved_text:
+            self.file_mtime_ns = mtime
             return
-        if self.unsaved:
-            self._ask_which_version(text)
+        if self.unsaved:  # that save counts as seen once answered: a question closed unanswered
+            self._ask_which_version(text, mtime)  # (ctrl+q over it) is asked again by the save
             return
+        self.file_mtime_ns = mtime
         self._load_file()
         self.action_run(save=False)
 
@@ -264,7 +265,8 @@ class DrillScreen(StudyScreen):
         self.notify(f"{self.path.name} was changed outside and cannot be read ({reason}): your code "
                     "here is kept; ctrl+s saves it over the file.", severity="warning", timeout=8)
 
-    def _ask_which_version(self, disk_text: str, then: Callable[[], object] | None = None) -> None:
+    def _ask_which_version(self, disk_text: str, mtime: int,
+                           then: Callable[[], object] | None = None) -> None:
         """Another program saved the file while there are unsaved edits here: which one stays.
         Keeping the edits (or Esc) first copies the other program's version into backups/, so
         neither is lost, then goes on with `then` (the save, run or leave that found it), which
@@ -277,6 +279,7 @@ class DrillScreen(StudyScreen):
                 return
             kept = self._keep_other_version()
             self.saved_text = disk_text  # what is on disk now; the next save replaces it
+            self.file_mtime_ns = mtime
             where = f" Their version is kept as {kept}." if kept is not None else ""
             if then is not None:
                 self.notify(f"Kept your edits.{where}", timeout=6)
@@ -306,8 +309,8 @@ class DrillScreen(StudyScreen):
         if text == self.saved_text:
             return None
         if (other := self._saved_elsewhere()) is not None:
-            if isinstance(other, str):
-                self._ask_which_version(other, then)
+            if isinstance(other, tuple):
+                self._ask_which_version(*other, then=then)
             return SAVED_ELSEWHERE
         try:
             self.study.save_drill_file(self.path, text)
@@ -317,10 +320,11 @@ class DrillScreen(StudyScreen):
         self.file_mtime_ns = self.path.stat().st_mtime_ns
         return None
 
-    def _saved_elsewhere(self) -> str | bool | None:
-        """The file's text when another program saved it since this screen read or wrote it,
-        and it differs from what was read or written; True when such a save cannot be read
-        (said, as the poll says it: the next save writes over it); else None."""
+    def _saved_elsewhere(self) -> tuple[str, int] | bool | None:
+        """The file's text and mtime when another program saved it since this screen read or
+        wrote it, and it differs from what was read or written (that save counts as seen once
+        the learner answers which version stays); True when such a save cannot be read (said,
+        as the poll says it: the next save writes over it); else None."""
         try:
             mtime = self.path.stat().st_mtime_ns
         except OSError:  # gone, or the folder unreadable: the write says what is wrong
@@ -335,8 +339,10 @@ class DrillScreen(StudyScreen):
             self._unreadable_said = False
             self._cannot_read(reason, mtime)
             return True
-        self.file_mtime_ns = mtime
-        return None if text == self.saved_text else text
+        if text == self.saved_text:
+            self.file_mtime_ns = mtime
+            return None
+        return text, mtime
 
     def action_save(self, then: Callable[[], object] | None = None) -> bool:
         problem = self.save(then)
@@ -585,6 +591,7 @@ class DrillScreen(StudyScreen):
 
     def can_leave(self, retry: Callable[[], object]) -> bool:
         """Save before the screen goes; when saving fails, ask (and `retry` after a yes)."""
+        self.asking = False  # a question over this screen was closed to get here, unanswered
         if self.unsaved:
             problem = self.save(then=retry)
             if problem is SAVED_ELSEWHERE:
