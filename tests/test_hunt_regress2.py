@@ -7,7 +7,7 @@ import shutil
 import time
 
 import pytest
-from history_helpers import cli, copy_logs, make_vault, settled
+from history_helpers import cli, copy_logs, make_vault, review_log, settled
 from tui.conftest import _no_early_grader, app_with_grader, ctx, settle, wait_for  # noqa: F401 - fixtures
 
 
@@ -48,10 +48,13 @@ def test_undo_of_a_review_chained_after_another_devices_keeps_that_reviews_maste
 
 def test_undo_after_both_devices_files_shrank_leaves_the_other_devices_review(tmp_path, capsys):
     """A rates b.md (09:00), B rates a.md (10:00); both sync. Then a sync tool puts back older
-    (empty) copies of both log files on A: A's own file and B's shrank at once. `catch_up` writes
-    both reviews into A's file unmarked (`for_others` is False as soon as the own file is among
-    the shrunk), so B's review becomes one of A's own: A's `undo` takes back B's review of a.md
-    (and its undo event removes it on every device) instead of A's own review of b.md."""
+    (empty) copies of both log files on A: A's own file and B's shrank at once. `catch_up` wrote
+    both reviews into A's file unmarked, so B's review became one of A's own: A's `undo` took
+    back B's review of a.md (and its undo event removed it on every device). The reviews written
+    back cannot be told apart, so neither is A's to undo now: A's undo refuses, and B's review
+    stands (A's own review is lost to A's undo: the known cost, see the strict xfail below)."""
+    from studyapp.cli import main
+
     vault_a, data_a, vault_b, data_b = _two_devices(tmp_path)
     cli(capsys, vault_a, data_a, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
     cli(capsys, vault_b, data_b, "rate", "a.md", "--rating", "good", now="2026-11-20T10:00")
@@ -62,8 +65,28 @@ def test_undo_after_both_devices_files_shrank_leaves_the_other_devices_review(tm
     for log in (vault_a / ".studyapp" / "log").glob("*.jsonl"):
         log.write_bytes(b"")  # both files put back older at once
     cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:40")
+    capsys.readouterr()
+    main(["undo", "--vault", str(vault_a), "--data-dir", str(data_a), "--now", "2026-11-20T10:50"])
+    out, err = capsys.readouterr()
+    assert "a.md" not in out, out
+    assert sorted(r[0] for r in review_log(data_a)) == ["a.md", "b.md"]  # both reviews stand
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: reviews written back when this device's log and "
+                   "another's shrank at once cannot be told apart, so this device's own are not its "
+                   "to undo (the database keeps no device per review)")
+def test_this_devices_own_review_stays_undoable_when_both_files_shrank_at_once(tmp_path, capsys):
+    vault_a, data_a, vault_b, data_b = _two_devices(tmp_path)
+    cli(capsys, vault_a, data_a, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
+    cli(capsys, vault_b, data_b, "rate", "a.md", "--rating", "good", now="2026-11-20T10:00")
+    copy_logs(vault_b, vault_a)
+    settled(*vault_a.glob("*.md"))
+    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:30")
+    for log in (vault_a / ".studyapp" / "log").glob("*.jsonl"):
+        log.write_bytes(b"")
+    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:40")
     out = cli(capsys, vault_a, data_a, "undo", now="2026-11-20T10:50")
-    assert "b.md" in out and "a.md" not in out, out
+    assert "b.md" in out, out
 
 
 def test_deleting_the_own_logs_conflict_copy_keeps_its_reviews_undoable(tmp_path, capsys):

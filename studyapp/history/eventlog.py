@@ -85,6 +85,11 @@ class EventLog:
     def own_file(self) -> Path:
         return self.folder / f"{self.device}{LOG_SUFFIX}"
 
+    def named_own(self, name: str) -> bool:
+        """Whether a log file's name (less `.jsonl`) is this device's: its own file, or a copy a
+        sync tool named after it (`<id>.sync-conflict-…`, Dropbox's `<id> (conflicted copy …)`)."""
+        return name == self.device or (name.startswith(self.device) and not name[len(self.device)].isalnum())
+
     def own_ids(self) -> set[str]:
         """The ids of this device's events: the reviews `undo` here may take back (another
         device's are that device's to undo). By each event's device, wherever it sits: in this
@@ -94,10 +99,7 @@ class EventLog:
         ids: set[str] = set()
         loads = _fast_loads()
         for name, size in self._entries().items():
-            # its file, and copies a sync tool named after it (`<id>.sync-conflict-…`, Dropbox's
-            # `<id> (conflicted copy …)`): other devices' files hold none of its events
-            if size is None or not (name == self.device or name.startswith(self.device)
-                                    and not name[len(self.device)].isalnum()):
+            if size is None or not self.named_own(name):  # other devices' files hold none of its events
                 continue
             for line in (_read_regular(self.folder / f"{name}{LOG_SUFFIX}") or b"").splitlines():
                 try:

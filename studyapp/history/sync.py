@@ -138,8 +138,11 @@ def _catch_up(service, force: bool) -> SyncResult:
     sizes, cached = events_log.sizes(), store.log_sizes()
     shrunk = {device for device, size in cached.items() if sizes.get(device, 0) < size}
     logged = {e.id for e in events_log.read().events} if shrunk else None
+    # Written back with another device's file among those that shrank or went, the reviews may
+    # be that device's: marked so (`ADOPTED`), none is taken back by this device's `undo`, whose
+    # own may then be among them (a loss of an undo, not of another device's review).
     result.adopted = adopt_database(store, events_log, service.ctx.now(), logged,
-                                    for_others=bool(shrunk) and events_log.device not in shrunk)
+                                    for_others=any(not events_log.named_own(d) for d in shrunk))
     if not force and not result.adopted and sizes == cached:
         return result
     # only the recheck row asked for this replay: the log is as the last one read it, and
@@ -409,9 +412,9 @@ def adopt_database(store: Store, events_log: EventLog, now: datetime,
     attempts = store.unlogged_attempts(logged)
     if not rows and not attempts:
         return 0
-    # Each with the offset it was made in (its days stay the reviewer's). `for_others`: only
-    # other devices' files shrank or went, so the reviews are theirs (this device's `undo`
-    # leaves them); its own file put back older gives back its own, undoable as before.
+    # Each with the offset it was made in (its days stay the reviewer's). `for_others`: another
+    # device's file shrank or went, so the reviews may be its (this device's `undo` leaves
+    # them); its own file (or a copy named after it) put back older gives back its own, undoable.
     from studyapp.history.eventlog import ADOPTED
 
     elsewhere = {ADOPTED: True} if for_others else {}
