@@ -87,7 +87,8 @@ def note_path(ctx, text: str) -> str:
     target = (vault / path).resolve()
     if target != real_vault.joinpath(*path.split("/")) and target.is_relative_to(real_vault):
         own = target.relative_to(real_vault).as_posix()
-        raise UsageError(f"{path} is {own} reached through a symbolic link: name it as {own}")
+        if not not_a_note_reason(own):  # another note the vault lists; else the link is the note's name
+            raise UsageError(f"{path} is {own} reached through a symbolic link: name it as {own}")
     return path
 
 
