@@ -47,7 +47,7 @@ from studyapp.review_journal import (
     repair_pending,
     undo_values,
 )
-from studyapp.store import Store, utc_text
+from studyapp.store import CardRow, Store, utc_text
 from studyapp.vault.model import MAX_REVIEW_COUNT, REVIEW_KEYS, WriteConflict
 from studyapp.vault.parse import decode
 from studyapp.vault.vault import content_hash
@@ -419,6 +419,12 @@ class ReviewService:
             old_values.update({k: tokens[k] for k, v in old_values.items()
                                if k in tokens and same_meaning(k, tokens[k], v)})
         exact = old_bytes is not None and note.content_hash == last.hash_after
+        if not exact and last.card_before is not None and "mastery_level" in old_values:
+            under = CardRow.from_json(last.card_before)
+            if under.last_review is not None:  # a review stands under it (another device's, maybe):
+                # the mastery that one leaves, as every device's replay of this undo writes it
+                old_values["mastery_level"] = note_mastery(note, under, under.last_review, self.scheduler,
+                                                           self.store.drill_status())
         from studyapp.history.events import EventKind, new_event
 
         event = None if last.event_id is None else new_event(

@@ -1,4 +1,5 @@
-"""Second regression hunt: failing tests for what is still wrong after today's fixes."""
+"""What undo restores after a review chained on another device's, whose reviews it may take back
+when logs shrink, a note whose only name is a link, and the drill's question under ctrl+q."""
 
 from __future__ import annotations
 
