@@ -275,9 +275,9 @@ def _run(argv: list[str], command: str | None) -> int:
         if output is not None and output.failure is not None:
             from studyapp.errors import os_reason
 
-            # `scans_vault` and `read_only` commands change nothing a second run would repeat
+            # `scans_vault` (read-only) and `repeatable` commands: a second run repeats nothing
             done = ("run it again once it can be written" if getattr(args, "scans_vault", False)
-                    or getattr(args, "read_only", False) else "the command itself ran to its end, and "
+                    or getattr(args, "repeatable", False) else "the command itself ran to its end, and "
                     "what it records is recorded (running it again would record it twice)")
             print(f"studyapp: error: the output could not be written ({os_reason(output.failure)}); "
                   f"{done}", file=sys.stderr)

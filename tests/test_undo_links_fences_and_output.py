@@ -208,3 +208,27 @@ def test_a_read_only_command_whose_output_fails_does_not_say_running_it_again_re
                               env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
     assert done.returncode != 0
     assert "record it twice" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("args, again", [(["sync"], True), (["import", "--yes"], True),
+                                         (["rate", "a.md", "--rating", "good"], False)])
+def test_the_output_error_says_whether_running_again_repeats_anything(tmp_path, args, again):
+    """`sync` and `import` change nothing the second time: their output lost to a full disk says
+    to run them again; a review's says it is recorded."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    vault = make_vault(tmp_path / "vault")
+    data = tmp_path / "data"
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root), STUDYAPP_DATA_DIR=str(data))
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "studyapp", *args, "--vault", str(vault),
+                               "--data-dir", str(data), "--now", "2026-11-20T07:00"],
+                              env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode != 0 and "output could not be written" in done.stderr, done.stderr
+    assert ("run it again" in done.stderr) is again and ("record it twice" in done.stderr) is not again

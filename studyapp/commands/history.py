@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                        "keeps the current database as a backup first.")
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     q = actions.add_parser("list", parents=[common], help="the backups, newest first")
-    q.set_defaults(handler=backup_list, guard_history=False)
+    q.set_defaults(handler=backup_list, guard_history=False, repeatable=True)
     q = actions.add_parser("create", parents=[common], help="take a backup now")
     q.set_defaults(handler=backup_create, guard_history=False)
     q = actions.add_parser("restore", parents=[common],
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                        "the database and a log file changed.")
     p.add_argument("--full", action="store_true",
                    help="replay the whole log even if no file changed")
-    p.set_defaults(handler=sync)
+    p.set_defaults(handler=sync, repeatable=True)  # a second sync finds nothing to do
 
     p = sub.add_parser("import-history", parents=[common],
                        help="take review state from another tool (Obsidian Spaced Repetition, Anki)",
@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--folder", default="anki", metavar="DIR",
                    help="anki: the vault folder the notes go to (default: anki)")
     p.add_argument("--dry-run", action="store_true", help="say what would be imported")
-    p.set_defaults(handler=import_history)
+    p.set_defaults(handler=import_history, repeatable=True)  # running it again adds nothing
 
     p = sub.add_parser("history-log", parents=[common],
                        help="keep the review log in the vault or in the data dir",

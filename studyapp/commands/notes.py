@@ -25,13 +25,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--yes", action="store_true",
                    help="do not ask before adding blocks to more than 20 notes (a mistaken --vault)")
     p.add_argument("-v", "--verbose", action="store_true", help="also list files already imported")
-    p.set_defaults(handler=print_import)
+    p.set_defaults(handler=print_import, repeatable=True)  # importing twice changes nothing
 
     p = sub.add_parser("doctor", parents=[common], help="report the environment and every unreadable note")
     p.add_argument("--torch", action="store_true",
                    help="also import torch (in a subprocess, a few seconds) to check CUDA and the device")
     p.set_defaults(handler=lambda args, ctx: _doctor(ctx, args.torch), guard_history=False,  # reports it
-                   read_only=True)
+                   repeatable=True)
 
 
 def _doctor(ctx, probe: bool) -> int:

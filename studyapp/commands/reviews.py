@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     p = sub.add_parser("stats", parents=[common], help="review statistics")
     p.add_argument("--json", action="store_true", help="print a JSON object")
-    p.set_defaults(handler=stats, read_only=True)
+    p.set_defaults(handler=stats, repeatable=True)
 
     p = sub.add_parser("optimize", parents=[common],
                        help="fit FSRS parameters to your own review log")
