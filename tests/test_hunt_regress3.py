@@ -1,0 +1,106 @@
+"""Third regression hunt: the drill's which-version question, undo's mastery, links named in the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from history_helpers import cli
+from tui.conftest import _no_early_grader, app_with_grader, ctx, settle, wait_for  # noqa: F401 - fixtures
+from vault_fixtures import SDPA_NOTE, write
+
+
+def test_keep_my_edits_when_their_version_cannot_be_copied_does_not_write_over_it(ctx):  # noqa: F811
+    """Unsaved edits in a drill; another program saves the file; ctrl+s asks which version
+    stays; the learner answers "Keep my edits" (n). The copy of the other version into
+    `<workspace>/backups/` fails (here `backups` is a plain file; a read-only folder or a full
+    disk do the same): `_keep_other_version` swallows the error and returns None, the app says
+    "Kept your edits." and the save goes on, writing the app's code over the other program's
+    version. That version is gone, with no copy and no word that the copy failed."""
+    from textual.widgets import TextArea
+    from tui.sample_vault import write_vault
+    from tui.test_tui_drills import StubGrader, open_sdpa
+
+    from studyapp.tui.screens.confirm import Confirm
+
+    write_vault(ctx.paths.vault_dir)
+    app = app_with_grader(ctx, StubGrader())
+    theirs = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q  # theirs\n"
+    seen = {}
+
+    async def session() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_sdpa(pilot)
+            seen["path"] = screen.path
+            (screen.path.parent / "backups").write_text("not a folder\n", encoding="utf-8")
+            screen.query_one("#code", TextArea).insert("# mine\n")
+            await settle(pilot)
+            time.sleep(0.02)
+            tmp = screen.path.with_name(screen.path.name + ".swp")
+            tmp.write_text(theirs, encoding="utf-8")
+            os.replace(tmp, screen.path)
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+            await pilot.press("n")
+            await settle(pilot)
+
+    asyncio.run(session())
+    path = seen["path"]
+    versions = [p.read_text(encoding="utf-8", errors="replace")
+                for p in path.parent.rglob("*") if p.is_file()]
+    assert theirs in versions, (
+        "\"Keep my edits\" wrote over the other program's version although its copy into "
+        f"backups/ failed; the file now holds:\n{path.read_text(encoding='utf-8')[:200]}")
+
+
+def test_inexact_undo_takes_out_a_mastery_key_the_review_added(tmp_path, capsys):
+    """a.md is rated (it gets `mastery_level`); the learner deletes the `mastery_level` line;
+    a second review adds it back. The learner then edits the note's body and runs `undo`: the
+    undo is not byte-exact, and since 28bfedc it writes the mastery of the review under it
+    (`mastery_level: 0.082`) instead of putting the key back as it was before the review
+    (absent). An exact undo (no body edit) takes the key out; so did this one before 28bfedc."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    note = write(vault / "a.md", SDPA_NOTE)
+    cli(capsys, vault, data, "rate", "a.md", "--rating", "good", now="2026-11-20T09:00")
+    text = note.read_text(encoding="utf-8")
+    note.write_text("".join(line for line in text.splitlines(keepends=True)
+                            if not line.startswith("mastery_level")), encoding="utf-8")
+    cli(capsys, vault, data, "rate", "a.md", "--rating", "good", now="2026-11-20T09:30")
+    assert "mastery_level" in note.read_text(encoding="utf-8")
+    with note.open("a", encoding="utf-8") as f:
+        f.write("\nAn edit of my own.\n")
+    out = cli(capsys, vault, data, "undo", now="2026-11-20T09:31")
+    after = note.read_text(encoding="utf-8")
+    assert "review_count: 1\n" in after, out
+    assert "An edit of my own." in after
+    assert "mastery_level" not in after, (
+        "the undo left the mastery_level key the undone review added (the note lacked it "
+        f"before that review):\n{after[:300]}")
+
+
+def test_cli_does_not_rate_the_second_link_to_one_hidden_note_as_another_note(tmp_path, capsys):
+    """`l1.md -> .h/x.md` and `l2.md -> .h/x.md`: the vault studies the note once, as l1.md
+    ("l2.md: the same file as l1.md (through a symbolic link): studied as l1.md"). Since
+    16f2f9c the CLI's `note_path` accepts any link whose target the vault does not list, so
+    `rate l2.md` is taken: a second, brand-new card for the same file (the review is a first
+    review, `next_review` one day on) whose keys overwrite those l1.md's card wrote; the file and
+    l1.md's card disagree, and `due` shows l1.md due today while the note says tomorrow. It
+    should be refused with "name it as l1.md" (as before 16f2f9c), or rate l1.md's card."""
+    from history_helpers import review_log
+
+    from studyapp.cli import main
+
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    write(vault / ".h" / "x.md", SDPA_NOTE.replace("drills: [sdpa]\n", ""))
+    (vault / "l1.md").symlink_to(".h/x.md")
+    (vault / "l2.md").symlink_to(".h/x.md")
+    cli(capsys, vault, data, "rate", "l1.md", "--rating", "good", now="2026-11-20T09:00")
+    capsys.readouterr()
+    code = main(["rate", "l2.md", "--rating", "good", "--vault", str(vault), "--data-dir", str(data),
+                 "--now", "2026-11-20T09:01"])
+    err = capsys.readouterr().err
+    paths = {row[0] for row in review_log(data)}
+    assert code != 0 and "l1.md" in err or paths == {"l1.md"}, (
+        f"`rate l2.md` made a second card for the note the vault studies as l1.md: reviews of {paths}; "
+        f"the note says {[line for line in (vault / '.h' / 'x.md').read_text().splitlines() if 'review' in line]}")
