@@ -104,3 +104,75 @@ def test_cli_does_not_rate_the_second_link_to_one_hidden_note_as_another_note(tm
     assert code != 0 and "l1.md" in err or paths == {"l1.md"}, (
         f"`rate l2.md` made a second card for the note the vault studies as l1.md: reviews of {paths}; "
         f"the note says {[line for line in (vault / '.h' / 'x.md').read_text().splitlines() if 'review' in line]}")
+
+
+def test_one_keep_my_edits_answers_for_the_version_it_copied(ctx):  # noqa: F811
+    """Unsaved edits; another program saves the drill file (X1) and the poll asks which version
+    stays; while the question is up the other program saves again (X2). "Keep my edits" copies
+    the file as it is now (X2) into backups/ but records X1's text and mtime as seen, so the next
+    poll asks the same question again about X2, already copied, and a second "Keep my edits"
+    puts a second copy of X2 in backups/. One answer should settle the version it kept."""
+    from textual.widgets import TextArea
+    from tui.sample_vault import write_vault
+    from tui.test_tui_drills import StubGrader, open_sdpa
+
+    from studyapp.tui.screens.confirm import Confirm
+
+    write_vault(ctx.paths.vault_dir)
+    app = app_with_grader(ctx, StubGrader())
+    asked = []
+
+    def save(path, text):
+        tmp = path.with_name(path.name + ".swp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+
+    async def session() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_sdpa(pilot)
+            screen.query_one("#code", TextArea).insert("# mine\n")
+            await settle(pilot)
+            time.sleep(0.02)
+            save(screen.path, "# X1\n")
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm))  # the poll asks
+            time.sleep(0.02)
+            save(screen.path, "# X2\n")
+            await pilot.press("n")
+            await settle(pilot)
+            await pilot.pause(2.5)  # two polls
+            asked.append(isinstance(app.screen, Confirm))
+            asked.append(sorted(p.read_text(encoding="utf-8")
+                                for p in (screen.path.parent / "backups").glob("*.py")))
+
+    asyncio.run(session())
+    assert asked[1] == ["# X2\n"], asked
+    assert not asked[0], ("after \"Keep my edits\" (which copied X2 into backups/), the poll asked "
+                          "again about the same X2")
+
+
+def test_suspend_whose_output_fails_does_not_say_running_it_again_records_twice(tmp_path):
+    """`studyapp suspend a.md > /dev/full`: the note is suspended, and the error says "running it
+    again would record it twice". Running it again records nothing ("a.md: already suspended"),
+    like the commands b565251 marked `repeatable` (unsuspend and `start` say the same)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pytest
+    from history_helpers import make_vault
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    vault, data = make_vault(tmp_path / "vault"), tmp_path / "data"
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root), STUDYAPP_DATA_DIR=str(data))
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "studyapp", "suspend", "a.md", "--vault", str(vault),
+                               "--data-dir", str(data), "--now", "2026-11-20T07:00"],
+                              env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode != 0 and "output could not be written" in done.stderr, done.stderr
+    again = subprocess.run([sys.executable, "-m", "studyapp", "suspend", "a.md", "--vault", str(vault),
+                            "--data-dir", str(data), "--now", "2026-11-20T07:01"],
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert "already suspended" in again.stdout, again.stdout + again.stderr
+    assert "record it twice" not in done.stderr, done.stderr
