@@ -269,17 +269,25 @@ class DrillScreen(StudyScreen):
                            then: Callable[[], object] | None = None) -> None:
         """Another program saved the file while there are unsaved edits here: which one stays.
         Keeping the edits (or Esc) first copies the other program's version into backups/, so
-        neither is lost, then goes on with `then` (the save, run or leave that found it), which
-        writes them over the file; else they are saved by the next ctrl+s."""
+        neither is lost (a copy that fails writes nothing), then goes on with `then` (the save,
+        run or leave that found it), which writes them over the file; else they are saved by
+        the next ctrl+s."""
         def answered(load_disk: bool | None) -> None:
             self.asking = False
             if load_disk:
                 self._load_file()
                 self.action_run(save=False)
                 return
-            kept = self._keep_other_version()
-            self.saved_text = disk_text  # what is on disk now; the next save replaces it
-            self.file_mtime_ns = mtime
+            try:
+                kept = self.study.keep_workspace_copy(self.path)
+            except Exception as exc:  # noqa: BLE001 - a full disk, backups/ not a folder: nothing is written
+                self.notify(f"Their version could not be copied to backups/ ({exc}), so yours is not "
+                            "written over it: your edits stay here, unsaved.", severity="error", timeout=10)
+                return
+            # the version just copied (a save made while the question was up is the one on disk)
+            seen_text, seen_mtime = self._disk_version() or (disk_text, mtime)
+            self.saved_text = seen_text  # what is on disk now; the next save replaces it
+            self.file_mtime_ns = seen_mtime
             where = f" Their version is kept as {kept}." if kept is not None else ""
             if then is not None:
                 self.notify(f"Kept your edits.{where}", timeout=6)
@@ -292,11 +300,12 @@ class DrillScreen(StudyScreen):
             f"{self.path.name} was saved by another program while you have unsaved edits here.",
             yes="Load the saved file, drop my edits", no="Keep my edits"), answered)
 
-    def _keep_other_version(self) -> Path | None:
-        """The file as another program saved it, copied into backups/ (None: not copied)."""
+    def _disk_version(self) -> tuple[str, int] | None:
+        """The file's text and mtime now; None when it cannot be read as text."""
         try:
-            return self.study.keep_workspace_copy(self.path)
-        except Exception:  # noqa: BLE001 - unreadable now, a full disk: the question said the rest
+            mtime = self.path.stat().st_mtime_ns
+            return self.path.read_text(encoding="utf-8"), mtime
+        except (OSError, UnicodeDecodeError):
             return None
 
     def save(self, then: Callable[[], object] | None = None) -> str | None:
