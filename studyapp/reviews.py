@@ -419,7 +419,7 @@ class ReviewService:
             old_values.update({k: tokens[k] for k, v in old_values.items()
                                if k in tokens and same_meaning(k, tokens[k], v)})
         exact = old_bytes is not None and note.content_hash == last.hash_after
-        if not exact and last.card_before is not None and "mastery_level" in old_values:
+        if not exact and last.card_before is not None and old_values.get("mastery_level", ABSENT) is not ABSENT:
             under = CardRow.from_json(last.card_before)
             if under.last_review is not None:  # a review stands under it (another device's, maybe):
                 # the mastery that one leaves, as every device's replay of this undo writes it
