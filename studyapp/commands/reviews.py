@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         p = sub.add_parser(name, parents=[common],
                            help=f"{name} NOTE ({'never' if flag else 'again'} due)")
         p.add_argument("note", metavar="NOTE", help="path of the note, relative to the vault")
-        p.set_defaults(handler=lambda args, ctx, flag=flag: suspend(args, ctx, flag))
+        # a second run says "already suspended": it repeats nothing
+        p.set_defaults(handler=lambda args, ctx, flag=flag: suspend(args, ctx, flag), repeatable=True)
 
     p = sub.add_parser("stats", parents=[common], help="review statistics")
     p.add_argument("--json", action="store_true", help="print a JSON object")
@@ -89,6 +90,12 @@ def note_path(ctx, text: str) -> str:
         own = target.relative_to(real_vault).as_posix()
         if not not_a_note_reason(own):  # another note the vault lists; else the link is the note's name
             raise UsageError(f"{path} is {own} reached through a symbolic link: name it as {own}")
+        from studyapp.vault.scan import scan_folder
+
+        # the note's name only if it is the one the vault studies (not a second link to it)
+        problem = next((reason for where, reason in scan_folder(str(vault))[1] if where == path), None)
+        if problem is not None:
+            raise UsageError(f"{path}: {problem}")
     return path
 
 
