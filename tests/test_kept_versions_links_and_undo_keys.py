@@ -1,4 +1,5 @@
-"""Third regression hunt: the drill's which-version question, undo's mastery, links named in the CLI."""
+"""The drill's which-version question when the copy fails or a newer save lands, a mastery key
+an undo takes out, a second link to one note named in the CLI, and suspend's lost output."""
 
 from __future__ import annotations
 

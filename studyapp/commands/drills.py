@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("start", parents=[common], help="write a drill's starter file into your workspace")
     p.add_argument("drill", help="drill id (see `studyapp drills`)")
     p.add_argument("--workspace", metavar="DIR", help="where drill files go (default: <data dir>/workspace)")
-    p.set_defaults(handler=start_drill)
+    p.set_defaults(handler=start_drill, repeatable=True)  # never overwrites
 
     p = sub.add_parser("grade", parents=[common], help="grade your solution files against the reference kernels")
     p.add_argument("drill", help="drill id (see `studyapp drills`)")

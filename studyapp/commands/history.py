@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     p = sub.add_parser("claim", parents=[common],
                        help="make this data dir the one that records the vault's reviews")
-    p.set_defaults(handler=claim, guard_history=False)
+    p.set_defaults(handler=claim, guard_history=False, repeatable=True)
 
     p = sub.add_parser("sync", parents=[common],
                        help="replay the review log of every device and update the notes",
@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                        "with the notes; `data-dir` keeps it on this machine only.")
     p.add_argument("place", choices=("vault", "data-dir"), nargs="?",
                    help="where to keep it (omit to show where it is)")
-    p.set_defaults(handler=history_log)
+    p.set_defaults(handler=history_log, repeatable=True)  # a second move finds it there
 
 
 def _now() -> datetime:
