@@ -109,3 +109,71 @@ def copy_logs(source: Path, target: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for f in (source / ".studyapp" / "log").glob("*.jsonl"):
         shutil.copy2(f, folder / f.name)
+
+
+def device_of(data: Path) -> str:
+    """The device id a data dir logs under."""
+    return json.loads((data / "data-dir.json").read_text())["id"]
+
+
+def own_log(vault: Path, data: Path) -> Path:
+    """The data dir's own log file in the vault."""
+    return vault / ".studyapp" / "log" / f"{device_of(data)}.jsonl"
+
+
+def run(capsys, vault: Path, data: Path, *args: str, now: str) -> tuple[int, str, str]:
+    """Run one command, whatever its outcome: (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    code = main([*args, "--vault", str(vault), "--data-dir", str(data), "--now", now])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def with_output_to_a_full_disk(vault: Path, data: Path, *args: str):
+    """`studyapp ARGS` in a process whose standard output is /dev/full (the caller skips where
+    there is none): its CompletedProcess, stderr as text."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root), STUDYAPP_DATA_DIR=str(data))
+    with open("/dev/full", "w") as full:
+        return subprocess.run([sys.executable, "-m", "studyapp", *args, "--vault", str(vault),
+                               "--data-dir", str(data), "--now", "2026-11-20T07:00"],
+                              env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+
+
+def two_devices(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """(vault A, data A, vault B, data B): one vault copied to a second machine, synced by
+    copying files (`copy_logs`)."""
+    vault_a = make_vault(tmp_path / "a" / "vault")
+    settled(*vault_a.glob("*.md"))
+    vault_b = tmp_path / "b" / "vault"
+    shutil.copytree(vault_a, vault_b)
+    return vault_a, tmp_path / "a" / "data", vault_b, tmp_path / "b" / "data"
+
+
+def reviewed_on_both_offline(capsys, tmp_path: Path, note: str) -> tuple[Path, Path, Path, Path]:
+    """`two_devices` where B reviews `note` at 09:00 and A at 10:00, each offline, then both
+    logs are copied both ways and both devices sync (A's review now follows B's)."""
+    vault_a, data_a, vault_b, data_b = two_devices(tmp_path)
+    cli(capsys, vault_b, data_b, "rate", note, "--rating", "good", now="2026-11-20T09:00")
+    cli(capsys, vault_a, data_a, "rate", note, "--rating", "good", now="2026-11-20T10:00")
+    copy_logs(vault_b, vault_a)
+    copy_logs(vault_a, vault_b)
+    settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
+    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:30")
+    cli(capsys, vault_b, data_b, "sync", now="2026-11-20T10:30")
+    return vault_a, data_a, vault_b, data_b
+
+
+def own_log_put_back_older(capsys, vault: Path, data: Path) -> tuple[Path, bytes]:
+    """Rate a.md (07:00), keep the own log's bytes, rate b.md (08:00), and put those older bytes
+    back (a sync tool, a restore): (the own log, the newer bytes it held)."""
+    cli(capsys, vault, data, "rate", "a.md", "--rating", "good", now="2026-11-20T07:00")
+    own = own_log(vault, data)
+    older = own.read_bytes()
+    cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now="2026-11-20T08:00")
+    newer = own.read_bytes()
+    own.write_bytes(older)
+    return own, newer

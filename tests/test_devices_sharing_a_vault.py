@@ -3,29 +3,21 @@ the days and keys each device writes, and a sync tool's leftovers."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
 import pytest
-from history_helpers import cli, copy_logs, make_vault, review_log, settled
-
-from studyapp.cli import main
-
-
-def _device(data):
-    return json.loads((data / "data-dir.json").read_text())["id"]
-
-
-def _log(vault, data):
-    return vault / ".studyapp" / "log" / f"{_device(data)}.jsonl"
-
-
-def _run(capsys, vault, data, *args, now):
-    capsys.readouterr()
-    code = main([*args, "--vault", str(vault), "--data-dir", str(data), "--now", now])
-    out, err = capsys.readouterr()
-    return code, out, err
+from history_helpers import (
+    cli,
+    copy_logs,
+    make_vault,
+    own_log,
+    own_log_put_back_older,
+    review_log,
+    reviewed_on_both_offline,
+    run,
+    settled,
+)
 
 
 def test_undo_never_takes_back_another_devices_review_after_its_log_arrived_cut_short(tmp_path, capsys):
@@ -47,11 +39,11 @@ def test_undo_never_takes_back_another_devices_review_after_its_log_arrived_cut_
     settled(*vault_a.glob("*.md"))
     cli(capsys, vault_a, data_a, "due", now="2026-11-20T08:30")
 
-    b_log = _log(vault_a, data_b)
+    b_log = own_log(vault_a, data_b)
     whole = b_log.read_bytes()
     b_log.write_bytes(whole[: len(whole) // 2])  # a sync half done: B's file cut mid-line
     cli(capsys, vault_a, data_a, "due", now="2026-11-20T08:40")
-    code, out, err = _run(capsys, vault_a, data_a, "undo", now="2026-11-20T09:00")
+    code, out, err = run(capsys, vault_a, data_a, "undo", now="2026-11-20T09:00")
     assert code == 0, err
     assert "a.md" in out and "c.md" not in out, f"A's undo took back B's review: {out!r}"
 
@@ -81,10 +73,10 @@ def test_history_log_moves_past_a_folder_named_like_another_devices_log(tmp_path
     else:
         artefact.symlink_to(tmp_path / "gone.jsonl")
 
-    code, out, err = _run(capsys, vault, data_a, "history-log", "data-dir", now="2026-11-20T09:00")
+    code, out, err = run(capsys, vault, data_a, "history-log", "data-dir", now="2026-11-20T09:00")
     assert code == 0, err
-    assert (data_a / "log" / _log(vault, data_a).name).is_file()
-    assert not _log(vault, data_a).exists()
+    assert (data_a / "log" / own_log(vault, data_a).name).is_file()
+    assert not own_log(vault, data_a).exists()
 
 
 def test_undo_takes_back_the_newest_review_when_it_sits_in_a_sync_conflict_copy_of_the_own_log(tmp_path, capsys):
@@ -96,15 +88,11 @@ def test_undo_takes_back_the_newest_review_when_it_sits_in_a_sync_conflict_copy_
     vault = make_vault(tmp_path / "vault")
     settled(*vault.glob("*.md"))
     data = tmp_path / "data"
-    cli(capsys, vault, data, "rate", "a.md", "--rating", "good", now="2026-11-20T07:00")
-    own = _log(vault, data)
-    older = own.read_bytes()
-    cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now="2026-11-20T08:00")
-    shutil.copy2(own, own.with_name(f"{own.stem}.sync-conflict-20261120-083000-ABCDEFG.jsonl"))
-    own.write_bytes(older)  # the older copy put in its place
+    own, newer = own_log_put_back_older(capsys, vault, data)  # the older copy put in its place
+    own.with_name(f"{own.stem}.sync-conflict-20261120-083000-ABCDEFG.jsonl").write_bytes(newer)
     settled(*vault.glob("*.md"))
 
-    code, out, err = _run(capsys, vault, data, "undo", now="2026-11-20T09:00")
+    code, out, err = run(capsys, vault, data, "undo", now="2026-11-20T09:00")
     assert code == 0, err
     assert "b.md" in out, f"undo took back another review than this device's newest: {out!r}"
     assert "last_reviewed: 2026-11-20" in (vault / "a.md").read_text()
@@ -123,7 +111,7 @@ def test_undo_never_takes_back_the_review_of_a_device_that_moved_its_log_to_its_
     cli(capsys, vault, data_a, "due", now="2026-11-20T08:10")
     cli(capsys, vault, data_b, "history-log", "data-dir", now="2026-11-20T08:20")
 
-    code, out, err = _run(capsys, vault, data_a, "undo", now="2026-11-20T08:30")
+    code, out, err = run(capsys, vault, data_a, "undo", now="2026-11-20T08:30")
     assert code == 0, err
     assert "a.md" in out and "b.md" not in out, f"A's undo took back B's review: {out!r}"
 
@@ -175,18 +163,7 @@ def test_undo_after_an_earlier_offline_review_from_another_device_keeps_that_rev
     reviewed" while A's own cache holds B's review (due today, learning), and no later command
     on A corrects it (the cache is up to date with the log). It also says "the note was edited
     since", though nobody edited it (the sync rewrote it)."""
-    vault_a = make_vault(tmp_path / "a" / "vault")
-    settled(*vault_a.glob("*.md"))
-    vault_b = tmp_path / "b" / "vault"
-    shutil.copytree(vault_a, vault_b)
-    data_a, data_b = tmp_path / "a" / "data", tmp_path / "b" / "data"
-    cli(capsys, vault_b, data_b, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
-    cli(capsys, vault_a, data_a, "rate", "b.md", "--rating", "good", now="2026-11-20T10:00")
-    copy_logs(vault_b, vault_a)
-    copy_logs(vault_a, vault_b)
-    settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
-    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:30")
-    cli(capsys, vault_b, data_b, "sync", now="2026-11-20T10:30")
+    vault_a, data_a, vault_b, data_b = reviewed_on_both_offline(capsys, tmp_path, "b.md")
     assert "review_count: 2" in (vault_a / "b.md").read_text()
 
     out = cli(capsys, vault_a, data_a, "undo", now="2026-11-20T10:40")

@@ -151,29 +151,18 @@ def test_one_keep_my_edits_answers_for_the_version_it_copied(ctx):  # noqa: F811
                           "again about the same X2")
 
 
-def test_suspend_whose_output_fails_does_not_say_running_it_again_records_twice(tmp_path):
+def test_suspend_whose_output_fails_does_not_say_running_it_again_records_twice(tmp_path, capsys):
     """`studyapp suspend a.md > /dev/full`: the note is suspended, and the error says "running it
     again would record it twice". Running it again records nothing ("a.md: already suspended"),
     like the commands b565251 marked `repeatable` (unsuspend and `start` say the same)."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
     import pytest
-    from history_helpers import make_vault
+    from history_helpers import make_vault, run, with_output_to_a_full_disk
 
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
     vault, data = make_vault(tmp_path / "vault"), tmp_path / "data"
-    root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, PYTHONPATH=str(root), STUDYAPP_DATA_DIR=str(data))
-    with open("/dev/full", "w") as full:
-        done = subprocess.run([sys.executable, "-m", "studyapp", "suspend", "a.md", "--vault", str(vault),
-                               "--data-dir", str(data), "--now", "2026-11-20T07:00"],
-                              env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    done = with_output_to_a_full_disk(vault, data, "suspend", "a.md")
     assert done.returncode != 0 and "output could not be written" in done.stderr, done.stderr
-    again = subprocess.run([sys.executable, "-m", "studyapp", "suspend", "a.md", "--vault", str(vault),
-                            "--data-dir", str(data), "--now", "2026-11-20T07:01"],
-                           env=env, capture_output=True, text=True, timeout=60)
-    assert "already suspended" in again.stdout, again.stdout + again.stderr
+    _, out, err = run(capsys, vault, data, "suspend", "a.md", now="2026-11-20T07:01")
+    assert "already suspended" in out, out + err
     assert "record it twice" not in done.stderr, done.stderr

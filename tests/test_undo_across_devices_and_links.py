@@ -4,20 +4,11 @@ when logs shrink, a note whose only name is a link, and the drill's question und
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 
 import pytest
-from history_helpers import cli, copy_logs, make_vault, review_log, settled
+from history_helpers import cli, copy_logs, make_vault, review_log, reviewed_on_both_offline, settled, two_devices
 from tui.conftest import _no_early_grader, app_with_grader, ctx, settle, wait_for  # noqa: F401 - fixtures
-
-
-def _two_devices(tmp_path):
-    vault_a = make_vault(tmp_path / "a" / "vault")
-    settled(*vault_a.glob("*.md"))
-    vault_b = tmp_path / "b" / "vault"
-    shutil.copytree(vault_a, vault_b)
-    return vault_a, tmp_path / "a" / "data", vault_b, tmp_path / "b" / "data"
 
 
 def test_undo_of_a_review_chained_after_another_devices_keeps_that_reviews_mastery(tmp_path, capsys):
@@ -26,14 +17,7 @@ def test_undo_of_a_review_chained_after_another_devices_keeps_that_reviews_maste
     undo writes it. `_values_left_by` puts back the mastery A's note had before A's stale review
     (0.1, from before B's review too): A says `mastery_level: 0.1`, B `1.0`, and neither
     device ever corrects it (mastery is not compared by the replay)."""
-    vault_a, data_a, vault_b, data_b = _two_devices(tmp_path)
-    cli(capsys, vault_b, data_b, "rate", "a.md", "--rating", "good", now="2026-11-20T09:00")
-    cli(capsys, vault_a, data_a, "rate", "a.md", "--rating", "good", now="2026-11-20T10:00")
-    copy_logs(vault_b, vault_a)
-    copy_logs(vault_a, vault_b)
-    settled(*vault_a.glob("*.md"), *vault_b.glob("*.md"))
-    cli(capsys, vault_a, data_a, "sync", now="2026-11-20T10:30")
-    cli(capsys, vault_b, data_b, "sync", now="2026-11-20T10:30")
+    vault_a, data_a, vault_b, data_b = reviewed_on_both_offline(capsys, tmp_path, "a.md")
     assert (vault_a / "a.md").read_bytes() == (vault_b / "a.md").read_bytes()
 
     cli(capsys, vault_a, data_a, "undo", now="2026-11-20T10:40")
@@ -56,7 +40,7 @@ def test_undo_after_both_devices_files_shrank_leaves_the_other_devices_review(tm
     stands (A's own review is lost to A's undo: the known cost, see the strict xfail below)."""
     from studyapp.cli import main
 
-    vault_a, data_a, vault_b, data_b = _two_devices(tmp_path)
+    vault_a, data_a, vault_b, data_b = two_devices(tmp_path)
     cli(capsys, vault_a, data_a, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
     cli(capsys, vault_b, data_b, "rate", "a.md", "--rating", "good", now="2026-11-20T10:00")
     copy_logs(vault_b, vault_a)
@@ -77,7 +61,7 @@ def test_undo_after_both_devices_files_shrank_leaves_the_other_devices_review(tm
                    "another's shrank at once cannot be told apart, so this device's own are not its "
                    "to undo (the database keeps no device per review)")
 def test_this_devices_own_review_stays_undoable_when_both_files_shrank_at_once(tmp_path, capsys):
-    vault_a, data_a, vault_b, data_b = _two_devices(tmp_path)
+    vault_a, data_a, vault_b, data_b = two_devices(tmp_path)
     cli(capsys, vault_a, data_a, "rate", "b.md", "--rating", "good", now="2026-11-20T09:00")
     cli(capsys, vault_b, data_b, "rate", "a.md", "--rating", "good", now="2026-11-20T10:00")
     copy_logs(vault_b, vault_a)

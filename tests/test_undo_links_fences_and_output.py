@@ -4,27 +4,12 @@ the word a read-only command says when its output fails."""
 
 from __future__ import annotations
 
-import json
+import os
 
 import pytest
-from history_helpers import cli, make_vault, settled
+from history_helpers import cli, make_vault, own_log_put_back_older, run, settled, with_output_to_a_full_disk
 
 from studyapp.cli import main
-
-
-def _device(data):
-    return json.loads((data / "data-dir.json").read_text())["id"]
-
-
-def _log(vault, data):
-    return vault / ".studyapp" / "log" / f"{_device(data)}.jsonl"
-
-
-def _run(capsys, vault, data, *args, now):
-    capsys.readouterr()
-    code = main([*args, "--vault", str(vault), "--data-dir", str(data), "--now", now])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_undo_takes_back_this_devices_own_review_after_its_own_log_came_back_older(tmp_path, capsys):
@@ -36,15 +21,11 @@ def test_undo_takes_back_this_devices_own_review_after_its_own_log_came_back_old
     vault = make_vault(tmp_path / "vault")
     settled(*vault.glob("*.md"))
     data = tmp_path / "data"
-    cli(capsys, vault, data, "rate", "a.md", "--rating", "good", now="2026-11-20T07:00")
-    own = _log(vault, data)
-    older = own.read_bytes()
-    cli(capsys, vault, data, "rate", "b.md", "--rating", "good", now="2026-11-20T08:00")
-    own.write_bytes(older)  # the older copy put back in its place, no conflict copy kept
+    own_log_put_back_older(capsys, vault, data)  # no conflict copy kept
     settled(*vault.glob("*.md"))
     cli(capsys, vault, data, "due", now="2026-11-20T08:30")  # writes b.md's review back
 
-    code, out, err = _run(capsys, vault, data, "undo", now="2026-11-20T09:00")
+    code, out, err = run(capsys, vault, data, "undo", now="2026-11-20T09:00")
     assert code == 0, err
     assert "b.md" in out, f"undo took back an older review than this device's newest: {out!r}"
 
@@ -186,49 +167,16 @@ def test_a_note_the_vault_lists_through_a_link_into_a_hidden_folder_can_be_rated
         service.record_review("h.md", "good")  # as the app's `3` does
 
 
-def test_a_read_only_command_whose_output_fails_does_not_say_running_it_again_records_twice(tmp_path):
-    """`studyapp due > /dev/full` (or any read-only command: `stats`, `drills`, `due --json`)
-    now ends with "the command itself ran to its end, and what it records is recorded (running
-    it again would record it twice)": `due` records nothing, and the learner is told not to do
-    the one safe thing, running it again with room on the disk."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    if not os.path.exists("/dev/full"):
-        pytest.skip("no /dev/full")
-    vault = make_vault(tmp_path / "vault")
-    data = tmp_path / "data"
-    root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, PYTHONPATH=str(root), STUDYAPP_DATA_DIR=str(data))
-    with open("/dev/full", "w") as full:
-        done = subprocess.run([sys.executable, "-m", "studyapp", "due", "--vault", str(vault),
-                               "--data-dir", str(data), "--now", "2026-11-20T07:00"],
-                              env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
-    assert done.returncode != 0
-    assert "record it twice" not in done.stderr, done.stderr
-
-
-@pytest.mark.parametrize("args, again", [(["sync"], True), (["import", "--yes"], True),
+@pytest.mark.parametrize("args, again", [(["due"], True), (["sync"], True), (["import", "--yes"], True),
                                          (["rate", "a.md", "--rating", "good"], False)])
 def test_the_output_error_says_whether_running_again_repeats_anything(tmp_path, args, again):
-    """`sync` and `import` change nothing the second time: their output lost to a full disk says
-    to run them again; a review's says it is recorded."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
+    """`due > /dev/full` said "running it again would record it twice": `due` records nothing,
+    and the learner was told not to do the one safe thing. `sync` and `import` change nothing
+    the second time either: their lost output says to run them again; a review's says it is
+    recorded."""
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
     vault = make_vault(tmp_path / "vault")
-    data = tmp_path / "data"
-    root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, PYTHONPATH=str(root), STUDYAPP_DATA_DIR=str(data))
-    with open("/dev/full", "w") as full:
-        done = subprocess.run([sys.executable, "-m", "studyapp", *args, "--vault", str(vault),
-                               "--data-dir", str(data), "--now", "2026-11-20T07:00"],
-                              env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    done = with_output_to_a_full_disk(vault, tmp_path / "data", *args)
     assert done.returncode != 0 and "output could not be written" in done.stderr, done.stderr
     assert ("run it again" in done.stderr) is again and ("record it twice" in done.stderr) is not again
