@@ -17,9 +17,10 @@ class CausalMaskDrill(MaskDrill):
     """`n` is an int: there is no input the builder could change."""
 
     def public_cases(self, device: str) -> list[Case]:
-        """Sizes on both sides of 8, 10, 32, 64, 128 and 256 (buffers, blocks, int8/uint8 positions)."""
+        """Sizes on both sides of 8, 10, 32, 64, 128, 256 and 1024 and 2048 (buffers, blocks,
+        int8/uint8 positions, a model's `block_size` tril buffer: GPT-2's 1024, 2048)."""
         cases = [Case(f"public n={n}", {"n": n}, notes=f"n={n}", size=n)
-                 for n in (1, 2, 5, 8, 9, 11, 33, 65, 129, 257, 300)]
+                 for n in (1, 2, 5, 8, 9, 11, 33, 65, 129, 257, 300, 1025, 2049)]
         probe = Case("public device probe", {"n": 6, PROBE: True}, size=6,
                      notes="a device named in the code is a hard-coded one")
         return cases + [probe]

@@ -207,6 +207,10 @@ def public_cases(device: str) -> list[Case]:
                           kwargs={"interleaved": True})),
         # Past any fixed table (256 positions, 2048 of a float16-exact range):
         ("long, a transposed view", dict(batch=2, heads=4, n=300, d=32, dtype=f32, layout="strided")),
+        # the same call in float32 first: a cos/sin table cached without its dtype serves the
+        # float64 call below float32 angles
+        ("interleaved, positions past 4096, float32", dict(batch=1, heads=2, n=70, d=16, dtype=f32,
+                                                           kwargs={"offset": 4090, "interleaved": True})),
         ("interleaved, positions past 4096", dict(batch=1, heads=2, n=70, d=16, dtype=f64,
                                                   kwargs={"offset": 4090, "interleaved": True})),
         ("float16 past position 2048", dict(batch=1, heads=2, n=260, d=32, dtype=f16, check=LONG_FLOAT16,

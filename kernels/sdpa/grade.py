@@ -51,8 +51,11 @@ def _random_allowed(gen, shape, keep_rows=True):
 def build_case(gen, name, *, leading=(), n=3, m=4, d_k=4, d_v=6, dtype=torch.float32,
                mask=None, mask_kind="bool", mask_shape=None, scores="normal", tier=CORE,
                masked_row=False, padding_length=None, lengths=None, layout="contiguous",
-               device="cpu", public=True) -> Case:
+               device="cpu", public=True, again=False) -> Case:
     """One sdpa case; `mask` is None, "random", "causal", "padding" or "combined".
+
+    `again`: called on other inputs after its own, though longer than `BIG` (a cache kept only
+    for long masks, "to save rebuilding them", shows only on a long case called again).
 
     `layout="strided"` hands over Q and V stored transposed, K shared across the first leading
     dim as an expanded view, and the mask expanded to the full scores shape (all non-contiguous).
@@ -101,9 +104,9 @@ def build_case(gen, name, *, leading=(), n=3, m=4, d_k=4, d_v=6, dtype=torch.flo
              + (", transposed and expanded views" if layout == "strided" else ""))
     check = {torch.float32: "values float32", torch.float64: "values float64",
              torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}[dtype]
-    if max(n, m) > BIG:
+    if max(n, m) > BIG and not again:
         payload[ONE_CALL] = True
-    elif tier == CORE and public:  # called again on other inputs: what an earlier call left shows
+    elif (tier == CORE and public) or again:  # called again on other inputs: what an earlier call left shows
         payload[AGAIN] = second_inputs(payload)
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
@@ -147,6 +150,8 @@ def public_cases(device: str) -> list[Case]:
                                                        dtype=f32, mask="causal", mask_shape=(200, 200),
                                                        layout="strided")),
         ("no mask, past 64", dict(leading=(3,), n=100, m=129, d_k=8, d_v=12, dtype=f32)),
+        ("long keys, called again", dict(leading=(2,), n=5, m=100, d_k=8, d_v=4, dtype=f64, mask="random",
+                                         again=True)),
         # large scores at every size: a softmax that streams long rows must keep its max too
         ("large scores, past 64", dict(leading=(2,), n=70, m=130, d_k=8, d_v=6, dtype=f32, mask="random",
                                        scores="large")),
