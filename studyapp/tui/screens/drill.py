@@ -275,7 +275,14 @@ class DrillScreen(StudyScreen):
         def answered(load_disk: bool | None) -> None:
             self.asking = False
             if load_disk:
-                self._load_file()
+                try:
+                    self._load_file()
+                except (OSError, UnicodeDecodeError) as exc:  # deleted, or saved again unreadable, meanwhile
+                    reason = ("it holds bytes that are not UTF-8" if isinstance(exc, UnicodeDecodeError)
+                              else exc.strerror or str(exc))
+                    self._unreadable_said = False
+                    self._cannot_read(reason, None)  # the code in the editor stays
+                    return
                 self.action_run(save=False)
                 return
             try:

@@ -1,11 +1,10 @@
-"""Hunt (workspace): the drill screen's unsaved edits meeting the CLI and $EDITOR; undo's mastery."""
+"""The drill's "load the saved file" answer when that file was deleted or saved unreadable
+while the question was up: said, the code in the editor kept, no crash."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from textual.widgets import TextArea
 
 from studyapp.tui.screens.confirm import Confirm
-from tui.conftest import app_with_grader, ctx, settle  # noqa: F401
+from tui.conftest import app_with_grader, settle
 from tui.sample_vault import write_vault
 from tui.test_tui_drills import StubGrader, open_sdpa
 
