@@ -84,6 +84,11 @@ projection or a mask stored on the module, an output cached by shape): it gets b
 inputs it saw. `other_layout_values` builds them. Public cases only: they run on every grade
 and decide the diagnosis, and fresh ones would add a call per case per seed to the dev check."""
 AGAIN_CHECK = "second input"
+SIDE_BY_SIDE = "sequences side by side"
+"""Payload key and check of a step drill's case whose second inputs' steps also run interleaved
+with its own on one module, each with its own cache, the second inputs' step first (beam search
+decodes so): a module that reads a buffer of its own instead of the cache handed in answers the
+first with the second's keys. One more run (`harness_altered` counts it)."""
 
 
 def other_layout_values(like: torch.Tensor, *, flip: tuple[int, ...] = (), negate: bool = False) -> torch.Tensor:
@@ -549,7 +554,7 @@ def harness_altered(case: Case, result: dict, may_miss: bool = False) -> str | N
                 "a drill's code may only compute its result")
     if probed:
         return None
-    wanted = 1 if case.payload.get(ONE_CALL) else 2 + (AGAIN in case.payload)
+    wanted = (1 if case.payload.get(ONE_CALL) else 2 + (AGAIN in case.payload)) + bool(case.payload.get(SIDE_BY_SIDE))
     lists = [part[key] for part in parts for key in ("calls", "runs") if key in part]
     if not lists or any(not isinstance(calls, list) or len(calls) != wanted for calls in lists):
         return ("your code changed the grader's own data while it ran (the calls of a case): "

@@ -25,6 +25,7 @@ from .grading import (
     EXTRA,
     MISTAKE_MATCH,
     ONE_CALL,
+    SIDE_BY_SIDE,
     Case,
     CheckBook,
     Drill,
@@ -51,6 +52,7 @@ CHECK_ORDER = [
     ("return type", CORE), ("output shape", CORE), ("cache shape", CORE), ("dtype", CORE),
     ("device", CORE), ("inputs unchanged", CORE), ("fresh sequence", CORE),
     ("values float32", CORE), ("values float64", CORE), ("cache values", CORE), (AGAIN_CHECK, CORE),
+    (SIDE_BY_SIDE, CORE),
     ("float16 accuracy", EXTRA), ("bfloat16 accuracy", EXTRA), ("fully masked rows", EXTRA),
 ]
 STRUCTURAL = ("return type", "dtype", "inputs unchanged", "fresh sequence")
@@ -248,7 +250,28 @@ class StepsDrill(Drill):
             values, step_notes = self._run_steps(module, clone_tree(payload[AGAIN]["steps"]), watched=True)
             runs.append([export(value) for value in values])
             keep(step_notes)
+        if AGAIN in payload and payload.get(SIDE_BY_SIDE):
+            values = self._run_side_by_side(module, clone_tree(payload[AGAIN]["steps"]),
+                                            clone_tree(payload["steps"]))
+            runs.append([export(value) for value in values])
         return {"runs": runs, "inputs": inputs_after, "notes": notes}
+
+    def _run_side_by_side(self, module, first: list[dict], other: list[dict]) -> list:
+        """`first`'s steps' values, each step run just before `other`'s step of the same index
+        on the same module, each sequence with its own cache (`SIDE_BY_SIDE`)."""
+        values, caches = [], [None, None]
+        for step, beside in zip(first, other):
+            with torch.no_grad():
+                value = self.call_step(module, step, caches[0])
+                values.append(value)
+                if not (isinstance(value, (tuple, list)) and len(value) == 2):
+                    break
+                caches[0] = value[1]
+                after = self.call_step(module, beside, caches[1])
+                if not (isinstance(after, (tuple, list)) and len(after) == 2):
+                    break
+                caches[1] = after[1]
+        return values
 
     # --- the parent ---------------------------------------------------------------------------
     def _expected(self, case: Case) -> Trace:
@@ -340,6 +363,12 @@ class StepsDrill(Drill):
         if core and right and AGAIN in case.payload and len(result["runs"]) > 2:
             # only where the case's own inputs come out right: else the values checks say it
             self._check_second_input(case, result, book, where)
+        if core and right and case.payload.get(SIDE_BY_SIDE) and len(result["runs"]) > 3:
+            self._check_second_input(case, result, book, where, run=3, check=SIDE_BY_SIDE,
+                                     how="run step by step beside the case's own sequence (each step "
+                                         "just before the other's, each with its own cache)",
+                                     why="it answered from keys of the other sequence: a buffer kept on "
+                                         "the module, not the cache handed in")
         if core:
             self.check_notes(case, result.get("notes") or [], result, book, where)
 
@@ -367,21 +396,23 @@ class StepsDrill(Drill):
                         f"{where}: the same steps run again from cache=None on the same module gave different "
                         "results (state kept on the module between calls, or randomness)")
 
-    def _check_second_input(self, case, result, book, where):
+    def _check_second_input(self, case, result, book, where, run: int = 2, check: str = AGAIN_CHECK,
+                            how: str = "run a third time on the same module", why: str | None = None):
         """The third run, on other inputs of the same shapes, graded like the first: a module
-        that keeps what it computed (the memory's K/V, a mask) passes two runs on the same inputs."""
+        that keeps what it computed (the memory's K/V, a mask) passes two runs on the same inputs.
+        (`run=3`: the same inputs' run side by side with the case's own, `SIDE_BY_SIDE`.)"""
         again = second_case(case)
         expected, ignored = self._expected(again), self._ignored(again)
-        trace, _ = self.learner_trace(result["runs"][2])
-        said = (f"{where}: run a third time on the same module, on other inputs of the same shapes "
-                f"({self.second_inputs_said})")
+        trace, _ = self.learner_trace(result["runs"][run])
+        said = f"{where}: {how}, on other inputs of the same shapes ({self.second_inputs_said})"
+        why = why or ("something kept from an earlier call was reused (K/V or a mask stored on the module)")
         if trace is None or len(trace) != len(expected) or any(
                 tuple(a.shape) != tuple(e.shape) for got, want in zip(trace, expected) for a, e in zip(got, want)):
-            book.failed(AGAIN_CHECK, case, result, f"{said}, it did not return the same kind of results")
+            book.failed(check, case, result, f"{said}, it did not return the same kind of results")
             return
         rtol, atol = self.tolerance(again)
         if compare_values(*(_flat_graded(t, ignored) for t in (trace, expected)), rtol, atol)[0]:
-            book.passed(AGAIN_CHECK)  # one comparison of the whole trace when it is right
+            book.passed(check)  # one comparison of the whole trace when it is right
             return
         for index, (got, want) in enumerate(zip(trace, expected)):
             rows = ignored[index] if ignored is not None else None
@@ -389,13 +420,12 @@ class StepsDrill(Drill):
                 ok, err, at, value, target = compare_values(a, e, rtol, atol, rows if part == 0 else None)
                 if not ok:
                     label = ("output", "cache K", "cache V")[part]
-                    book.failed(AGAIN_CHECK, case, result,
+                    book.failed(check, case, result,
                                 f"{said}, {self.describe_step(again, index)}: {label} off by {err:.3g} at "
                                 f"{format_index(at)} (got {value:.6g}, expected {target:.6g}), while the runs on "
-                                "the case's own inputs are right: something kept from an earlier call was reused "
-                                "(K/V or a mask stored on the module)")
+                                f"the case's own inputs are right: {why}")
                     return
-        book.passed(AGAIN_CHECK)
+        book.passed(check)
 
     def _check_values(self, case, result, book, trace, expected, where) -> bool:
         rtol, atol = self.tolerance(case)

@@ -68,8 +68,9 @@ def second_inputs(payload: dict) -> dict:
 
 def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None, dtype=torch.float32,
                scores="normal", layout="contiguous", masked_row=False, tier=CORE, public=True,
-               device="cpu") -> Case:
-    """One case; `mask` is None, "random" (per item), "causal" ((n, m), bottom-right) or "padding"."""
+               device="cpu", again=False) -> Case:
+    """One case; `mask` is None, "random" (per item), "causal" ((n, m), bottom-right) or "padding".
+    `again`: called on other inputs though longer than `BIG` (a memo kept only for big inputs)."""
     Q = torch.randn(*lead, n, d, generator=gen, dtype=torch.float64)
     K = torch.randn(*lead, m, d, generator=gen, dtype=torch.float64)
     V = torch.randn(*lead, m, dv, generator=gen, dtype=torch.float64)
@@ -97,9 +98,9 @@ def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None
             payload[key] = _strided(payload[key])
         if lead:
             payload["K"] = payload["K"].narrow(0, 0, 1).expand(payload["K"].shape)
-    if max(n, m) > BIG:
+    if max(n, m) > BIG and not again:
         payload[ONE_CALL] = True
-    elif tier == CORE and public:  # called again on other inputs: an answer kept from a call shows
+    elif (tier == CORE and public) or again:  # called again on other inputs: an answer kept from a call shows
         payload[AGAIN] = second_inputs(payload)
     mask_text = "no mask" if allowed is None else f"{mask} mask {shape_text(allowed.shape)}"
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
@@ -116,6 +117,8 @@ def public_cases(device: str) -> list[Case]:
     specs: list[tuple[str, dict[str, Any]]] = [
         ("n < m, no mask", dict(n=3, m=5, d=4, dv=6)),
         ("square, explicit scale", dict(lead=(2,), n=6, m=6, d=4, dv=3, scale=0.3, dtype=f64)),
+        # 0 is a scale like any other (`scale or default` took it for none): uniform P, dQ = dK = 0
+        ("scale 0", dict(lead=(2,), n=6, m=4, d=4, dv=3, scale=0.0, dtype=f64)),
         ("random mask, n < m", dict(lead=(2, 3), n=4, m=7, d=8, dv=5, mask="random")),
         ("square, random mask, a fully masked row", dict(lead=(2,), n=5, m=5, dv=4, mask="random",
                                                          masked_row=True, dtype=f64)),
@@ -123,6 +126,7 @@ def public_cases(device: str) -> list[Case]:
         ("n > m, causal: fully masked rows", dict(lead=(2,), n=7, m=4, d=4, dv=3, mask="causal", dtype=f64)),
         ("large scores", dict(lead=(2,), n=8, m=8, d=8, dv=4, scores="large")),
         ("large scores, past 64", dict(lead=(2,), n=70, m=130, d=8, dv=4, scores="large")),
+        ("past 64, called again", dict(lead=(2,), n=70, m=66, d=8, dv=4, dtype=f64, again=True)),
         ("float16", dict(lead=(2,), n=12, m=20, d=8, dv=4, mask="padding", dtype=torch.float16, tier=EXTRA)),
         ("bfloat16", dict(lead=(2,), n=12, m=12, d=8, dv=4, mask="causal", dtype=torch.bfloat16, tier=EXTRA)),
         ("long keys, padding, transposed and expanded views",
@@ -252,7 +256,7 @@ class AttentionBackwardDrill(TupleDrill):
             Candidate("dv_not_transposed", run(dv_transposed=False)),
             Candidate("mask_not_in_backward", run(mask_in_backward=False)),
             Candidate("nan_masked_rows", run(safe=False), symptom=True),
-        ]
+        ] + ([Candidate("scale_zero_ignored", lambda: by_hand(*args[:5], None))] if p["scale"] == 0 else [])
 
     def check_record(self, case: Case, record: dict, book: CheckBook, where: str) -> None:
         used = record.get("autograd") or []

@@ -11,14 +11,21 @@ import torch.nn.functional as F
 
 from ..attention import merge_heads, split_heads
 from ..device_probe import PROBE
-from ..grading import AGAIN, AGAIN_CHECK, BIG, CORE, EXTRA, ONE_CALL, Case
-from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, second_steps, strided
+from ..grading import AGAIN, AGAIN_CHECK, BIG, CORE, EXTRA, ONE_CALL, SIDE_BY_SIDE, Case
+from ..step_drill import (
+    CHECK_ORDER,
+    VALUE_CHECK,
+    StepsDrill,
+    random_weights,
+    second_steps,
+    strided,
+)
 
 PUBLIC_SEED = 4511
 
 
 def build_case(gen, name, *, schedule, batch=2, d_model=8, heads=2, dtype=torch.float32, tier=CORE,
-               scale=1.0, layout="contiguous", device="cpu", public=True) -> Case:
+               scale=1.0, layout="contiguous", device="cpu", public=True, side_by_side=False) -> Case:
     """One case: a sequence of `sum(schedule)` tokens fed in chunks of `schedule[i]` tokens.
 
     `layout="strided"` hands over chunks stored transposed; `"expanded"` one sequence expanded
@@ -38,10 +45,12 @@ def build_case(gen, name, *, schedule, batch=2, d_model=8, heads=2, dtype=torch.
         chunks = [chunk.contiguous() for chunk in chunks]
     payload = {"d_model": d_model, "num_heads": heads, "steps": [{"x": chunk} for chunk in chunks],
                "weights": {k: (w.to(dtype).to(device), b.to(dtype).to(device)) for k, (w, b) in weights.items()}}
-    if total > BIG:
+    if total > BIG and not side_by_side:
         payload[ONE_CALL] = True
-    elif tier == CORE and public:  # run again on another sequence: results kept by shape show
+    elif (tier == CORE and public) or side_by_side:  # run again on another sequence: results kept by shape show
         payload[AGAIN] = {"steps": second_steps(payload["steps"])}
+    if side_by_side:  # and beside its own, step by step: a buffer kept on the module shows
+        payload[SIDE_BY_SIDE] = True
     notes = (f"batch {batch}, d_model={d_model}, heads={heads}, {str(dtype).replace('torch.', '')}, chunks "
              + "+".join(str(t) for t in schedule) + (f", inputs x{scale:g}" if scale != 1 else "")
              + {"strided": ", transposed views", "expanded": ", batch expanded from one sequence"}.get(layout, ""))
@@ -131,7 +140,7 @@ class KvCacheDrill(StepsDrill):
     """No fully masked rows (every token sees itself). The "fresh sequence" run starts the same
     module over on the same steps, which a cache kept on the module fails; the second inputs
     (another sequence of the same shapes) show results kept by shape or position instead."""
-    late_checks = {AGAIN_CHECK: "memoized_output"}
+    late_checks = {AGAIN_CHECK: "memoized_output", SIDE_BY_SIDE: "state_on_module"}
     second_inputs_said = "batch items swapped, x negated"
 
     def public_cases(self, device: str) -> list[Case]:
@@ -152,6 +161,10 @@ class KvCacheDrill(StepsDrill):
             ("long prefill, decodes, long chunk, transposed views",
              dict(schedule=[190, 1, 1, 70], batch=2, d_model=16, heads=4, dtype=f32, layout="strided")),
             ("long chunks", dict(schedule=[130, 129, 1], batch=1, d_model=8, heads=2, dtype=f64)),
+            # two sequences on one module, another prompt of the same shape and then step by step
+            # beside each other (beam search): a prompt's results kept, a buffer kept on the module
+            ("two long prompts side by side", dict(schedule=[70, 1, 2], batch=1, d_model=8, heads=2,
+                                                   dtype=f64, side_by_side=True)),
         ]
         cases = [build_case(gen, f"public {name}", device=device, **kw) for name, kw in specs]
         probe = build_case(gen, "public device probe", schedule=[3, 1, 2], batch=2, d_model=8, heads=2)

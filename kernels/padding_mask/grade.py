@@ -15,7 +15,7 @@ class PaddingMaskDrill(MaskDrill):
     arg_names = ("lengths", "max_len")
 
     def public_cases(self, device: str) -> list[Case]:
-        """Lengths that differ per item, on both sides of 10, 32, 64, 128 and 256."""
+        """Lengths that differ per item, on both sides of 10, 32, 64, 128, 256, 512, 1024 and 2048."""
         specs = [
             ("public list", [3, 1, 5, 2], 5),
             ("public tensor", torch.tensor([2, 6, 4]), 6),
@@ -24,6 +24,7 @@ class PaddingMaskDrill(MaskDrill):
             ("public int32, past 32", torch.tensor([40, 33, 12], dtype=torch.int32), 40),
             ("public list, past 128", [130, 64, 128, 129], 130),
             ("public tensor, past 256", torch.tensor([300, 257, 129, 1, 200]), 300),
+            ("public list, past 512, 1024 and 2048", [2049, 1025, 513], 2049),  # a `block_size` buffer
         ]
         cases = [self._case(name, lengths, max_len) for name, lengths, max_len in specs]
         probe = Case("public device probe", {"lengths": torch.tensor([3, 5, 1]), "max_len": 6, PROBE: True},
