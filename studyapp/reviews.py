@@ -370,12 +370,12 @@ class ReviewService:
         says why it cannot read it."""
         import stat as stat_module
 
-        from studyapp.vault.bounds import MAX_NOTE_BYTES
+        from studyapp.vault.scan import size_problem
 
         file = self.vault.root / path
         try:
             status = file.stat()
-            if not stat_module.S_ISREG(status.st_mode) or status.st_size > MAX_NOTE_BYTES:
+            if not stat_module.S_ISREG(status.st_mode) or size_problem(status.st_size):
                 return True  # a FIFO would block the read; the undo's own read says what it is
             raw = file.read_bytes()
         except FileNotFoundError:

@@ -240,9 +240,7 @@ class DrillScreen(StudyScreen):
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:  # e.g. a Latin-1 editor saved it
-            reason = "it holds bytes that are not UTF-8" if isinstance(exc, UnicodeDecodeError) else (
-                exc.strerror or str(exc))
-            self._cannot_read(reason, mtime)
+            self._cannot_read(_unreadable(exc), mtime)
             return
         if text == self.saved_text:
             self.file_mtime_ns = mtime
@@ -278,10 +276,8 @@ class DrillScreen(StudyScreen):
                 try:
                     self._load_file()
                 except (OSError, UnicodeDecodeError) as exc:  # deleted, or saved again unreadable, meanwhile
-                    reason = ("it holds bytes that are not UTF-8" if isinstance(exc, UnicodeDecodeError)
-                              else exc.strerror or str(exc))
                     self._unreadable_said = False
-                    self._cannot_read(reason, None)  # the code in the editor stays
+                    self._cannot_read(_unreadable(exc), None)  # the code in the editor stays
                     return
                 self.action_run(save=False)
                 return
@@ -350,10 +346,8 @@ class DrillScreen(StudyScreen):
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            reason = "it holds bytes that are not UTF-8" if isinstance(exc, UnicodeDecodeError) else (
-                exc.strerror or str(exc))
             self._unreadable_said = False
-            self._cannot_read(reason, mtime)
+            self._cannot_read(_unreadable(exc), mtime)
             return True
         if text == self.saved_text:
             self.file_mtime_ns = mtime
@@ -631,3 +625,8 @@ class DrillScreen(StudyScreen):
     def action_leave(self) -> None:
         if self.can_leave(self.action_leave):
             self.app.pop_screen()
+
+
+def _unreadable(exc: OSError | UnicodeDecodeError) -> str:
+    """Why the drill file could not be read as text, in words (a Latin-1 editor's save, gone...)."""
+    return "it holds bytes that are not UTF-8" if isinstance(exc, UnicodeDecodeError) else (exc.strerror or str(exc))
