@@ -84,6 +84,17 @@ projection or a mask stored on the module, an output cached by shape): it gets b
 inputs it saw. `other_layout_values` builds them. Public cases only: they run on every grade
 and decide the diagnosis, and fresh ones would add a call per case per seed to the dev check."""
 AGAIN_CHECK = "second input"
+
+
+def plan_calls(payload: dict, *, big: bool, core_public: bool, second, again: bool = False) -> None:
+    """How a case is called, marked on its payload: a big case once (`ONE_CALL`, its inputs
+    not sent back twice), a small core public one again on `second()`'s inputs (`AGAIN`); and
+    with `again`, big or not (a memo kept only for big inputs, "to save rebuilding them",
+    shows only on a big case called again)."""
+    if big and not again:
+        payload[ONE_CALL] = True
+    elif core_public or again:
+        payload[AGAIN] = second()
 SIDE_BY_SIDE = "sequences side by side"
 """Payload key and check of a step drill's case whose second inputs' steps also run interleaved
 with its own on one module, each with its own cache, the second inputs' step first (beam search

@@ -21,6 +21,7 @@ from ..grading import (
     export,
     inputs_as_left,
     other_layout_values,
+    plan_calls,
     shape_text,
 )
 from ..hidden_calls import HiddenCalls, hidden_message
@@ -98,10 +99,9 @@ def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None
             payload[key] = _strided(payload[key])
         if lead:
             payload["K"] = payload["K"].narrow(0, 0, 1).expand(payload["K"].shape)
-    if max(n, m) > BIG and not again:
-        payload[ONE_CALL] = True
-    elif (tier == CORE and public) or again:  # called again on other inputs: an answer kept from a call shows
-        payload[AGAIN] = second_inputs(payload)
+    # called again on other inputs: an answer kept from a call shows
+    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+               second=lambda: second_inputs(payload), again=again)
     mask_text = "no mask" if allowed is None else f"{mask} mask {shape_text(allowed.shape)}"
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
              f"{str(dtype).replace('torch.', '')}, {mask_text}, scale "

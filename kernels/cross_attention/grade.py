@@ -12,7 +12,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..attention import allowed_mask, merge_heads, split_heads
 from ..device_probe import PROBE
-from ..grading import AGAIN, BIG, CORE, EXTRA, ONE_CALL, Case
+from ..grading import AGAIN, BIG, CORE, EXTRA, Case, plan_calls
 from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, second_steps, strided
 
 PUBLIC_SEED = 5021
@@ -68,10 +68,9 @@ def build_case(gen, name, *, batch=2, d_model=8, heads=2, queries=(3, 1, 2), m=5
     steps[3]["given_cache"] = given
     payload = {"d_model": d_model, "num_heads": heads, "steps": steps,
                "weights": {k: (cast(w), cast(b)) for k, (w, b) in weights.items()}}
-    if max(m, *queries) > BIG:
-        payload[ONE_CALL] = True
-    elif tier == CORE and public:  # run again on other inputs: a projection kept on the module shows
-        payload[AGAIN] = {"steps": second_steps(steps)}
+    # run again on other inputs: a projection kept on the module shows
+    plan_calls(payload, big=max(m, *queries) > BIG, core_public=tier == CORE and public,
+               second=lambda: {"steps": second_steps(steps)})
     mask_text = "no mask" if mask is None else f"{mask} source mask, lengths {[int(n) for n in lengths]}"
     notes = (f"batch {batch}, d_model={d_model}, heads={heads}, {str(dtype).replace('torch.', '')}, "
              f"{m} source positions, {mask_text}" + (f", inputs x{scale:g}" if scale != 1 else "")

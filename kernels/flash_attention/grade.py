@@ -21,6 +21,7 @@ from ..grading import (
     export,
     inputs_as_left,
     other_layout_values,
+    plan_calls,
     shape_text,
 )
 from ..hidden_calls import hidden_message
@@ -88,10 +89,9 @@ def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4,
     if tiles:
         assert d > block_k, "a tiles case needs d > block_k"
         payload["tiles"] = True
-    if max(n, m) > BIG:
-        payload[ONE_CALL] = True
-    elif tier == CORE and public:  # called again on other inputs: an answer kept from a call shows
-        payload[AGAIN] = second_inputs(payload)
+    # called again on other inputs: an answer kept from a call shows
+    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+               second=lambda: second_inputs(payload))
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
              f"{str(dtype).replace('torch.', '')}, block_q={block_q}, block_k={block_k}"
              + (", causal" if causal else "") + ("" if scores == "normal" else f", {scores.replace('_', ' ')} scores")

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from ..attention import sdpa_oracle
 from ..device_probe import PROBE
-from ..grading import AGAIN, BIG, CORE, EXTRA, ONE_CALL, Case, CheckBook, shape_text
+from ..grading import AGAIN, BIG, CORE, EXTRA, Case, CheckBook, plan_calls, shape_text
 from ..tensor_drill import AttentionDrill, second_inputs
 
 PUBLIC_SEED = 20260042
@@ -170,10 +170,9 @@ def build_case(gen, name, *, batch=2, heads=4, kv_heads=2, n=5, m=6, d=8, d_v=No
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)} ({kind}), "
              f"{str(dtype).replace('torch.', '')}, {mask_text}" + {"normal": "", "large": ", large scores", "very_negative": ", scores near -2e4"}[scores]
              + (", transposed and expanded views" if layout == "strided" else ""))
-    if max(n, m) > BIG:
-        payload[ONE_CALL] = True
-    elif tier == CORE and public:  # called again on other inputs: what an earlier call left shows
-        payload[AGAIN] = second_inputs(payload)
+    # called again on other inputs: what an earlier call left shows
+    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+               second=lambda: second_inputs(payload))
     return Case(name, payload, tier=tier, value_check=CHECKS[dtype], notes=notes, public=public, size=max(n, m))
 
 

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from ..attention import merge_heads, split_heads
 from ..device_probe import PROBE
-from ..grading import AGAIN, AGAIN_CHECK, BIG, CORE, EXTRA, ONE_CALL, SIDE_BY_SIDE, Case
+from ..grading import AGAIN, AGAIN_CHECK, BIG, CORE, EXTRA, SIDE_BY_SIDE, Case, plan_calls
 from ..step_drill import (
     CHECK_ORDER,
     VALUE_CHECK,
@@ -45,10 +45,9 @@ def build_case(gen, name, *, schedule, batch=2, d_model=8, heads=2, dtype=torch.
         chunks = [chunk.contiguous() for chunk in chunks]
     payload = {"d_model": d_model, "num_heads": heads, "steps": [{"x": chunk} for chunk in chunks],
                "weights": {k: (w.to(dtype).to(device), b.to(dtype).to(device)) for k, (w, b) in weights.items()}}
-    if total > BIG and not side_by_side:
-        payload[ONE_CALL] = True
-    elif (tier == CORE and public) or side_by_side:  # run again on another sequence: results kept by shape show
-        payload[AGAIN] = {"steps": second_steps(payload["steps"])}
+    # run again on another sequence: results kept by shape show
+    plan_calls(payload, big=total > BIG, core_public=tier == CORE and public,
+               second=lambda: {"steps": second_steps(payload["steps"])}, again=side_by_side)
     if side_by_side:  # and beside its own, step by step: a buffer kept on the module shows
         payload[SIDE_BY_SIDE] = True
     notes = (f"batch {batch}, d_model={d_model}, heads={heads}, {str(dtype).replace('torch.', '')}, chunks "

@@ -18,6 +18,7 @@ from ..grading import (
     export,
     inputs_as_left,
     load_projections,
+    plan_calls,
     shape_text,
 )
 from ..mistakes import mha_candidates
@@ -67,10 +68,9 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
              + (", transposed views" if layout == "strided" else ""))
     check = {torch.float32: "values float32", torch.float64: "values float64",
              torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}[dtype]
-    if max(n, m) > BIG:
-        payload[ONE_CALL] = True
-    elif tier == CORE and public:  # called again on other inputs: what an earlier call left shows
-        payload[AGAIN] = second_inputs(payload)
+    # called again on other inputs: what an earlier call left shows
+    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+               second=lambda: second_inputs(payload))
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
 

@@ -34,6 +34,7 @@ from ..grading import (
     format_index,
     inputs_as_left,
     other_layout_values,
+    plan_calls,
     shape_text,
     unpack_output,
 )
@@ -177,10 +178,9 @@ def build_case(gen, name, *, batch=2, heads=2, n=5, d=8, dtype=torch.float32, kw
              + (f", values x{scale:g}" if scale != 1 else "")
              + (", a transposed view" if layout == "strided" else "")
              + (", the same vector at every position (an expanded view)" if relative else ""))
-    if x.numel() > 4096 or n > BIG:
-        payload[ONE_CALL] = True
-    elif tier == CORE and public:  # called again on another x: a rotated x kept from a call shows
-        payload[AGAIN] = {"x": other_layout_values(x, flip=(0,), negate=True)}
+    # called again on another x: a rotated x kept from a call shows
+    plan_calls(payload, big=x.numel() > 4096 or n > BIG, core_public=tier == CORE and public,
+               second=lambda: {"x": other_layout_values(x, flip=(0,), negate=True)})
     return Case(name, payload, tier=tier, value_check=check or CHECKS[dtype], notes=notes, public=public,
                 size=n)
 

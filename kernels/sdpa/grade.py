@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from ..attention import allowed_mask, sdpa_oracle
 from ..device_probe import PROBE
-from ..grading import AGAIN, BIG, CORE, EXTRA, ONE_CALL, Case, shape_text
+from ..grading import AGAIN, BIG, CORE, EXTRA, Case, plan_calls, shape_text
 from ..mistakes import attention_variant, sdpa_candidates
 from ..tensor_drill import AttentionDrill, second_inputs
 
@@ -104,10 +104,9 @@ def build_case(gen, name, *, leading=(), n=3, m=4, d_k=4, d_v=6, dtype=torch.flo
              + (", transposed and expanded views" if layout == "strided" else ""))
     check = {torch.float32: "values float32", torch.float64: "values float64",
              torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}[dtype]
-    if max(n, m) > BIG and not again:
-        payload[ONE_CALL] = True
-    elif (tier == CORE and public) or again:  # called again on other inputs: what an earlier call left shows
-        payload[AGAIN] = second_inputs(payload)
+    # called again on other inputs: what an earlier call left shows
+    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+               second=lambda: second_inputs(payload), again=again)
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
 
