@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 
 from history_helpers import cli
 from tui.conftest import _no_early_grader, app_with_grader, ctx, settle, wait_for  # noqa: F401 - fixtures
+from tui.other_editor import THEIRS, drill_app, save_as_other_program
 from vault_fixtures import SDPA_NOTE, write
 
 
@@ -20,14 +20,12 @@ def test_keep_my_edits_when_their_version_cannot_be_copied_does_not_write_over_i
     "Kept your edits." and the save goes on, writing the app's code over the other program's
     version. That version is gone, with no copy and no word that the copy failed."""
     from textual.widgets import TextArea
-    from tui.sample_vault import write_vault
-    from tui.test_tui_drills import StubGrader, open_sdpa
+    from tui.test_tui_drills import open_sdpa
 
     from studyapp.tui.screens.confirm import Confirm
 
-    write_vault(ctx.paths.vault_dir)
-    app = app_with_grader(ctx, StubGrader())
-    theirs = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q  # theirs\n"
+    app = drill_app(ctx)
+    theirs = THEIRS
     seen = {}
 
     async def session() -> None:
@@ -37,10 +35,7 @@ def test_keep_my_edits_when_their_version_cannot_be_copied_does_not_write_over_i
             (screen.path.parent / "backups").write_text("not a folder\n", encoding="utf-8")
             screen.query_one("#code", TextArea).insert("# mine\n")
             await settle(pilot)
-            time.sleep(0.02)
-            tmp = screen.path.with_name(screen.path.name + ".swp")
-            tmp.write_text(theirs, encoding="utf-8")
-            os.replace(tmp, screen.path)
+            save_as_other_program(screen.path, theirs)
             await pilot.press("ctrl+s")
             await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
             await pilot.press("n")
@@ -114,30 +109,21 @@ def test_one_keep_my_edits_answers_for_the_version_it_copied(ctx):  # noqa: F811
     poll asks the same question again about X2, already copied, and a second "Keep my edits"
     puts a second copy of X2 in backups/. One answer should settle the version it kept."""
     from textual.widgets import TextArea
-    from tui.sample_vault import write_vault
-    from tui.test_tui_drills import StubGrader, open_sdpa
+    from tui.test_tui_drills import open_sdpa
 
     from studyapp.tui.screens.confirm import Confirm
 
-    write_vault(ctx.paths.vault_dir)
-    app = app_with_grader(ctx, StubGrader())
+    app = drill_app(ctx)
     asked = []
-
-    def save(path, text):
-        tmp = path.with_name(path.name + ".swp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
 
     async def session() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
             screen = await open_sdpa(pilot)
             screen.query_one("#code", TextArea).insert("# mine\n")
             await settle(pilot)
-            time.sleep(0.02)
-            save(screen.path, "# X1\n")
+            save_as_other_program(screen.path, "# X1\n")
             await wait_for(pilot, lambda: isinstance(app.screen, Confirm))  # the poll asks
-            time.sleep(0.02)
-            save(screen.path, "# X2\n")
+            save_as_other_program(screen.path, "# X2\n")
             await pilot.press("n")
             await settle(pilot)
             await pilot.pause(2.5)  # two polls

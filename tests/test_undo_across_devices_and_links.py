@@ -9,6 +9,7 @@ import time
 import pytest
 from history_helpers import cli, copy_logs, make_vault, review_log, reviewed_on_both_offline, settled, two_devices
 from tui.conftest import _no_early_grader, app_with_grader, ctx, settle, wait_for  # noqa: F401 - fixtures
+from tui.other_editor import THEIRS, drill_app
 
 
 def test_undo_of_a_review_chained_after_another_devices_keeps_that_reviews_mastery(tmp_path, capsys):
@@ -106,14 +107,12 @@ def test_quitting_while_asked_which_version_stays_keeps_the_other_programs_versi
     writes the app's code over the other program's version, with no copy in backups/: that
     version is lost (and `asking` is left True)."""
     from textual.widgets import TextArea
-    from tui.sample_vault import write_vault
-    from tui.test_tui_drills import StubGrader, open_sdpa
+    from tui.test_tui_drills import open_sdpa
 
     from studyapp.tui.screens.confirm import Confirm
 
-    write_vault(ctx.paths.vault_dir)
-    app = app_with_grader(ctx, StubGrader())
-    theirs = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q  # theirs\n"
+    app = drill_app(ctx)
+    theirs = THEIRS
     seen = {}
 
     async def session() -> None:

@@ -4,26 +4,17 @@ while the question was up: said, the code in the editor kept, no crash."""
 from __future__ import annotations
 
 import asyncio
-import os
-import time
 from pathlib import Path
 
 import pytest
 from textual.widgets import TextArea
 
 from studyapp.tui.screens.confirm import Confirm
-from tui.conftest import app_with_grader, settle
-from tui.sample_vault import write_vault
-from tui.test_tui_drills import StubGrader, open_sdpa
+from tui.conftest import settle
+from tui.other_editor import THEIRS, drill_app, save_as_other_program
+from tui.test_tui_drills import open_sdpa
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _save_as_other_program(path: Path, text: str) -> None:
-    time.sleep(0.02)
-    tmp = path.with_name(path.name + ".swp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 @pytest.mark.parametrize("then", ["deleted", "latin1"])
@@ -31,9 +22,8 @@ def test_loading_their_version_after_it_became_unreadable_is_no_crash(ctx, then)
     """Unsaved edits in the app; another program saves the file: the app asks which version
     stays. While the question is up the file is removed (or re-saved as Latin-1); the learner
     answers "Load the saved file": the app must say it cannot, not crash with a traceback."""
-    write_vault(ctx.paths.vault_dir)
-    app = app_with_grader(ctx, StubGrader())
-    theirs = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q  # theirs\n"
+    app = drill_app(ctx)
+    theirs = THEIRS
     seen: dict = {}
 
     async def session() -> None:
@@ -44,7 +34,7 @@ def test_loading_their_version_after_it_became_unreadable_is_no_crash(ctx, then)
             await settle(pilot)
             mine = editor.text
             seen["mine"] = mine
-            _save_as_other_program(screen.path, theirs)
+            save_as_other_program(screen.path, theirs)
             await pilot.press("ctrl+s")
             await settle(pilot)
             assert isinstance(app.screen, Confirm)

@@ -16,6 +16,7 @@ from vault_fixtures import new_note, write
 
 from studyapp.context import build_context
 from tui.conftest import FROZEN_NOW, app_with_grader, settle, wait_for
+from tui.other_editor import THEIRS, drill_app, save_as_other_program
 from tui.test_tui_drills import StubGrader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,11 +111,9 @@ def test_leaving_a_drill_does_not_save_over_a_file_another_editor_just_saved(ctx
     keep the other version)."""
     from textual.widgets import TextArea
 
-    from tui.sample_vault import write_vault
     from tui.test_tui_drills import open_sdpa
 
-    write_vault(ctx.paths.vault_dir)
-    app = app_with_grader(ctx, StubGrader())
+    app = drill_app(ctx)
     other_editor = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q  # saved in VS Code\n"
 
     async def session() -> None:
@@ -123,10 +122,7 @@ def test_leaving_a_drill_does_not_save_over_a_file_another_editor_just_saved(ctx
             screen.query_one("#code", TextArea).insert("# typed in the app\n")
             await settle(pilot)
             assert screen.unsaved
-            time.sleep(0.02)
-            tmp = screen.path.with_name(screen.path.name + ".swp")
-            tmp.write_text(other_editor, encoding="utf-8")
-            os.replace(tmp, screen.path)  # the other editor's save
+            save_as_other_program(screen.path, other_editor)
             await pilot.press("escape")  # within the second before the poll notices
             await settle(pilot)
 
@@ -217,7 +213,7 @@ def test_a_save_that_meets_another_editors_save_asks_and_does_what_was_answered(
     write_vault(ctx.paths.vault_dir)
     grader = StubGrader()
     app = app_with_grader(ctx, grader)
-    theirs = "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return Q  # theirs\n"
+    theirs = THEIRS
 
     async def session() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
@@ -229,10 +225,7 @@ def test_a_save_that_meets_another_editors_save_asks_and_does_what_was_answered(
             # The once-a-second poll would ask first on a loaded machine (its own test covers
             # that path): held off as while a question is up, so the key's save meets the file.
             screen.asking = True
-            time.sleep(0.02)
-            tmp = screen.path.with_name(screen.path.name + ".swp")
-            tmp.write_text(theirs, encoding="utf-8")
-            os.replace(tmp, screen.path)
+            save_as_other_program(screen.path, theirs)
             await pilot.press(key)
             await settle(pilot)
             assert isinstance(app.screen, Confirm), "saved over another editor's save without asking"
