@@ -16,7 +16,7 @@ def test_keep_my_edits_when_their_version_cannot_be_copied_does_not_write_over_i
     """Unsaved edits in a drill; another program saves the file; ctrl+s asks which version
     stays; the learner answers "Keep my edits" (n). The copy of the other version into
     `<workspace>/backups/` fails (here `backups` is a plain file; a read-only folder or a full
-    disk do the same): `_keep_other_version` swallows the error and returns None, the app says
+    disk do the same): the failed copy was swallowed (the helper that made it returned None), the app says
     "Kept your edits." and the save goes on, writing the app's code over the other program's
     version. That version is gone, with no copy and no word that the copy failed."""
     from textual.widgets import TextArea
