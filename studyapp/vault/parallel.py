@@ -68,8 +68,8 @@ def free_cores() -> int:
     load average)."""
     cores = usable_cores()
     runnable = runnable_now()
-    if runnable is not None:
-        return max(0, cores - (runnable - our_runnable_threads()))
+    if runnable is not None:  # read a moment apart: our own threads may outnumber what was counted
+        return max(0, cores - max(0, runnable - our_runnable_threads()))
     try:
         busy = os.getloadavg()[0]
     except OSError:
