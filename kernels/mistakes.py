@@ -168,6 +168,11 @@ def sdpa_candidates(Q, K, V, mask, case_dtype):
     return out
 
 
+ONE_TENSOR = "one tensor as Q, K and V"
+"""Payload key of an MHA self-attention case called as `mha(x, x, x)`: code with a fast path for
+`Q is K is V` (as nn.MultiheadAttention has) runs it only then; separate copies never reach it."""
+
+
 def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transpose",
                 out_proj: bool = True, biases: str = "all", scale: str = "d_head",
                 mask_mode: str = "fill", softmax_dim: int = -1, softmax: str = "stable",
@@ -197,8 +202,16 @@ def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transp
 
     if split == "across_heads" and (mask is not None or n != m):
         return None
-    project = linear if project_inputs else (lambda x, name: x)
-    q, k, v = split_(project(Q, "W_q")), split_(project(K, "W_k")), split_(project(V, "W_v"))
+    if split == "packed":  # nn.MultiheadAttention's fast path for x, x, x, split per head first
+        if not payload.get(ONE_TENSOR):
+            return None
+        packed = torch.cat([weights[name][0] for name in ("W_q", "W_k", "W_v")])
+        bias = torch.cat([weights[name][1] for name in ("W_q", "W_k", "W_v")])
+        qkv = (Q @ packed.T + bias).reshape(batch, n, heads, 3 * d_head).transpose(1, 2)
+        q, k, v = qkv.chunk(3, dim=-1)
+    else:
+        project = linear if project_inputs else (lambda x, name: x)
+        q, k, v = split_(project(Q, "W_q")), split_(project(K, "W_k")), split_(project(V, "W_v"))
     factor = {"d_head": 1 / math.sqrt(d_head), "d_model": 1 / math.sqrt(d_model), "none": 1.0,
               "over_d_head_over_2": 1 / d_head / 2, "over_half_d_head": 2 / d_head, "sqrt_m": 1 / math.sqrt(m)}[scale]
     scores = (q @ k.transpose(-2, -1)) * factor
@@ -241,6 +254,7 @@ def mha_candidates(payload: dict):
         ("heads_not_transposed", {"split": "across_heads"}),
         ("split_interleaved", {"split": "interleaved"}),
         ("split_interleaved", {"split": "interleaved", "merge": "interleaved"}),
+        ("packed_qkv_split", {"split": "packed"}),
         ("merge_without_transpose", {"merge": "reshape"}),
         ("merge_interleaved", {"merge": "interleaved"}),
         ("no_output_projection", {"out_proj": False}),

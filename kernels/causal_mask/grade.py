@@ -18,9 +18,11 @@ class CausalMaskDrill(MaskDrill):
 
     def public_cases(self, device: str) -> list[Case]:
         """Sizes on both sides of 8, 10, 32, 64, 128, 256 and 1024 and 2048 (buffers, blocks,
-        int8/uint8 positions, a model's `block_size` tril buffer: GPT-2's 1024, 2048)."""
+        int8/uint8 positions, a model's `block_size` tril buffer: GPT-2's 1024, 2048), and
+        3000: float16 positions are whole numbers only up to 2048, so past it two positions
+        round to one (2049 alone still compares right)."""
         cases = [Case(f"public n={n}", {"n": n}, notes=f"n={n}", size=n)
-                 for n in (1, 2, 5, 8, 9, 11, 33, 65, 129, 257, 300, 1025, 2049)]
+                 for n in (1, 2, 5, 8, 9, 11, 33, 65, 129, 257, 300, 1025, 2049, 3000)]
         probe = Case("public device probe", {"n": 6, PROBE: True}, size=6,
                      notes="a device named in the code is a hard-coded one")
         return cases + [probe]
@@ -45,10 +47,12 @@ class CausalMaskDrill(MaskDrill):
         ones = torch.ones(n, n, dtype=torch.bool)
         positions = torch.arange(n)
         uint8, int8 = positions % 256, wrap_int8(positions)
+        half = torch.arange(n, dtype=torch.float16)  # past 2048, neighbours round to one number
         return [("inverted_mask", ones.triu()), ("inverted_mask", ones.triu(1)),
                 ("strict_diagonal", ones.tril(-1)),
                 ("position_overflow", uint8[None, :] <= uint8[:, None]),
-                ("position_overflow", int8[None, :] <= int8[:, None])]
+                ("position_overflow", int8[None, :] <= int8[:, None]),
+                ("position_overflow", half[None, :] <= half[:, None])]
 
 
 DRILL = CausalMaskDrill.from_folder(__file__)

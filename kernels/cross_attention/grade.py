@@ -20,7 +20,8 @@ MASK_KINDS = {"bool": torch.bool, "int": torch.int64, "float": torch.float32}
 
 
 def build_case(gen, name, *, batch=2, d_model=8, heads=2, queries=(3, 1, 2), m=5, mask="bool", lengths=None,
-               dtype=torch.float32, tier=CORE, scale=1.0, layout="contiguous", device="cpu", public=True) -> Case:
+               dtype=torch.float32, tier=CORE, scale=1.0, layout="contiguous", device="cpu", public=True,
+               again=False) -> Case:
     """One case: four calls on one source of `m` encoder states.
 
     1. `queries[0]` decoder states, no cache (the module projects the memory);
@@ -70,7 +71,7 @@ def build_case(gen, name, *, batch=2, d_model=8, heads=2, queries=(3, 1, 2), m=5
                "weights": {k: (cast(w), cast(b)) for k, (w, b) in weights.items()}}
     # run again on other inputs: a projection kept on the module shows
     plan_calls(payload, big=max(m, *queries) > BIG, core_public=tier == CORE and public,
-               second=lambda: {"steps": second_steps(steps)})
+               second=lambda: {"steps": second_steps(steps)}, again=again)
     mask_text = "no mask" if mask is None else f"{mask} source mask, lengths {[int(n) for n in lengths]}"
     notes = (f"batch {batch}, d_model={d_model}, heads={heads}, {str(dtype).replace('torch.', '')}, "
              f"{m} source positions, {mask_text}" + (f", inputs x{scale:g}" if scale != 1 else "")
@@ -222,6 +223,10 @@ class CrossAttentionDrill(StepsDrill):
             # Past any fixed buffer (64, 128, 256).
             ("long source, per-item padding", dict(batch=2, heads=4, d_model=16, queries=(130, 1, 70), m=300,
                                                    mask="int", lengths=[300, 257], dtype=f32)),
+            # a projection kept only for long sources ("to save projecting them") shows on a long
+            # source whose module then starts a sequence on another memory
+            ("long source, then another memory", dict(batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=100,
+                                                      mask="bool", dtype=f64, again=True)),
         ]
         cases = [build_case(gen, f"public {name}", device=device, **kw) for name, kw in specs]
         probe = build_case(gen, "public device probe", batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=5)

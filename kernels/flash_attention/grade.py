@@ -59,6 +59,11 @@ def second_inputs(payload: dict) -> dict:
             "V": other_layout_values(V, flip=batch, negate=True)}
 
 
+NEGATIVE = {"very_negative": 1000.0, "far_negative": 1e5}
+"""How far below zero the scores of a negative-scores case sit: past any finite stand-in for
+-inf a running max may start at (-1e4, float16's -65504)."""
+
+
 def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4, causal=False,
                dtype=torch.float32, scores="normal", layout="contiguous", tier=CORE, public=True,
                cap=False, skip=False, tiles=False, device="cpu") -> Case:
@@ -71,8 +76,8 @@ def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4,
     V = torch.randn(*lead, m, dv, generator=gen, dtype=torch.float64)
     if scores == "large":  # scores of about +-100: exp() overflows without the max subtracted
         Q, K = Q * 10, K * 10
-    elif scores == "very_negative":  # every score near -1000: exp(score) is 0 even in float64
-        push = math.sqrt(1000 / math.sqrt(d))
+    elif scores in NEGATIVE:  # every score near -1000 (or -1e5): exp(score) is 0 even in float64
+        push = math.sqrt(NEGATIVE[scores] / math.sqrt(d))
         Q, K = Q * 0.3 + push, K * 0.3 - push
     payload = {"Q": Q.to(dtype).to(device), "K": K.to(dtype).to(device), "V": V.to(dtype).to(device),
                "block_q": block_q, "block_k": block_k, "causal": causal}
@@ -115,6 +120,8 @@ def public_cases(device: str) -> list[Case]:
         ("causal, block_q != block_k", dict(lead=(3,), n=24, m=24, dv=5, block_q=8, block_k=4, causal=True)),
         ("large scores", dict(lead=(2,), n=10, m=30, d=8, dv=4, block_q=4, block_k=8, scores="large")),
         ("very negative scores", dict(n=6, m=16, dv=3, block_q=4, block_k=4, scores="very_negative")),
+        ("scores near -1e5, a batch of one", dict(lead=(1,), n=8, m=12, dv=3, block_q=4, block_k=4, scores="far_negative",
+                                                     dtype=f64)),
         ("float16", dict(lead=(2,), n=20, m=40, d=8, dv=4, block_q=8, block_k=16, causal=True,
                          dtype=torch.float16, tier=EXTRA)),
         ("bfloat16", dict(lead=(2,), n=20, m=40, d=8, dv=4, block_q=8, block_k=16, dtype=torch.bfloat16,

@@ -128,7 +128,7 @@ def _random_allowed(gen, shape, masked_row=False):
 
 def build_case(gen, name, *, batch=2, heads=4, kv_heads=2, n=5, m=6, d=8, d_v=None,
                dtype=torch.float32, mask=None, scores="normal", layout="contiguous", lengths=None,
-               masked_row=False, tier=CORE, device="cpu", public=True) -> Case:
+               masked_row=False, tier=CORE, device="cpu", public=True, again=False) -> Case:
     """One case. `mask`: None, "causal" (n, m), "padding" (B, 1, 1, m), "random" (B, 1, n, m)
     or "per_head" (B, H, n, m), all bool. `layout="strided"`: Q as the transposed view a
     (B, n, H, d) projection gives, K shared across the batch as an expanded view, V stored
@@ -172,7 +172,7 @@ def build_case(gen, name, *, batch=2, heads=4, kv_heads=2, n=5, m=6, d=8, d_v=No
              + (", transposed and expanded views" if layout == "strided" else ""))
     # called again on other inputs: what an earlier call left shows
     plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
-               second=lambda: second_inputs(payload))
+               second=lambda: second_inputs(payload), again=again)
     return Case(name, payload, tier=tier, value_check=CHECKS[dtype], notes=notes, public=public, size=max(n, m))
 
 
@@ -209,6 +209,8 @@ def public_cases(device: str) -> list[Case]:
          dict(batch=2, heads=4, kv_heads=2, n=260, m=260, d=16, dtype=f32, mask="causal", layout="strided")),
         ("long keys MQA, per-item padding", dict(batch=3, heads=4, kv_heads=1, n=70, m=300, d=8, d_v=12,
                                                  dtype=f64, mask="padding", lengths=[300, 257, 5])),
+        # a memo kept only for long inputs ("to save expanding them") shows on a long case called again
+        ("long keys, called again", dict(batch=1, heads=4, kv_heads=2, n=5, m=100, d=8, dtype=f64, again=True)),
     ]
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     probe = build_case(gen, "public device probe", batch=2, heads=4, kv_heads=2, n=3, m=5, d=4,

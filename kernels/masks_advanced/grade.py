@@ -269,6 +269,7 @@ class MasksAdvancedDrill(Drill):
             _case("causal_mask", n_q=4, n_k=4), _case("causal_mask", n_q=3, n_k=8),
             _case("causal_mask", n_q=40, n_k=300), _case("causal_mask", n_q=1, n_k=300),
             _case("causal_mask", n_q=200, n_k=257),
+            _case("causal_mask", n_q=600, n_k=600), _case("causal_mask", n_q=3, n_k=2049),  # past tril buffers
             _case("sliding_window_mask", n=1, window=1), _case("sliding_window_mask", n=6, window=1),
             _case("sliding_window_mask", n=7, window=3), _case("sliding_window_mask", n=5, window=5),
             _case("sliding_window_mask", n=4, window=9), _case("sliding_window_mask", n=300, window=129),
@@ -416,7 +417,7 @@ class MasksAdvancedDrill(Drill):
             fits = found if fits is None else fits & found
             if not fits:
                 return None
-        order += ["missing_head_dim", "additive_mask"]
+        order += ["missing_head_dim", "additive_mask", "fixed_size_buffer"]
         return next((mistake for mistake in order if mistake in (fits or ())), None)
 
     def _matches(self, failure: Failure) -> set[str] | None:
@@ -435,6 +436,8 @@ class MasksAdvancedDrill(Drill):
         allowed, problem = builder.normalize(failure.case.payload, tensor)
         if problem:
             shaped = builder.match_shape(failure.case.payload, tuple(tensor.shape))
+            if shaped is None and tensor.dim() and 0 < tensor.shape[-1] < self._truth(failure.case).shape[-1]:
+                shaped = "fixed_size_buffer"  # cut short: a buffer of that many keys, sliced
             return {shaped} if shaped else set()
         return {mistake for mistake, candidate in self._candidates(failure.case) if torch.equal(allowed, candidate)}
 

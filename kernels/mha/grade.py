@@ -21,7 +21,7 @@ from ..grading import (
     plan_calls,
     shape_text,
 )
-from ..mistakes import mha_candidates
+from ..mistakes import ONE_TENSOR, mha_candidates
 from ..tensor_drill import AttentionDrill, second_inputs
 
 PUBLIC_SEED = 31415
@@ -30,17 +30,21 @@ LAYERS = ("W_q", "W_k", "W_v", "W_o")
 
 def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.float32,
                mask=None, mask_kind="bool", tier=CORE, device="cpu", lengths=None, scale=1.0,
-               mask_rank=2, layout="contiguous", public=True) -> Case:
+               mask_rank=2, layout="contiguous", public=True, again=False, one_tensor=False) -> Case:
     """One mha case; `mask` is None, "causal" (n, m), "padding" (batch, 1, 1, m) or "combined".
 
     `scale` multiplies the inputs (large activations, large scores); `mask_rank=3` gives a causal
     mask as (1, n, m); `layout="strided"` hands over inputs stored transposed (non-contiguous).
+    `one_tensor`: self-attention as callers write it, one tensor passed as Q, K and V (`ONE_TENSOR`).
     """
     def randn(*shape):
         return torch.randn(*shape, generator=gen, dtype=torch.float64)
 
     weights = {layer: (randn(d_model, d_model) / d_model ** 0.5, 0.5 * randn(d_model)) for layer in LAYERS}
     Q, K, V = (scale * randn(batch, seq, d_model) for seq in (n, m, m))
+    if one_tensor:
+        assert n == m, "one tensor as Q, K and V: self-attention"
+        K = V = Q
     allowed = None
     if mask == "causal":
         allowed = torch.ones(n, m, dtype=torch.bool).tril()
@@ -69,9 +73,14 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
     check = {torch.float32: "values float32", torch.float64: "values float64",
              torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}[dtype]
     # called again on other inputs: what an earlier call left shows
-    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
-               second=lambda: second_inputs(payload))
+    if one_tensor:
+        payload[ONE_TENSOR] = True
+        notes += ", one tensor passed as Q, K and V"
+    else:
+        plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+                   second=lambda: second_inputs(payload), again=again)
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
+
 
 
 class MhaDrill(AttentionDrill):
@@ -82,6 +91,8 @@ class MhaDrill(AttentionDrill):
         f32, f64 = torch.float32, torch.float64
         cases = [build_case(public, f"public {name}", device=device, **kw) for name, kw in [
             ("self-attention", dict(batch=2, n=4, m=4, d_model=8, heads=2, dtype=f32)),
+            ("self-attention, mha(x, x, x)", dict(batch=2, n=4, m=4, d_model=8, heads=2, dtype=f64,
+                                                  one_tensor=True, mask="causal")),
             ("cross-attention, longer keys", dict(batch=2, n=3, m=5, d_model=12, heads=3, dtype=f64,
                                                   mask="padding")),
             ("cross-attention, shorter keys", dict(batch=3, n=5, m=2, d_model=8, heads=4, dtype=f32)),
@@ -100,6 +111,8 @@ class MhaDrill(AttentionDrill):
                   layout="strided")),
             ("large activations", dict(batch=2, n=6, m=9, d_model=8, heads=2, dtype=f32, scale=7.0)),
             ("large activations, past 64", dict(batch=2, n=70, m=100, d_model=8, heads=2, dtype=f32, scale=7.0)),
+            # a memo kept only for long inputs ("to save projecting them") shows on a long case called again
+            ("long keys, called again", dict(batch=1, n=3, m=100, d_model=8, heads=2, dtype=f64, again=True)),
         ]]
         probe = build_case(public, "public device probe", batch=2, n=3, m=5, d_model=8, heads=2, dtype=f32,
                            mask="padding")
@@ -138,6 +151,8 @@ class MhaDrill(AttentionDrill):
         calls, inputs_after = [], []
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
+            if payload.get(ONE_TENSOR):
+                args[1] = args[2] = args[0]
             with torch.no_grad():
                 value = module(*args) if args[3] is not None else module(*args[:3])
             calls.append(export(value))

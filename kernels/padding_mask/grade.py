@@ -25,6 +25,9 @@ class PaddingMaskDrill(MaskDrill):
             ("public list, past 128", [130, 64, 128, 129], 130),
             ("public tensor, past 256", torch.tensor([300, 257, 129, 1, 200]), 300),
             ("public list, past 512, 1024 and 2048", [2049, 1025, 513], 2049),  # a `block_size` buffer
+            # lengths in a small type: positions made in their dtype wrap (uint8 at 256, int8 at 128)
+            ("public uint8 lengths, max_len past 256", torch.tensor([200, 100, 255], dtype=torch.uint8), 300),
+            ("public int8 lengths, max_len past 128", torch.tensor([100, 50, 127], dtype=torch.int8), 200),
         ]
         cases = [self._case(name, lengths, max_len) for name, lengths, max_len in specs]
         probe = Case("public device probe", {"lengths": torch.tensor([3, 5, 1]), "max_len": 6, PROBE: True},
@@ -79,12 +82,17 @@ class PaddingMaskDrill(MaskDrill):
         positions = torch.arange(max_len)[None, :]
         target = (len(lengths), max_len, max_len)
         keys = lambda allowed: allowed[:, None, :].expand(target)  # noqa: E731
-        return [("inverted_mask", keys(positions >= lengths[:, None])),
-                ("off_by_one", keys(positions <= lengths[:, None])),
-                ("off_by_one", keys(positions < lengths[:, None] - 1)),
-                ("blocks_queries", (positions < lengths[:, None])[:, :, None].expand(target)),
-                ("position_overflow", keys(positions % 256 < lengths[:, None] % 256)),
-                ("position_overflow", keys(positions < wrap_int8(lengths)[:, None]))]
+        found = [("inverted_mask", keys(positions >= lengths[:, None])),
+                 ("off_by_one", keys(positions <= lengths[:, None])),
+                 ("off_by_one", keys(positions < lengths[:, None] - 1)),
+                 ("blocks_queries", (positions < lengths[:, None])[:, :, None].expand(target)),
+                 ("position_overflow", keys(positions % 256 < lengths[:, None] % 256)),
+                 ("position_overflow", keys(positions < wrap_int8(lengths)[:, None]))]
+        given = case.payload["lengths"]
+        if isinstance(given, torch.Tensor) and given.dtype in (torch.uint8, torch.int8):  # positions in their dtype
+            own = torch.arange(max_len, dtype=given.dtype)[None, :]
+            found.append(("position_overflow", keys(own < given.reshape(-1)[:, None])))
+        return found
 
     def match_shape(self, case, tensor):
         batch, max_len = len(self._lengths(case)), case.payload["max_len"]

@@ -110,6 +110,11 @@ def settings(payload: dict) -> dict:
     return {**DEFAULTS, **payload["kwargs"]}
 
 
+AFTER_D = "after a call with head size"
+"""Payload key of a case graded right after another of the same positions, base and dtype with
+this smaller head size: a cos/sin table cached without d serves that one's frequencies."""
+
+
 def candidates(payload: dict) -> list[tuple[str, object]]:
     """[(mistake id, thunk)]: each thunk re-enacts a mistake and returns (output, None); a
     mistake that changes nothing on this case is left out."""
@@ -128,6 +133,8 @@ def candidates(payload: dict) -> list[tuple[str, object]]:
            ("positions_along_heads", variant(positions="heads"))]
     if right["offset"]:
         out.append(("offset_ignored", variant(offset=0)))
+    if payload.get(AFTER_D) == 2:  # d = 2's one frequency is base ** 0: every pair turns at 1 rad a position
+        out.append(("table_cached_without_d", variant(exponent=0.0)))
     if float(right["base"]) != DEFAULTS["base"]:
         out.append(("base_ignored", variant(base=DEFAULTS["base"])))
     return out
@@ -201,6 +208,9 @@ def public_cases(device: str) -> list[Case]:
         ("base 100, interleaved, offset", dict(batch=2, heads=1, n=5, d=8, dtype=f32,
                                                kwargs={"base": 100.0, "interleaved": True, "offset": 3})),
         ("d = 2", dict(batch=1, heads=3, n=6, d=2, dtype=f64, kwargs={"offset": 2})),
+        # the same positions, base and dtype with a wider head: a table cached without d would
+        # serve d = 2's single frequency, which broadcasts over every pair without an error
+        ("d = 8 after d = 2, same positions", dict(batch=1, heads=2, n=6, d=8, dtype=f64, kwargs={"offset": 2})),
         ("large values", dict(batch=1, heads=2, n=4, d=8, dtype=f32, scale=1e4, kwargs={"interleaved": True})),
         ("float16", dict(batch=1, heads=2, n=6, d=8, dtype=f16, tier=EXTRA, kwargs={"offset": 5})),
         ("bfloat16", dict(batch=1, heads=2, n=6, d=8, dtype=torch.bfloat16, tier=EXTRA,
@@ -220,6 +230,7 @@ def public_cases(device: str) -> list[Case]:
                                                  kwargs={"offset": 40, "interleaved": True, "base": 500.0})),
     ]
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
+    next(c for c in cases if c.name == "public d = 8 after d = 2, same positions").payload[AFTER_D] = 2
     probe = build_case(gen, "public device probe", batch=1, heads=2, n=5, d=8, dtype=f32,
                        kwargs={"offset": 3, "interleaved": True})
     probe.payload[PROBE] = True

@@ -116,6 +116,12 @@ def build_case(gen, name, *, shape, dim=-1, dtype=torch.float32, mask="random", 
         keep_moved = _keep_pattern(gen, moved[:-1], moved[-1], mask, empty_rows if mask == "random" else 0)
         keep = keep_moved.movedim(-1, dim)
         given = keep
+    elif mask == "shared":  # the mask's own dims: dim counted from x's would name another one
+        local = dim - (len(shape) - 2)
+        assert local in (0, 1), "a shared mask covers the last two dims, dim among them"
+        plane = shape[-2:]
+        given = _keep_pattern(gen, (plane[1 - local],), plane[local], "random", empty_rows).movedim(-1, local)
+        keep = given.expand(shape)
     elif mask == "padding":  # dim is the last one: keys of a batch padded per item
         batch, m = shape[0], shape[-1]
         lengths = torch.randint(1, m + 1, (batch,), generator=gen)
@@ -168,6 +174,7 @@ def public_cases(device: str) -> list[Case]:
         ("dim=0", dict(shape=(5, 3), dim=0, dtype=f64, scale="large")),
         ("padding mask over heads, one item fully padded", dict(shape=(2, 3, 4, 9), mask="padding")),
         ("causal mask, transposed x", dict(shape=(2, 5, 5), mask="causal", layout="strided")),
+        ("(n, n) mask shared by the batch, dim=1", dict(shape=(2, 6, 6), dim=1, mask="shared", empty_rows=2)),
         ("dim=-2, transposed x", dict(shape=(3, 6, 4), dim=-2, layout="strided", scale="huge_blocked")),
         ("float16, |x| near 1e4", dict(shape=(3, 8), dtype=torch.float16, scale="large", tier=EXTRA)),
         ("float16, padding", dict(shape=(2, 2, 3, 6), dtype=torch.float16, mask="padding", tier=EXTRA)),
@@ -190,8 +197,10 @@ def fresh_cases(seed: int, device: str, count: int = 2) -> list[Case]:
         pick = lambda k: int(torch.randint(0, k, (1,), generator=gen))  # noqa: E731
         rank = 1 + pick(4)
         shape = tuple(1 + pick(12) for _ in range(rank - 1)) + (2 + pick(40),)
-        mask = ["random", "random", "padding"][pick(3)] if rank >= 2 else "random"
+        mask = ["random", "random", "padding", "shared"][pick(4)] if rank >= 2 else "random"
         dim = -1 if mask == "padding" else pick(rank) - rank * pick(2)  # negative or not
+        if mask == "shared" and dim % rank < rank - 2:  # a shared mask's dims are x's last two
+            dim = rank - 2
         kwargs = dict(shape=shape, dim=dim, mask=mask,
                       dtype=[torch.float32, torch.float64][pick(2)],
                       scale=["normal", "large", "huge_blocked"][pick(3)],

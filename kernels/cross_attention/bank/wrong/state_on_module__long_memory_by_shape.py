@@ -4,9 +4,10 @@ shape (a new sentence, another batch): it attends over the first source's keys a
 m = 100 source positions: module(x, memory1) then module(x, memory2), memory2 other values of
 the same shape (2, 100, 8): the second output is the first's.
 
-The grader misses it because every case longer than 64 (BIG) runs its four calls once
+The grader missed it (a hunt found it passing) because every case longer than 64 (BIG) runs its four calls once
 (ONE_CALL), so cache=None is seen only once per module on a long memory; the small cases, which
 run a second sequence on the same module, never reach the kept K/V.
+Caught since by the public case "long source, then another memory".
 """
 import math
 

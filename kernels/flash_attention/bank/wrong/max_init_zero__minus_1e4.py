@@ -4,11 +4,12 @@ so a row that sees no key never computes -inf - (-inf).
 Wrong because -1e4 is not -inf: the running max never drops below it, so a row whose scores
 all lie below about -1e4 - 100 has every exp(score - (-1e4)) underflow to 0, and gets output
 0 and lse -inf instead of its softmax. The contract defines the output for any scores.
-The grader misses it because its most negative case ("very negative scores", and the
+The grader missed it (a hunt found it passing) because its most negative case ("very negative scores", and the
 +-100 "large" ones) only puts scores near -1000, far above -1e4; a start at 0 fails there,
 one at -1e4 does not.
 Shows on: Q = 100 + randn, K = -100 + randn, V randn, all (1, 8, 4) float32 (scores near
 -2e4), block_q = block_k = 4, causal=False (see /tmp/hunt-ga/flash_minus_1e4.py).
+Caught since by the public case "scores near -1e5, a batch of one".
 """
 import math
 

@@ -3,9 +3,10 @@ contexts keyed only by K's and V's shapes, dtype and device: a second call with 
 of the same long shape attends over the first call's K/V. E.g. K, V (1, 2, 100, 8) drawn twice
 with different values (Q (1, 4, 5, 8)): the second call returns the first K/V's attention.
 
-The grader misses it because every case longer than 64 (BIG) is called only once (ONE_CALL) and
+The grader missed it (a hunt found it passing) because every case longer than 64 (BIG) is called only once (ONE_CALL) and
 the long public cases all have different shapes; the small cases called again on other inputs
 never reach the memo.
+Caught since by the public case "long keys, called again".
 """
 import math
 

@@ -4,9 +4,10 @@ a later call with OTHER keys/values of the same long shape attends over the firs
 m = 100 keys: mha(Q, K1, V1) then mha(Q, K2, V2), K2/V2 (2, 100, 8) other values: the second
 output is the first's.
 
-The grader misses it because each case builds a new module and every case longer than 64 (BIG)
+The grader missed it (a hunt found it passing) because each case builds a new module and every case longer than 64 (BIG)
 calls it only once (ONE_CALL); the small cases, which are called again on other inputs, never
 reach the kept K/V.
+Caught since by the public case "long keys, called again".
 """
 import math
 

@@ -3,8 +3,9 @@ handed uint8 (or int8) lengths, `arange(max_len, dtype=torch.uint8)` wraps at 25
 keys at positions 256.. read as 0.. and are allowed again. E.g. lengths = torch.tensor([200, 100],
 dtype=torch.uint8), max_len = 300: keys 256..299 are allowed (they are padding for both items).
 
-The grader misses it because it hands lengths only as Python lists (int64 once converted) and
+The grader missed it (a hunt found it passing) because it hands lengths only as Python lists (int64 once converted) and
 int64/int32 tensors, whose arange never wraps at these sizes; no case has 8-bit lengths.
+Caught since by the public uint8 and int8 lengths cases.
 """
 import torch
 

@@ -2,14 +2,11 @@
 
 Wrong because `mask.any(dim=dim)` runs on the mask as given, not broadcast to x: when the mask
 has fewer dims than x (allowed: "a bool tensor that broadcasts to x") and `dim` is given as a
-non-negative index, `dim` names another axis of the mask than of x. The empty slices of
-masked_logsumexp are then looked up along the wrong axis: an empty slice keeps the huge
-finite logsumexp of finfo.min (and a uniform gradient), a non-empty one becomes -inf.
-The grader misses it because every case with dim != -1 (public "dim=1 of (B, n, m)", "dim=0",
-"dim=-2, transposed x", "rows of 257 along dim=1", and the fresh ones) uses a full-shape mask;
-the lower-rank masks (causal (n, n), padding (B, 1, 1, m)) only come with dim=-1.
-Shows on: x (2, 5, 5) float64, mask (5, 5) with row 0 all False and column 4 all False, dim=1
-(see /tmp/hunt-ga/safe_softmax_any_dim.py).
+non-negative index, `dim` names another axis of the mask than of x. A slice of x with no kept
+entry is then not found: it keeps the finite fill's uniform weights and huge negative
+log-sum-exp, while a slice with kept entries may be zeroed (-inf). Caught by the public case
+"(n, n) mask shared by the batch, dim=1" and fresh cases with a shared mask (a hunt found it
+passing when every case with dim != -1 had a full-shape mask).
 """
 import torch
 

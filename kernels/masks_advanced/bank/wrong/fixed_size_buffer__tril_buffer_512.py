@@ -7,10 +7,11 @@ so causal_mask(n_q, n_k) returns fewer rows/columns than (n_q, n_k) (e.g. causal
 gives a (0, 512) tensor, causal_mask(600, 600) a (512, 512) one): the statement allows sizes of
 "a few hundred" with no fixed-size buffer. It is also made at import on whatever device was the
 default then, not the default device at call time.
-The grader misses it because its longest causal_mask case has n_k = 300 (public (40, 300),
+The grader missed it (a hunt found it passing) because its longest causal_mask case has n_k = 300 (public (40, 300),
 (1, 300), (200, 257); fresh ones up to 80), all inside the buffer; the device probe only
 watches devices the code names, and this buffer names none.
 Shows on: causal_mask(40, 600) and causal_mask(600, 600) (see /tmp/hunt-ga/masks_buffer.py).
+Caught since by the public causal_mask cases (600, 600) and (3, 2049).
 """
 import torch
 

@@ -5,9 +5,10 @@ features h*3*d_head.. of the packed output, a mix of the q, k and v projections,
 features h*d_head:(h+1)*d_head of each. E.g. x (2, 4, 8), d_model=8, 2 heads, mha(x, x, x): the
 output differs from the reference.
 
-The grader misses it because it never passes one tensor as Q, K and V: even its
+The grader missed it (a hunt found it passing) because it never passes one tensor as Q, K and V: even its
 "self-attention" case draws three different tensors (and clone_tree copies each argument), so
 the fast path never runs; the separate-projection path is right.
+Caught since by the public case "self-attention, mha(x, x, x)".
 """
 import math
 

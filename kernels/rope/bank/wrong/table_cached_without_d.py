@@ -5,9 +5,10 @@ per position) and broadcasts silently over every pair of a wider x. E.g. apply_r
 (1, 1, 6, 2), offset=2, then on x (1, 2, 6, 8), offset=2: the second call turns every pair by
 pair 0's angle.
 
-The grader misses it because no two of its cases share (n, offset, base, dtype) with different d
+The grader missed it (a hunt found it passing) because no two of its cases share (n, offset, base, dtype) with different d
 (the d = 2 case, n = 6, offset 2, float64, is the only one with that key; a fresh case matches it
 only by a rare chance).
+Caught since by the public case "d = 8 after d = 2, same positions".
 """
 import torch
 
