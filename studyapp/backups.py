@@ -24,6 +24,7 @@ from studyapp.store import (
     newer_schema_error,
     store_error,
 )
+from studyapp.store_errors import ForeignDatabase, foreign_tables
 
 BACKUP_EVERY = timedelta(hours=6)
 """Least time between two automatic backups."""
@@ -95,8 +96,10 @@ def inspect_database(database_file: Path, detail: bool = True) -> DatabaseSummar
         database_id = conn.execute("PRAGMA application_id").fetchone()[0]
         if schema > SCHEMA_VERSION:
             raise newer_schema_error(database_file, schema)
-        if schema == 0:
-            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # reads the header
+        if schema == 0:  # new and empty, or not studyapp's: every migration sets the version with its tables
+            tables = foreign_tables(conn)
+            if tables:
+                raise ForeignDatabase(database_file, tables)
             return DatabaseSummary(0, 0, 0, None, database_id, None)
         reviews = conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
         notes, newest = 0, None
@@ -128,6 +131,10 @@ def check_backup(backup: Backup) -> DatabaseSummary:
             raise store_error(exc, backup.path) from exc
         finally:
             conn.close()
+    except ForeignDatabase as exc:
+        raise StoreError(f"the backup {backup.name} is not a studyapp database (it holds another program's "
+                         f"tables: {', '.join(exc.tables)}); pick another from `studyapp backup list`",
+                         StoreProblem.DAMAGED) from None
     except StoreError as exc:
         if exc.problem is not StoreProblem.DAMAGED:
             raise

@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from studyapp.store_errors import (
+    ForeignDatabase,
     StoreError,
     StoreProblem,
+    foreign_tables,
     is_failure,
     newer_schema_error,
     store_error,
@@ -80,6 +82,8 @@ class Store:
                 str(database_file), isolation_level=None, check_same_thread=False, timeout=10
             )
             self.conn.row_factory = sqlite3.Row
+            if self.schema_version == 0 and (tables := foreign_tables(self.conn)):
+                raise ForeignDatabase(self.database_file, tables)  # before WAL mode changes its header
             self.conn.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode survives a process crash (what the journal protects against);
             # only a power cut can lose the last commits, never corrupt the database.

@@ -104,3 +104,22 @@ def _writable(folder: Path) -> bool:
             return True
     except OSError:
         return False
+
+
+class ForeignDatabase(StoreError):
+    """An SQLite file with tables but no studyapp schema version (every migration sets one with
+    its tables): another program's database, an Anki collection copied into the data dir or kept
+    beside the backups. As unusable as a damaged one, and said so."""
+
+    def __init__(self, database_file: Path | str, tables: list[str]):
+        self.tables = tables
+        super().__init__(f"{database_file} is not a studyapp database: it holds another program's "
+                         f"tables ({', '.join(tables)}); `studyapp backup restore` keeps it aside and brings "
+                         "back the newest backup, or `studyapp rebuild` starts afresh from the notes' "
+                         "review keys", StoreProblem.DAMAGED)
+
+
+def foreign_tables(conn: sqlite3.Connection) -> list[str]:
+    """A few of the tables of a database whose schema version is 0: none in a new one."""
+    return [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4")]

@@ -45,3 +45,26 @@ def test_restoring_another_programs_sqlite_file_leaves_the_data_dir_usable(tmp_p
     assert json.loads(out)["total_reviews"] == 1
     assert main(["due", *common]) == 0, capsys.readouterr().err
     assert note.read_bytes() == before
+
+
+def test_another_programs_database_in_place_of_the_review_database_is_named_and_kept_by_a_rebuild(tmp_path, capsys):
+    vault, data = make_vault(tmp_path / "vault"), tmp_path / "data"
+    common = ["--vault", str(vault), "--data-dir", str(data), "--now", NOW]
+    data.mkdir()
+    database = data / "studyapp.sqlite3"
+    with sqlite3.connect(database) as conn:  # an Anki collection copied in under the database's name
+        conn.executescript("CREATE TABLE col (id integer primary key);"
+                           "CREATE TABLE notes (id integer primary key, flds text);")
+    conn.close()
+    foreign = database.read_bytes()
+
+    assert main(["due", *common]) == 1
+    err = capsys.readouterr().err
+    assert "is not a studyapp database" in err and "col, notes" in err, err
+    assert "already exists" not in err and "Traceback" not in err
+    assert database.read_bytes() == foreign  # refused, left as it was
+
+    assert main(["rebuild", *common]) == 0, capsys.readouterr().err
+    kept = [path for path in (data / "backups").glob("damaged-*.sqlite3")]
+    assert [path.read_bytes() for path in kept] == [foreign]
+    assert main(["due", *common]) == 0, capsys.readouterr().err
