@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import zipfile
-from pathlib import Path
 
 from test_anki_import import collection_bytes
 

@@ -454,4 +454,9 @@ def _anki_folder(given: str, vault_dir) -> str:
     if any(part.startswith(".") for part in inside.parts):
         raise UsageError(f"--folder {given}: a hidden folder ({inside.as_posix()}) is no place "
                          "for notes")
+    from studyapp.vault.scan import odd_name_reason, shown_path
+
+    if any(odd_name_reason(part, "folder") for part in inside.parts):  # the vault would skip its notes
+        raise UsageError(f"--folder {shown_path(given)}: the vault skips a folder whose name holds control "
+                         "characters or bytes that are not UTF-8; name another")
     return inside.as_posix()

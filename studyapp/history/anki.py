@@ -492,8 +492,10 @@ def note_title(note: AnkiNote) -> str:
 
 
 def file_stem(title: str) -> str:
-    """A file name from the title: the characters file systems and sync tools refuse removed."""
-    stem = re.sub(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]', " ", title)
+    """A file name from the title: the characters file systems and sync tools refuse removed,
+    and the controls the vault refuses in a name (C1 too: an old deck's Windows-1252 quote read
+    as Latin-1 is U+0092)."""
+    stem = re.sub(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f\ud800-\udfff]', " ", title)
     stem = " ".join(stem.split()).strip(" .")[:80].rstrip(" .")
     return stem or "note"
 
