@@ -565,7 +565,7 @@ def harness_altered(case: Case, result: dict, may_miss: bool = False) -> str | N
                 "a drill's code may only compute its result")
     if probed:
         return None
-    wanted = (1 if case.payload.get(ONE_CALL) else 2 + (AGAIN in case.payload)) + bool(case.payload.get(SIDE_BY_SIDE))
+    wanted = (1 if case.payload.get(ONE_CALL) else 2 + (AGAIN in case.payload)) + 2 * bool(case.payload.get(SIDE_BY_SIDE))
     lists = [part[key] for part in parts for key in ("calls", "runs") if key in part]
     if not lists or any(not isinstance(calls, list) or len(calls) != wanted for calls in lists):
         return ("your code changed the grader's own data while it ran (the calls of a case): "

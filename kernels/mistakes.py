@@ -159,6 +159,11 @@ def sdpa_candidates(Q, K, V, mask, case_dtype):
 
     out += [("transposed_output", transposed("output")), ("transposed_weights", transposed("weights")),
             ("returns_weights", transposed("returns_weights"))]
+    if Q.dim() > 2 and Q.shape[0] == 1:  # unbatched inputs given a batch dim, then squeeze(0) for all
+        def squeezed():
+            right, weights = attention_variant(Q, K, V, mask)
+            return right.squeeze(0), weights.squeeze(0)
+        out.append(("batch_of_one_dropped", squeezed))
     for block in BLOCKS:
         out.append(("online_softmax_no_rescale", lambda b=block: unrescaled_attention(Q, K, V, mask, b, True)))
         out.append(("online_softmax_no_rescale", lambda b=block: unrescaled_attention(Q, K, V, mask, b, False)))

@@ -254,7 +254,26 @@ class StepsDrill(Drill):
             values = self._run_side_by_side(module, clone_tree(payload[AGAIN]["steps"]),
                                             clone_tree(payload["steps"]))
             runs.append([export(value) for value in values])
+            values = self._run_forked(module, clone_tree(payload["steps"]), clone_tree(payload[AGAIN]["steps"]))
+            runs.append([export(value) for value in values])
         return {"runs": runs, "inputs": inputs_after, "notes": notes}
+
+    def _run_forked(self, module, steps: list[dict], forks: list[dict]) -> list:
+        """`steps`' values from cache=None, and after each step past the first a fork from the
+        cache that step was handed (beam search tries another token, `forks`' step, from it),
+        its answer dropped: a cache grown in place in a buffer the fork shares loses the step's
+        own keys to the fork's (`SIDE_BY_SIDE`'s last run)."""
+        values, cache = [], None
+        for index, step in enumerate(steps):
+            with torch.no_grad():
+                value = self.call_step(module, step, cache)
+                values.append(value)
+                if not (isinstance(value, (tuple, list)) and len(value) == 2):
+                    break
+                if cache is not None:  # any step of the other sequence is tokens of the same kind
+                    self.call_step(module, forks[index % len(forks)], cache)
+                cache = value[1]
+        return values
 
     def _run_side_by_side(self, module, first: list[dict], other: list[dict]) -> list:
         """`first`'s steps' values, each step run just before `other`'s step of the same index
@@ -363,12 +382,15 @@ class StepsDrill(Drill):
         if core and right and AGAIN in case.payload and len(result["runs"]) > 2:
             # only where the case's own inputs come out right: else the values checks say it
             self._check_second_input(case, result, book, where)
-        if core and right and case.payload.get(SIDE_BY_SIDE) and len(result["runs"]) > 3:
+        if core and right and case.payload.get(SIDE_BY_SIDE) and len(result["runs"]) > 4:
+            before = len(book.failures)
             self._check_second_input(case, result, book, where, run=3, check=SIDE_BY_SIDE,
                                      how="run step by step beside the case's own sequence (each step "
                                          "just before the other's, each with its own cache)",
                                      why="it answered from keys of the other sequence: a buffer kept on "
                                          "the module, not the cache handed in")
+            if len(book.failures) == before:  # one failure of the check a case: the first found
+                self._check_forked(case, result, book, where)
         if core:
             self.check_notes(case, result.get("notes") or [], result, book, where)
 
@@ -395,6 +417,33 @@ class StepsDrill(Drill):
             book.failed("fresh sequence", case, result,
                         f"{where}: the same steps run again from cache=None on the same module gave different "
                         "results (state kept on the module between calls, or randomness)")
+
+    def _check_forked(self, case, result, book, where) -> None:
+        """The run with a beam fork after each step (`_run_forked`), graded against the case's own
+        values: a fork from an older cache must leave the newer cache as it was."""
+        trace, _ = self.learner_trace(result["runs"][4])
+        expected, ignored = self._expected(case), self._ignored(case)
+        rtol, atol = self.tolerance(case)
+        said = (f"{where}: run again with a beam fork after each step (another token tried from the "
+                "cache that step was handed, its answer dropped)")
+        if trace is None or len(trace) != len(expected):
+            book.failed(SIDE_BY_SIDE, case, result, f"{said}, it did not return the same kind of results")
+            return
+        for index, (got, want) in enumerate(zip(trace, expected)):
+            rows = ignored[index] if ignored is not None else None
+            for part, (a, e) in enumerate(zip(got, want)):
+                if tuple(a.shape) != tuple(e.shape):
+                    ok, err, at, value, target = False, float("nan"), (), float("nan"), float("nan")
+                else:
+                    ok, err, at, value, target = compare_values(a, e, rtol, atol, rows if part == 0 else None)
+                if not ok:
+                    label = ("output", "cache K", "cache V")[part]
+                    book.failed(SIDE_BY_SIDE, case, result,
+                                f"{said}, {self.describe_step(case, index)}: {label} off by {err:.3g} at "
+                                f"{format_index(at)} (got {value:.6g}, expected {target:.6g}): the fork wrote "
+                                "over this sequence's cache (grown in place in a buffer they share); a cache "
+                                "handed in must stay as it was")
+                    return
 
     def _check_second_input(self, case, result, book, where, run: int = 2, check: str = AGAIN_CHECK,
                             how: str = "run a third time on the same module", why: str | None = None):

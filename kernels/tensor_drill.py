@@ -57,9 +57,10 @@ drill.toml names it, with the drill's own same-dtype reference run in float32.""
 def second_inputs(payload: dict) -> dict:
     """The case's Q, K, V and mask as other inputs of the same kind (`AGAIN`): batch items
     trade places (the first dim of Q/K/V and of a mask with more than two dims), the queries
-    are reversed and K and V negated. The mask keeps its pattern (another item's padding), so
-    the second call meets no mask it was not already graded on; every known-per-item setup
-    (padding lengths, V blown up where no query may look) stays with its item."""
+    are reversed, with the mask's rows (each query keeps its row: the same outputs, reversed),
+    and K and V negated. Every known-per-item setup (padding lengths, V blown up where no query
+    may look) stays with its item. A mask of one batch of rows (2-D) is not the first call's
+    either: a bias memoized by the mask's shape shows."""
     def batch(tensor: torch.Tensor, limit: int = 3) -> tuple[int, ...]:
         return (0,) if tensor.dim() >= limit else ()
 
@@ -67,7 +68,8 @@ def second_inputs(payload: dict) -> dict:
     return {"Q": other_layout_values(Q, flip=(*batch(Q), Q.dim() - 2)),
             "K": other_layout_values(K, flip=batch(K), negate=True),
             "V": other_layout_values(V, flip=batch(V), negate=True),
-            "mask": None if mask is None else other_layout_values(mask, flip=batch(mask))}
+            "mask": None if mask is None else other_layout_values(
+                mask, flip=(*batch(mask), *((mask.dim() - 2,) if mask.dim() >= 2 else ())))}
 
 
 def _float64_to_float32(value):

@@ -225,7 +225,7 @@ class CrossAttentionDrill(StepsDrill):
                                                    mask="int", lengths=[300, 257], dtype=f32)),
             # a projection kept only for long sources ("to save projecting them") shows on a long
             # source whose module then starts a sequence on another memory
-            ("long source, then another memory", dict(batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=100,
+            ("long source, then another memory", dict(batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=300,
                                                       mask="bool", dtype=f64, again=True)),
         ]
         cases = [build_case(gen, f"public {name}", device=device, **kw) for name, kw in specs]

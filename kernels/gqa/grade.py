@@ -209,8 +209,9 @@ def public_cases(device: str) -> list[Case]:
          dict(batch=2, heads=4, kv_heads=2, n=260, m=260, d=16, dtype=f32, mask="causal", layout="strided")),
         ("long keys MQA, per-item padding", dict(batch=3, heads=4, kv_heads=1, n=70, m=300, d=8, d_v=12,
                                                  dtype=f64, mask="padding", lengths=[300, 257, 5])),
-        # a memo kept only for long inputs ("to save expanding them") shows on a long case called again
-        ("long keys, called again", dict(batch=1, heads=4, kv_heads=2, n=5, m=100, d=8, dtype=f64, again=True)),
+        # a memo kept only for long inputs ("to save expanding them") shows on a long case called
+        # again: as long as the longest case, whatever length the memo starts at
+        ("long keys, called again", dict(batch=1, heads=4, kv_heads=2, n=5, m=300, d=8, dtype=f64, again=True)),
     ]
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     probe = build_case(gen, "public device probe", batch=2, heads=4, kv_heads=2, n=3, m=5, d=4,

@@ -162,7 +162,7 @@ class KvCacheDrill(StepsDrill):
             ("long chunks", dict(schedule=[130, 129, 1], batch=1, d_model=8, heads=2, dtype=f64)),
             # two sequences on one module, another prompt of the same shape and then step by step
             # beside each other (beam search): a prompt's results kept, a buffer kept on the module
-            ("two long prompts side by side", dict(schedule=[70, 1, 2], batch=1, d_model=8, heads=2,
+            ("two long prompts side by side", dict(schedule=[260, 1, 2], batch=1, d_model=8, heads=2,
                                                    dtype=f64, side_by_side=True)),
         ]
         cases = [build_case(gen, f"public {name}", device=device, **kw) for name, kw in specs]

@@ -116,8 +116,10 @@ class CausalMask(SquareBuilder):
     def mistaken(self, p):
         q, k = _positions(p["n_q"], p["n_k"])
         rows = torch.arange(p["n_q"])[:, None]
+        half = torch.float16  # whole numbers only up to 2048: past it, neighbours share one
         return [("causal_top_left", k <= rows), ("causal_top_left", k < rows),
-                *_overflows(lambda wrap: wrap(k) <= wrap(q), lambda wrap: wrap(q - k) >= 0)]
+                *_overflows(lambda wrap: wrap(k) <= wrap(q), lambda wrap: wrap(q - k) >= 0),
+                ("position_overflow", k.to(half) <= q.to(half))]
 
 
 class SlidingWindowMask(SquareBuilder):
@@ -270,6 +272,7 @@ class MasksAdvancedDrill(Drill):
             _case("causal_mask", n_q=40, n_k=300), _case("causal_mask", n_q=1, n_k=300),
             _case("causal_mask", n_q=200, n_k=257),
             _case("causal_mask", n_q=600, n_k=600), _case("causal_mask", n_q=3, n_k=2049),  # past tril buffers
+            _case("causal_mask", n_q=1000, n_k=3000),  # float16 positions: past 2048, two share a number
             _case("sliding_window_mask", n=1, window=1), _case("sliding_window_mask", n=6, window=1),
             _case("sliding_window_mask", n=7, window=3), _case("sliding_window_mask", n=5, window=5),
             _case("sliding_window_mask", n=4, window=9), _case("sliding_window_mask", n=300, window=129),

@@ -76,11 +76,16 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
     if one_tensor:
         payload[ONE_TENSOR] = True
         notes += ", one tensor passed as Q, K and V"
-    else:
-        plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
-                   second=lambda: second_inputs(payload), again=again)
+    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+               second=lambda: _one_tensor_again(second_inputs(payload)) if one_tensor else second_inputs(payload),
+               again=again)
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
+
+
+def _one_tensor_again(second: dict) -> dict:
+    """The second inputs of a one-tensor case: one other tensor as Q, K and V again."""
+    return {**second, "K": second["Q"], "V": second["Q"]}
 
 
 class MhaDrill(AttentionDrill):
@@ -112,7 +117,7 @@ class MhaDrill(AttentionDrill):
             ("large activations", dict(batch=2, n=6, m=9, d_model=8, heads=2, dtype=f32, scale=7.0)),
             ("large activations, past 64", dict(batch=2, n=70, m=100, d_model=8, heads=2, dtype=f32, scale=7.0)),
             # a memo kept only for long inputs ("to save projecting them") shows on a long case called again
-            ("long keys, called again", dict(batch=1, n=3, m=100, d_model=8, heads=2, dtype=f64, again=True)),
+            ("long keys, called again", dict(batch=1, n=3, m=260, d_model=8, heads=2, dtype=f64, again=True)),
         ]]
         probe = build_case(public, "public device probe", batch=2, n=3, m=5, d_model=8, heads=2, dtype=f32,
                            mask="padding")
@@ -160,6 +165,8 @@ class MhaDrill(AttentionDrill):
                 inputs_after = inputs_as_left(args, [payload[k] for k in ("Q", "K", "V", "mask")], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
             args = clone_tree([payload[AGAIN][key] for key in ("Q", "K", "V", "mask")])
+            if payload.get(ONE_TENSOR):
+                args[1] = args[2] = args[0]
             with torch.no_grad():
                 calls.append(export(module(*args) if args[3] is not None else module(*args[:3])))
         return {"calls": calls, "inputs": inputs_after}

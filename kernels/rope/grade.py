@@ -199,6 +199,9 @@ def public_cases(device: str) -> list[Case]:
     f32, f64, f16 = torch.float32, torch.float64, torch.float16
     specs = [
         ("rotate-half, defaults", dict(batch=2, heads=3, n=5, d=8, dtype=f32)),
+        # the same positions, head size and dtype with another base: a table cached without the
+        # base would serve the default one's
+        ("base 500000 after the defaults", dict(batch=1, heads=2, n=5, d=8, dtype=f32, kwargs={"base": 500000.0})),
         ("interleaved", dict(batch=1, heads=2, n=6, d=8, dtype=f64, kwargs={"interleaved": True})),
         ("rotate-half, one decode step", dict(batch=2, heads=2, n=1, d=8, dtype=f32,
                                               kwargs={"offset": 37, "interleaved": False})),

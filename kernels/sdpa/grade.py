@@ -149,7 +149,9 @@ def public_cases(device: str) -> list[Case]:
                                                        dtype=f32, mask="causal", mask_shape=(200, 200),
                                                        layout="strided")),
         ("no mask, past 64", dict(leading=(3,), n=100, m=129, d_k=8, d_v=12, dtype=f32)),
-        ("long keys, called again", dict(leading=(2,), n=5, m=100, d_k=8, d_v=4, dtype=f64, mask="random",
+        ("a batch of one", dict(leading=(1,), n=4, m=5, d_k=8, d_v=8, dtype=f64, mask="causal",
+                                mask_shape=(4, 5))),  # its leading 1 stays: no squeeze
+        ("long keys, called again", dict(leading=(2,), n=5, m=300, d_k=8, d_v=4, dtype=f64, mask="random",
                                          again=True)),
         # large scores at every size: a softmax that streams long rows must keep its max too
         ("large scores, past 64", dict(leading=(2,), n=70, m=130, d_k=8, d_v=6, dtype=f32, mask="random",

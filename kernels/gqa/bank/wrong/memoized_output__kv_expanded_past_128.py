@@ -3,11 +3,12 @@ keyed by K's and V's shapes, dtype and device ("repeating a long K/V for every g
 costly part: keep it for the next call").
 
 Wrong because a second call with OTHER keys/values of the same long shape attends over the first
-call's K/V. The grader misses it because the only long case called again ("long keys, called
+call's K/V. The grader missed it (a hunt found it passing) because the only long case called again ("long keys, called
 again") has m = 100, under the threshold, while the cases past 128 keys (m = 260, 300) are each
 called once (ONE_CALL) and have different shapes; fresh cases stay under 41 keys.
 Concrete input: Q randn(1, 4, 5, 8), K and V randn(1, 2, 200, 8) drawn twice with different
 values; the second call returns attention over the first K/V.
+Caught since by the public case "long keys, called again", now as long as the longest case (m = 300).
 """
 import math
 

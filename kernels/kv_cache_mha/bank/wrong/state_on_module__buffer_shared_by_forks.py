@@ -8,11 +8,12 @@ Wrong because the buffer is state on the module shared by every cache cut from i
 twice (beam search forking, a speculative step rejected and redone, any caller re-feeding an
 earlier step's cache, which the statement allows) makes the second call write its keys over
 the positions the first call's returned cache still shows, so that cache silently changes and
-the next step from it is wrong. The grader misses it because it only ever feeds each returned
+the next step from it is wrong. The grader missed it (a hunt found it passing) because it only ever feeds each returned
 cache once, in order (its second sequence and the side-by-side run start from cache=None, which
 gets a new buffer, and a foreign cache is copied).
 Concrete input: d_model=8, 2 heads, batch 1; prefill x0 (1, 4, 8) -> c1; step x1 (1, 1, 8) with
 c1 -> c2a; step x2 (1, 1, 8) with c1 again (a fork); then step x3 (1, 1, 8) with c2a.
+Caught since by the side-by-side check's run with a beam fork after each step.
 """
 import math
 

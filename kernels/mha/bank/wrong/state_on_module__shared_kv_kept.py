@@ -9,6 +9,7 @@ mha(x, x, x)") is called twice on the same x and never on other inputs (its payl
 second inputs: `plan_calls` is skipped for one-tensor cases); every other case passes K and V
 as separate copies, which take the ordinary path.
 Concrete input: d_model=8, 2 heads; mha(x1, x1, x1) then mha(x2, x2, x2), x1, x2 randn(2, 4, 8).
+Caught since by the one-tensor case, now called again on another one tensor.
 """
 import math
 

@@ -9,6 +9,7 @@ base 500 property case (n=80, d=8, float64, offsets 40 and 0) each have a key of
 a fresh case matches one only by a rare chance.
 Concrete input: x randn(1, 2, 7, 16) float64, apply_rope(x) (base 10000), then
 apply_rope(x, base=500000.0).
+Caught since by the public case "base 500000 after the defaults".
 """
 import torch
 

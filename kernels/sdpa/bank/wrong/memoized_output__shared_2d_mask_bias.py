@@ -4,10 +4,11 @@ rebuilding it on every call looked wasteful.
 
 Wrong because a later call with ANOTHER 2-D mask of the same shape (e.g. a (6, 6) random mask
 after a (6, 6) causal one, both allowed by the statement) is masked with the first call's
-pattern. The grader misses it because the second inputs of a case (`AGAIN`) keep a 2-D mask
+pattern. The grader missed it (a hunt found it passing) because the second inputs of a case (`AGAIN`) keep a 2-D mask
 as it is (only masks with a batch dim are flipped), and no two graded cases hand over
 different 2-D masks of the same shape, dtype and device.
 Concrete input: mask=tril(ones(6, 6)) then mask=triu(ones(6, 6)), Q/K/V randn(2, 6, 4), float32.
+Caught since by the second inputs of a case called again, whose 2-D mask now has its rows reversed with the queries.
 """
 import math
 
