@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -66,6 +66,15 @@ from studyapp.vault.writeback import (
 
 if TYPE_CHECKING:
     from studyapp.pairing import Pairing
+
+
+def _day(value) -> date | None:
+    """The day an update's value means (an undo's values are as written: `Written`, or `ABSENT`
+    for a key the note lacked), or None when it is no day."""
+    value = getattr(value, "means", value)
+    if isinstance(value, datetime):
+        return value.date()
+    return value if isinstance(value, date) else None
 
 
 def content_hash(raw: bytes) -> str:
@@ -291,7 +300,7 @@ class Vault:
             if not find_layout(text).has_block:
                 if drop_block:
                     return text  # no block, as before the review
-                created = updates.get("created") or updates.get("last_reviewed") or date.today()
+                created = _day(updates.get("created")) or _day(updates.get("last_reviewed")) or date.today()
                 text = add_default_block(text, note.path, created)
             text = edit_review_keys(text, updates)
             return (without_default_block(text, *where) or text) if drop_block else text
