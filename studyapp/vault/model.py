@@ -91,7 +91,9 @@ class OwnedValueError(ValueError):
 
 
 def _shown(value) -> str:
-    text = repr(value)
+    """A value as the note writes it (`as_text`; text in quotes, so `'3 times'` shows it is
+    text), cut short."""
+    text = repr(value) if type(value) is str else as_text(value)
     return text if len(text) <= 40 else text[:30] + "…" + text[-5:]
 
 
