@@ -95,6 +95,11 @@ def plan_calls(payload: dict, *, big: bool, core_public: bool, second, again: bo
         payload[ONE_CALL] = True
     elif core_public or again:
         payload[AGAIN] = second()
+SAME_TENSORS = "the first call's tensors again"
+"""Payload key of a case whose second call (`AGAIN`) gets the very tensor objects of its first
+call, with another of the other arguments (`causal`, a mask, a scale): a result kept for the same
+tensors (`Q is self._last_Q`) and reused whatever else changed shows. Other second inputs are
+copies, never the same objects."""
 SIDE_BY_SIDE = "sequences side by side"
 """Payload key and check of a step drill's case whose second inputs' steps also run interleaved
 with its own on one module, each with its own cache, the second inputs' step first (beam search

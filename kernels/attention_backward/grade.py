@@ -14,6 +14,7 @@ from ..grading import (
     CORE,
     EXTRA,
     ONE_CALL,
+    SAME_TENSORS,
     Case,
     CheckBook,
     Failure,
@@ -69,7 +70,7 @@ def second_inputs(payload: dict) -> dict:
 
 def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None, dtype=torch.float32,
                scores="normal", layout="contiguous", masked_row=False, tier=CORE, public=True,
-               device="cpu", again=False) -> Case:
+               device="cpu", again=False, same_tensors: dict | None = None) -> Case:
     """One case; `mask` is None, "random" (per item), "causal" ((n, m), bottom-right) or "padding".
     `again`: called on other inputs though longer than `BIG` (a memo kept only for big inputs)."""
     Q = torch.randn(*lead, n, d, generator=gen, dtype=torch.float64)
@@ -100,8 +101,12 @@ def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None
         if lead:
             payload["K"] = payload["K"].narrow(0, 0, 1).expand(payload["K"].shape)
     # called again on other inputs: an answer kept from a call shows
-    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
-               second=lambda: second_inputs(payload), again=again)
+    if same_tensors:  # or on the same tensor objects with another mask or scale (`SAME_TENSORS`)
+        payload[AGAIN] = {key: payload[key] for key in ("Q", "K", "V", "dO", "mask")} | same_tensors
+        payload[SAME_TENSORS] = True
+    else:
+        plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+                   second=lambda: second_inputs(payload), again=again)
     mask_text = "no mask" if allowed is None else f"{mask} mask {shape_text(allowed.shape)}"
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
              f"{str(dtype).replace('torch.', '')}, {mask_text}, scale "
@@ -127,6 +132,12 @@ def public_cases(device: str) -> list[Case]:
         ("large scores", dict(lead=(2,), n=8, m=8, d=8, dv=4, scores="large")),
         ("large scores, past 64", dict(lead=(2,), n=70, m=130, d=8, dv=4, scores="large")),
         ("long keys, called again", dict(lead=(2,), n=70, m=300, d=8, dv=4, dtype=f64, again=True)),
+        # the very tensors of the first call again, with another mask or scale: a P kept for the same
+        # Q and K (`is`) answers for the old ones
+        ("no mask, then a causal one on the same tensors",
+         dict(lead=(2,), n=6, m=6, dtype=f64, same_tensors={"mask": torch.ones(6, 6, dtype=torch.bool).tril()})),
+        ("default scale, then 0.1 on the same tensors", dict(lead=(3,), n=5, m=7, dtype=f64,
+                                                             same_tensors={"scale": 0.1})),
         ("float16", dict(lead=(2,), n=12, m=20, d=8, dv=4, mask="padding", dtype=torch.float16, tier=EXTRA)),
         ("bfloat16", dict(lead=(2,), n=12, m=12, d=8, dv=4, mask="causal", dtype=torch.bfloat16, tier=EXTRA)),
         ("long keys, padding, transposed and expanded views",
@@ -191,10 +202,12 @@ class AttentionBackwardDrill(TupleDrill):
                 return probe_result(lambda: entry_obj(*tensors[:4], **keywords), default_is_wrong=True)
         calls, inputs_after, used, hidden = [], [], [], []
 
-        def watched(arguments: dict):
+        def watched(arguments: dict, same: list | None = None):
             """One call under the watches; every call is watched (code that saw no watch on a
-            later call could use autograd there unseen)."""
+            later call could use autograd there unseen). `same`: Q, K, V and dO of an earlier call."""
             tensors, keywords = _arguments(arguments)
+            if same is not None:
+                tensors[:4] = same[:4]
             watch, out_of_sight = AutogradWatch(), HiddenCalls()
             with torch.no_grad(), watch, out_of_sight:
                 value = entry_obj(*tensors[:4], **keywords)
@@ -214,7 +227,8 @@ class AttentionBackwardDrill(TupleDrill):
                 inputs_after = inputs_as_left([t for t in tensors if t is not None],
                                               [t for t in originals if t is not None], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
-            calls.append(export(watched({**payload, **payload[AGAIN]})[1]))
+            same = tensors if payload.get(SAME_TENSORS) else None  # the last call's very tensors
+            calls.append(export(watched({**payload, **payload[AGAIN]}, same)[1]))
         return {"calls": calls, "inputs": inputs_after, "record": {"autograd": used, "hidden": hidden}}
 
     def oracle(self, case):

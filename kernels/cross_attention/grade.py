@@ -12,7 +12,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..attention import allowed_mask, merge_heads, split_heads
 from ..device_probe import PROBE
-from ..grading import AGAIN, BIG, CORE, EXTRA, Case, plan_calls
+from ..grading import AGAIN, BIG, CORE, EXTRA, SIDE_BY_SIDE, Case, plan_calls
 from ..step_drill import CHECK_ORDER, VALUE_CHECK, StepsDrill, random_weights, second_steps, strided
 
 PUBLIC_SEED = 5021
@@ -21,7 +21,7 @@ MASK_KINDS = {"bool": torch.bool, "int": torch.int64, "float": torch.float32}
 
 def build_case(gen, name, *, batch=2, d_model=8, heads=2, queries=(3, 1, 2), m=5, mask="bool", lengths=None,
                dtype=torch.float32, tier=CORE, scale=1.0, layout="contiguous", device="cpu", public=True,
-               again=False) -> Case:
+               again=False, side_by_side=False) -> Case:
     """One case: four calls on one source of `m` encoder states.
 
     1. `queries[0]` decoder states, no cache (the module projects the memory);
@@ -71,7 +71,9 @@ def build_case(gen, name, *, batch=2, d_model=8, heads=2, queries=(3, 1, 2), m=5
                "weights": {k: (cast(w), cast(b)) for k, (w, b) in weights.items()}}
     # run again on other inputs: a projection kept on the module shows
     plan_calls(payload, big=max(m, *queries) > BIG, core_public=tier == CORE and public,
-               second=lambda: {"steps": second_steps(steps)}, again=again)
+               second=lambda: {"steps": second_steps(steps)}, again=again or side_by_side)
+    if side_by_side:  # and beside its own, step by step, with the other items' masks: what is kept shows
+        payload[SIDE_BY_SIDE] = True
     mask_text = "no mask" if mask is None else f"{mask} source mask, lengths {[int(n) for n in lengths]}"
     notes = (f"batch {batch}, d_model={d_model}, heads={heads}, {str(dtype).replace('torch.', '')}, "
              f"{m} source positions, {mask_text}" + (f", inputs x{scale:g}" if scale != 1 else "")
@@ -196,7 +198,7 @@ def cross_steps(payload: dict, *, dtype=torch.float64, kv_source: str = "memory"
 
 class CrossAttentionDrill(StepsDrill):
     check_order = [*CHECK_ORDER[:-3], (MEMORY_CHECK, CORE), *CHECK_ORDER[-3:]]
-    late_checks = {**StepsDrill.late_checks, MEMORY_CHECK: "memory_reprojected"}
+    late_checks = {**StepsDrill.late_checks, MEMORY_CHECK: "memory_reprojected", SIDE_BY_SIDE: "state_on_module"}
 
     def public_cases(self, device: str) -> list[Case]:
         gen = torch.Generator().manual_seed(PUBLIC_SEED)
@@ -225,6 +227,11 @@ class CrossAttentionDrill(StepsDrill):
                                                    mask="int", lengths=[300, 257], dtype=f32)),
             # a projection kept only for long sources ("to save projecting them") shows on a long
             # source whose module then starts a sequence on another memory
+            # two sequences on one module, each with its own source mask, step by step (a mask kept
+            # on the module from the last cache=None call answers the other's)
+            ("two sequences side by side, other masks", dict(batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=5,
+                                                             mask="bool", lengths=[5, 2], dtype=f64,
+                                                             side_by_side=True)),
             ("long source, then another memory", dict(batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=300,
                                                       mask="bool", dtype=f64, again=True)),
         ]

@@ -14,6 +14,7 @@ from ..grading import (
     CORE,
     EXTRA,
     ONE_CALL,
+    SAME_TENSORS,
     Case,
     CheckBook,
     Failure,
@@ -66,7 +67,7 @@ NEGATIVE = {"very_negative": 1000.0, "far_negative": 1e5}
 
 def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4, causal=False,
                dtype=torch.float32, scores="normal", layout="contiguous", tier=CORE, public=True,
-               cap=False, skip=False, tiles=False, device="cpu") -> Case:
+               cap=False, skip=False, tiles=False, device="cpu", same_tensors: dict | None = None) -> Case:
     """One case. `cap`: the memory cap applies; `skip`: causal blocks above the diagonal must be
     skipped; `tiles`: the score tiles must be block_q queries tall and block_k keys wide (needs
     d > block_k, so a P @ V matmul, which contracts over at most block_k keys, is never taken
@@ -95,8 +96,12 @@ def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4,
         assert d > block_k, "a tiles case needs d > block_k"
         payload["tiles"] = True
     # called again on other inputs: an answer kept from a call shows
-    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
-               second=lambda: second_inputs(payload))
+    if same_tensors:  # or on the same tensor objects with another option (`SAME_TENSORS`)
+        payload[AGAIN] = {"Q": payload["Q"], "K": payload["K"], "V": payload["V"], **same_tensors}
+        payload[SAME_TENSORS] = True
+    else:
+        plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+                   second=lambda: second_inputs(payload))
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
              f"{str(dtype).replace('torch.', '')}, block_q={block_q}, block_k={block_k}"
              + (", causal" if causal else "") + ("" if scores == "normal" else f", {scores.replace('_', ' ')} scores")
@@ -120,6 +125,8 @@ def public_cases(device: str) -> list[Case]:
         ("causal, block_q != block_k", dict(lead=(3,), n=24, m=24, dv=5, block_q=8, block_k=4, causal=True)),
         ("large scores", dict(lead=(2,), n=10, m=30, d=8, dv=4, block_q=4, block_k=8, scores="large")),
         ("very negative scores", dict(n=6, m=16, dv=3, block_q=4, block_k=4, scores="very_negative")),
+        ("non-causal, then causal on the same tensors", dict(lead=(2,), n=16, m=16, d=8, dv=8, block_q=4,
+                                                             block_k=4, dtype=f64, same_tensors={"causal": True})),
         ("scores near -1e5, a batch of one", dict(lead=(1,), n=8, m=12, dv=3, block_q=4, block_k=4, scores="far_negative",
                                                      dtype=f64)),
         ("float16", dict(lead=(2,), n=20, m=40, d=8, dv=4, block_q=8, block_k=16, causal=True,
@@ -185,12 +192,12 @@ class FlashAttentionDrill(TupleDrill):
         ops = any(key in payload for key in ("cap", "skip", "tiles"))
         score_dim = payload["Q"].shape[-1] if "tiles" in payload else None
 
-        def watched(inputs: dict):
+        def watched(inputs: dict, args: list | None = None):
             """One call under `Watch`; every call is watched (code that saw no watch on a later
             call could use the fused call, or the whole score matrix, there unseen)."""
-            args = clone_tree([inputs[key] for key in ("Q", "K", "V")])
+            args = clone_tree([inputs[key] for key in ("Q", "K", "V")]) if args is None else args
             with Watch(ops=ops, score_dim=score_dim) as watch:
-                value = entry_obj(*args, **options)
+                value = entry_obj(*args, **{key: inputs.get(key, value) for key, value in options.items()})
             records.append(watch.record())
             return args, value
 
@@ -200,7 +207,8 @@ class FlashAttentionDrill(TupleDrill):
             if attempt == 0:
                 inputs_after = inputs_as_left(args, [payload[k] for k in ("Q", "K", "V")], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
-            calls.append(export(watched(payload[AGAIN])[1]))
+            again = args if payload.get(SAME_TENSORS) else None  # the last call's very tensors
+            calls.append(export(watched(payload[AGAIN], again)[1]))
         return {"calls": calls, "inputs": inputs_after, "record": Watch.worst(records)}
 
     def oracle(self, case):

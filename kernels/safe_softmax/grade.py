@@ -36,7 +36,15 @@ from ..grading import (
     shape_text,
     sibling,
 )
-from .known import LSE_MISTAKES, SOFTMAX_MISTAKES, builtin_logsumexp, builtin_softmax, safe_logsumexp, safe_softmax
+from .known import (
+    EARLIER_MASK,
+    LSE_MISTAKES,
+    SOFTMAX_MISTAKES,
+    builtin_logsumexp,
+    builtin_softmax,
+    safe_logsumexp,
+    safe_softmax,
+)
 
 PUBLIC_SEED = 20261123
 FUNCTIONS = {"softmax": "masked_softmax", "lse": "masked_logsumexp"}
@@ -168,6 +176,7 @@ def public_cases(device: str) -> list[Case]:
         ("1-D, nothing masked", dict(shape=(7,), mask="all", empty_rows=0)),
         ("every row fully masked", dict(shape=(2, 4), mask="none", dtype=f64)),
         ("|x| near 1e4", dict(shape=(2, 4, 7), scale="large", empty_rows=2)),
+        ("the same shapes, another mask", dict(shape=(2, 4, 7), empty_rows=1)),  # nothing cached by shape
         ("|x| near 1e4, float64", dict(shape=(3, 6), scale="large", dtype=f64)),
         ("blocked entries near 1e4", dict(shape=(4, 6), scale="huge_blocked")),
         ("dim=1 of (B, n, m)", dict(shape=(2, 6, 4), dim=1, empty_rows=2)),
@@ -184,6 +193,8 @@ def public_cases(device: str) -> list[Case]:
         ("rows of 257 along dim=1, |x| near 1e4", dict(shape=(2, 257, 3), dim=1, scale="large", empty_rows=2)),
     ]
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
+    twin = next(i for i, case in enumerate(cases) if case.name == "public the same shapes, another mask")
+    cases[twin].payload[EARLIER_MASK] = cases[twin - 1].payload["mask"]
     probe = build_case(gen, "public device probe", shape=(2, 3, 5), empty_rows=1)
     probe.payload[PROBE] = True
     probe.notes = "x on a stand-in device: every tensor must follow it"
@@ -470,9 +481,13 @@ class SafeSoftmaxDrill(Drill):
         cache = case.extra.setdefault("variants", {})
         if (key, index) not in cache:
             p = case.payload
-            function = (SOFTMAX_MISTAKES if key == "softmax" else LSE_MISTAKES)[index][1]
+            mistake, function = (SOFTMAX_MISTAKES if key == "softmax" else LSE_MISTAKES)[index]
+            mask = p.get(EARLIER_MASK) if mistake == "mask_cached" else p["mask"]
+            if mask is None:  # no case before with the same shapes
+                cache[(key, index)] = None
+                return None
             try:
-                out, grad = run_with_grad(function, p["x"].cpu(), p["mask"].cpu(), p["dim"], p.get(f"g_{key}"))
+                out, grad = run_with_grad(function, p["x"].cpu(), mask.cpu(), p["dim"], p.get(f"g_{key}"))
                 cache[(key, index)] = {key: out, f"{key}_grad": grad}
             except RuntimeError:  # the mistake cannot even run on these inputs
                 cache[(key, index)] = None

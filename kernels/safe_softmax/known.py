@@ -170,6 +170,7 @@ SOFTMAX_MISTAKES: list[tuple[str, Variant]] = [
     ("inverted_mask", _inverted(safe_softmax)),
     ("wrong_dim", _last_dim(safe_softmax)),
     ("max_over_masked_entries", _max_all_guarded), ("max_over_masked_entries", _max_all_unguarded),
+    ("mask_cached", safe_softmax),  # right, on the case before's mask (`EARLIER_MASK`)
 ]
 """(mistake, masked_softmax as that mistake writes it), most specific first."""
 
@@ -183,5 +184,10 @@ LSE_MISTAKES: list[tuple[str, Variant]] = [
     ("lse_without_max", _lse_no_add_back),
     ("wrong_dim", _last_dim(safe_logsumexp)),
     ("max_over_masked_entries", _max_all_lse),
+    ("mask_cached", safe_logsumexp),
 ]
 """(mistake, masked_logsumexp as that mistake writes it), most specific first."""
+
+EARLIER_MASK = "the mask of the case before"
+"""Payload key of a case graded right after one of the same shapes, dim and dtype with another
+mask: what a `mask_cached` mistake answers with (a -inf bias or the empty rows cached by shape)."""

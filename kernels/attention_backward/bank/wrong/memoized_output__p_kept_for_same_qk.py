@@ -6,8 +6,9 @@ Wrong because a call on the same Q and K objects with another mask or scale reus
 attention_backward(Q, K, V, dO) then attention_backward(Q, K, V, dO, mask=causal) returns the
 unmasked gradients for the second call (Q, K, V, dO (2, 6, 4) float64, causal mask (6, 6): max abs diff
 1.46; scale=0.1 after the default: 0.83; /tmp/hunt-gd/scripts/backward.py).
-The grader misses it because it clones every input for every call (`clone_tree`), so no call
+The grader missed it (a hunt found it passing) because it clones every input for every call (`clone_tree`), so no call
 is ever handed the tensor objects an earlier one got: the saved P is never reused there.
+Caught since by the public cases called again on the same tensors with a causal mask, and with scale 0.1 (SAME_TENSORS).
 """
 import math
 

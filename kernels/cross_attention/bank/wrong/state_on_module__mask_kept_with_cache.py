@@ -8,9 +8,10 @@ beam/batch reorder, which reorders the cache and the mask together) get another 
 padding. E.g. sequence A (lengths [5, 2]) starts, sequence B (lengths [2, 5]) starts, then A
 steps with its own cache and mask: A's keys are masked with B's lengths (d_model 8, 2 heads,
 m=5: max abs diff 0.469, /tmp/hunt-gd/scripts/cross.py).
-The grader misses it because within a case every call passes the same src_mask tensor (call 4's
+The grader missed it (a hunt found it passing) because within a case every call passes the same src_mask tensor (call 4's
 cache comes from other encoder states but the mask is the case's), its second inputs start again
 with cache=None (which rebuilds the bias), and cross_attention has no side-by-side run.
+Caught since by the public case "two sequences side by side, other masks".
 """
 import math
 

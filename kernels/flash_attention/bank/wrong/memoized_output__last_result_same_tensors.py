@@ -6,8 +6,9 @@ Wrong because a call on the same Q, K, V with the other `causal` returns the fir
 flash_attention(Q, K, V) then flash_attention(Q, K, V, causal=True) gives the non-causal output
 and lse for the causal call (Q, K, V (2, 16, 8) float32, blocks 4: max abs diff 1.94 in the
 output, 4.52 in the lse; /tmp/hunt-gd/scripts/flash.py).
-The grader misses it because it clones Q, K and V for every call (`clone_tree`), so no call is
+The grader missed it (a hunt found it passing) because it clones Q, K and V for every call (`clone_tree`), so no call is
 ever handed the tensors an earlier call got, and every case keeps its own `causal`.
+Caught since by the public case "non-causal, then causal on the same tensors" (SAME_TENSORS).
 """
 import math
 

@@ -6,9 +6,10 @@ Wrong because the bias of the FIRST mask of a shape is used for every later mask
 another batch's padding (other lengths, same (B, 1, 1, m) shape) keeps the wrong keys, e.g.
 x (2, 3, 4, 9) float32 with padding lengths [9, 4] after a call with lengths [4, 9]: max abs
 diff 0.649 in the softmax, 2.21 in the log-sum-exp (/tmp/hunt-gd/scripts/softmax.py).
-The grader misses it because safe_softmax never calls a function on other inputs of the same
+The grader missed it (a hunt found it passing) because safe_softmax never calls a function on other inputs of the same
 shapes (no `AGAIN`): every call of a case passes the same mask, and no two graded cases of one
 dtype share x's shape, the mask's shape and dim.
+Caught since by the public case "the same shapes, another mask" (mistake mask_cached).
 """
 import torch
 
