@@ -119,9 +119,14 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
     try:
         code = compile(source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None) or 0
+        text = getattr(exc, "text", "") or ""
+        lines = source.splitlines()
+        if not text and 0 < line <= len(lines):  # found compiling, not parsing ('return' outside function)
+            text = lines[line - 1]
         return {"stage": Stage.SYNTAX.value, "error": {
             "type": type(exc).__name__, "message": getattr(exc, "msg", str(exc)),
-            "line": getattr(exc, "lineno", None) or 0, "text": (getattr(exc, "text", "") or "").rstrip()}}
+            "line": line, "text": text.rstrip()}}
     module = types.ModuleType(MODULE_NAME)
     module.__file__ = filename
     sys.modules[MODULE_NAME] = module
