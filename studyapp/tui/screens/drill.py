@@ -541,13 +541,19 @@ class DrillScreen(StudyScreen):
         self.refresh_review_state()
         self.call_after_refresh(self._scroll_to_newest_hint)
 
-    def _scroll_to_newest_hint(self) -> None:
+    def _scroll_to_newest_hint(self, tries: int = 0) -> None:
         """Put the hint just asked for at the top of the task pane: the hints follow a
-        statement that is often taller than the pane, where F2 alone would leave them unseen."""
+        statement that is often taller than the pane, where F2 alone would leave them unseen.
+        Run from the command palette, the hints are not laid out until the palette has gone:
+        tried again for up to a second."""
         from textual.content import Content
 
-        hints = self.study.drill_hints_shown(self.drill_id)
         widget = self.query_one("#drill-hints", Static)
+        if self.app.screen is not self or not widget.virtual_region.height:
+            if tries < 20:
+                self.set_timer(0.05, lambda: self._scroll_to_newest_hint(tries + 1))
+            return
+        hints = self.study.drill_hints_shown(self.drill_id)
         earlier = "\n".join(hint_markup(h) for h in hints[:-1])
         lines_before = len(Content.from_markup(earlier).wrap(widget.content_region.width)) if earlier else 0
         self.query_one("#statement-box", VerticalScroll).scroll_to(
