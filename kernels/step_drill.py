@@ -254,39 +254,42 @@ class StepsDrill(Drill):
             values = self._run_side_by_side(module, clone_tree(payload[AGAIN]["steps"]),
                                             clone_tree(payload["steps"]))
             runs.append([export(value) for value in values])
-            values = self._run_forked(module, clone_tree(payload["steps"]), clone_tree(payload[AGAIN]["steps"]))
+            values, step_notes = self._run_forked(module, clone_tree(payload["steps"]),
+                                                  clone_tree(payload[AGAIN]["steps"]))
             runs.append([export(value) for value in values])
+            keep(step_notes)
         return {"runs": runs, "inputs": inputs_after, "notes": notes}
 
-    def _run_forked(self, module, steps: list[dict], forks: list[dict]) -> list:
+    def _run_forked(self, module, steps: list[dict], forks: list[dict]) -> tuple[list, list]:
         """`steps`' values from cache=None, and after each step past the first a fork from the
         cache that step was handed (beam search tries another token, `forks`' step, from it),
         its answer dropped: a cache grown in place in a buffer the fork shares loses the step's
         own keys to the fork's (`SIDE_BY_SIDE`'s last run)."""
-        values, cache = [], None
+        values, notes, cache = [], [], None
         for index, step in enumerate(steps):
             with torch.no_grad():
-                value = self.call_step(module, step, cache)
+                value, note = self.watch_step(module, step, cache)
                 values.append(value)
+                notes.append(note)
                 if not (isinstance(value, (tuple, list)) and len(value) == 2):
                     break
                 if cache is not None:  # any step of the other sequence is tokens of the same kind
-                    self.call_step(module, forks[index % len(forks)], cache)
+                    self.watch_step(module, forks[index % len(forks)], cache)
                 cache = value[1]
-        return values
+        return values, notes
 
     def _run_side_by_side(self, module, first: list[dict], other: list[dict]) -> list:
         """`first`'s steps' values, each step run just before `other`'s step of the same index
         on the same module, each sequence with its own cache (`SIDE_BY_SIDE`)."""
         values, caches = [], [None, None]
         for step, beside in zip(first, other):
-            with torch.no_grad():
-                value = self.call_step(module, step, caches[0])
+            with torch.no_grad():  # watched as every call is (code must not tell these calls apart)
+                value = self.watch_step(module, step, caches[0])[0]
                 values.append(value)
                 if not (isinstance(value, (tuple, list)) and len(value) == 2):
                     break
                 caches[0] = value[1]
-                after = self.call_step(module, beside, caches[1])
+                after = self.watch_step(module, beside, caches[1])[0]
                 if not (isinstance(after, (tuple, list)) and len(after) == 2):
                     break
                 caches[1] = after[1]

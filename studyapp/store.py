@@ -82,7 +82,7 @@ class Store:
                 str(database_file), isolation_level=None, check_same_thread=False, timeout=10
             )
             self.conn.row_factory = sqlite3.Row
-            if self.schema_version == 0 and (tables := foreign_tables(self.conn)):
+            if tables := foreign_tables(self.conn):
                 raise ForeignDatabase(self.database_file, tables)  # before WAL mode changes its header
             self.conn.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode survives a process crash (what the journal protects against);

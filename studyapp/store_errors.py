@@ -120,6 +120,17 @@ class ForeignDatabase(StoreError):
 
 
 def foreign_tables(conn: sqlite3.Connection) -> list[str]:
-    """A few of the tables of a database whose schema version is 0: none in a new one."""
-    return [row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4")]
+    """A few of the tables of a database with tables but schema version 0 (another program's);
+    [] for studyapp's, or a new one. Both read in one transaction: another process migrating a
+    new database meanwhile commits its tables and its version together."""
+    in_transaction = conn.in_transaction
+    if not in_transaction:
+        conn.execute("BEGIN")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] != 0:
+            return []
+        return [row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4")]
+    finally:
+        if not in_transaction:
+            conn.execute("COMMIT")

@@ -259,7 +259,7 @@ def test_sdpa_statement_says_the_score_range_its_cases_reach():
     ("mha", ["BEFORE projection", "not PyTorch's additive one", "nn.MultiheadAttention` cannot stand in",
              "`F.scaled_dot_product_attention` per head is", "not graded: zeros there", "never on one you name",
              "sqrt(d_head)", "float32 and float64 are graded strictly", "-1e9"]),
-    ("causal_mask", ["additive mask", "never name one", "past 8, 64, 128, 256 and 1024", "Any torch op is allowed"]),
+    ("causal_mask", ["additive mask", "never name one", "past 8, 64, 128, 256, 1024 and 2048", "Any torch op is allowed"]),
     ("padding_mask", ["past 128 and 256", "never on one you name", "not graded", "Any torch op is allowed"]),
 ])
 def test_statements_say_what_they_grade(drill_id, words):
