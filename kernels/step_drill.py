@@ -424,45 +424,33 @@ class StepsDrill(Drill):
     def _check_forked(self, case, result, book, where) -> None:
         """The run with a beam fork after each step (`_run_forked`), graded against the case's own
         values: a fork from an older cache must leave the newer cache as it was."""
-        trace, _ = self.learner_trace(result["runs"][4])
-        expected, ignored = self._expected(case), self._ignored(case)
-        rtol, atol = self.tolerance(case)
-        said = (f"{where}: run again with a beam fork after each step (another token tried from the "
-                "cache that step was handed, its answer dropped)")
-        if trace is None or len(trace) != len(expected):
-            book.failed(SIDE_BY_SIDE, case, result, f"{said}, it did not return the same kind of results")
-            return
-        for index, (got, want) in enumerate(zip(trace, expected)):
-            rows = ignored[index] if ignored is not None else None
-            for part, (a, e) in enumerate(zip(got, want)):
-                if tuple(a.shape) != tuple(e.shape):
-                    ok, err, at, value, target = False, float("nan"), (), float("nan"), float("nan")
-                else:
-                    ok, err, at, value, target = compare_values(a, e, rtol, atol, rows if part == 0 else None)
-                if not ok:
-                    label = ("output", "cache K", "cache V")[part]
-                    book.failed(SIDE_BY_SIDE, case, result,
-                                f"{said}, {self.describe_step(case, index)}: {label} off by {err:.3g} at "
-                                f"{format_index(at)} (got {value:.6g}, expected {target:.6g}): the fork wrote "
-                                "over this sequence's cache (grown in place in a buffer they share); a cache "
-                                "handed in must stay as it was")
-                    return
+        self._check_run(case, result, book, run=4, check=SIDE_BY_SIDE, against=case,
+                        said=f"{where}: run again with a beam fork after each step (another token tried "
+                             "from the cache that step was handed, its answer dropped)",
+                        why="the fork wrote over this sequence's cache (grown in place in a buffer they "
+                            "share); a cache handed in must stay as it was")
 
     def _check_second_input(self, case, result, book, where, run: int = 2, check: str = AGAIN_CHECK,
                             how: str = "run a third time on the same module", why: str | None = None):
         """The third run, on other inputs of the same shapes, graded like the first: a module
         that keeps what it computed (the memory's K/V, a mask) passes two runs on the same inputs.
         (`run=3`: the same inputs' run side by side with the case's own, `SIDE_BY_SIDE`.)"""
-        again = second_case(case)
-        expected, ignored = self._expected(again), self._ignored(again)
-        trace, _ = self.learner_trace(result["runs"][run])
-        said = f"{where}: {how}, on other inputs of the same shapes ({self.second_inputs_said})"
         why = why or ("something kept from an earlier call was reused (K/V or a mask stored on the module)")
+        self._check_run(case, result, book, run=run, check=check, against=second_case(case),
+                        said=f"{where}: {how}, on other inputs of the same shapes ({self.second_inputs_said})",
+                        why=f"while the runs on the case's own inputs are right: {why}")
+
+    def _check_run(self, case, result, book, *, run: int, check: str, against: Case, said: str,
+                   why: str) -> None:
+        """Run `run` of the case graded against `against`'s values (the case's own, or its second
+        inputs'): the first step and part that is off, and why that says what it says."""
+        expected, ignored = self._expected(against), self._ignored(against)
+        trace, _ = self.learner_trace(result["runs"][run])
         if trace is None or len(trace) != len(expected) or any(
                 tuple(a.shape) != tuple(e.shape) for got, want in zip(trace, expected) for a, e in zip(got, want)):
             book.failed(check, case, result, f"{said}, it did not return the same kind of results")
             return
-        rtol, atol = self.tolerance(again)
+        rtol, atol = self.tolerance(against)
         if compare_values(*(_flat_graded(t, ignored) for t in (trace, expected)), rtol, atol)[0]:
             book.passed(check)  # one comparison of the whole trace when it is right
             return
@@ -473,9 +461,8 @@ class StepsDrill(Drill):
                 if not ok:
                     label = ("output", "cache K", "cache V")[part]
                     book.failed(check, case, result,
-                                f"{said}, {self.describe_step(again, index)}: {label} off by {err:.3g} at "
-                                f"{format_index(at)} (got {value:.6g}, expected {target:.6g}), while the runs on "
-                                f"the case's own inputs are right: {why}")
+                                f"{said}, {self.describe_step(against, index)}: {label} off by {err:.3g} at "
+                                f"{format_index(at)} (got {value:.6g}, expected {target:.6g}), {why}")
                     return
         book.passed(check)
 
