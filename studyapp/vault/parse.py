@@ -6,9 +6,7 @@ Pure functions over strings, shared by loading, write-back and import.
 from __future__ import annotations
 
 import re
-from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import date
 from pathlib import PurePosixPath
 
 from studyapp.textwidth import shown
@@ -190,38 +188,16 @@ def parse_block(block: str) -> dict:
                               "start of a line, so it could not write this note; take the indentation out")
     try:  # valid YAML a review could not write back is no note (the fast shape always can be)
         owned_lines(block, meta)
-        _a_review_could_write(block)
+        if first.startswith("{"):  # a review's lines could not be added to it
+            raise NoteFormatError("the metadata block is one flow-style {...} mapping: a review writes each "
+                                  "key on a line of its own, so it could not write this note; write the "
+                                  "block as one `key: value` line per key")
     except NoteFormatError:
         from studyapp.vault.model import owned_value_problem
 
         if owned_value_problem(meta) is None:  # else that, the more telling problem, is reported
             raise
     return meta
-
-
-_TRYING_A_REVIEW: ContextVar[bool] = ContextVar("trying_a_review", default=False)
-_A_REVIEW = {"last_reviewed": date(2000, 1, 1), "next_review": date(2000, 1, 2), "review_count": 1,
-             "mastery_level": 0.5}
-
-
-def _a_review_could_write(block: str) -> None:
-    """A review's edit of the block (every review key set), done and thrown away. Valid YAML
-    whose keys a review could not write (a flow-style `{...}` block, to which its lines could not
-    be added; a line inside a quoted value that reads like a review key) is refused when the
-    note is loaded, not at its first rating. Only blocks past the fast parser's shape get here."""
-    if _TRYING_A_REVIEW.get():
-        return  # the edit's own parse of the block
-    from studyapp.vault.writeback import edit_block
-
-    token = _TRYING_A_REVIEW.set(True)
-    try:
-        edit_block(block, dict(_A_REVIEW), "\n")
-    except NoteFormatError as exc:
-        why = str(exc).removeprefix("refusing to write: ")
-        raise NoteFormatError(f"a review could not write its keys into this metadata block ({why}): "
-                              "write it as one `key: value` line per key") from None
-    finally:
-        _TRYING_A_REVIEW.reset(token)
 
 
 def _refuse_unprintable(block: str) -> None:

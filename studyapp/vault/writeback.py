@@ -222,6 +222,9 @@ def owned_lines(block: str, meta: dict, keys: Collection[str] = REVIEW_KEYS) -> 
     for key in keys:
         if key in meta and key not in found:  # a flow mapping, a quoted or complex key
             raise NoteFormatError(f"cannot locate the line of '{key}' in the metadata block")
+        if key in found and key not in meta:  # a line of a value wrapped over lines: a write would edit it
+            raise NoteFormatError(f"a line inside another value starts like the key '{key}', so a review "
+                                  "could not write that key; put the value on one line")
     return found
 
 
