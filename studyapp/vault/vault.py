@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from studyapp.vault.model import (
     NoteWriteError,
     VaultSnapshot,
     WriteConflict,
+    as_date,
     head_mark,
     note_id,
     owned_value_problem,
@@ -71,10 +72,7 @@ if TYPE_CHECKING:
 def _day(value) -> date | None:
     """The day an update's value means (an undo's values are as written: `Written`, or `ABSENT`
     for a key the note lacked), or None when it is no day."""
-    value = getattr(value, "means", value)
-    if isinstance(value, datetime):
-        return value.date()
-    return value if isinstance(value, date) else None
+    return as_date(getattr(value, "means", value))
 
 
 def content_hash(raw: bytes) -> str:
