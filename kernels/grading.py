@@ -95,6 +95,8 @@ def plan_calls(payload: dict, *, big: bool, core_public: bool, second, again: bo
         payload[ONE_CALL] = True
     elif core_public or again:
         payload[AGAIN] = second()
+
+
 SAME_TENSORS = "the first call's tensors again"
 """Payload key of a case whose second call (`AGAIN`) gets the very tensor objects of its first
 call, with another of the other arguments (`causal`, a mask, a scale): a result kept for the same

@@ -150,7 +150,7 @@ class StepsDrill(Drill):
     """A drill whose module is called step by step; subclasses say how and what is right."""
 
     check_order = CHECK_ORDER
-    late_checks: dict[str, str] = {AGAIN_CHECK: "state_on_module"}
+    late_checks: dict[str, str] = {AGAIN_CHECK: "state_on_module", SIDE_BY_SIDE: "state_on_module"}
     """Check -> the mistake it names, when no known mistake's trace explains the failures (a
     check of HOW the code ran, e.g. work redone or state kept, whose values can be right)."""
     second_inputs_said = "batch items swapped, states and memory negated"

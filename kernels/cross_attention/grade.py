@@ -198,7 +198,7 @@ def cross_steps(payload: dict, *, dtype=torch.float64, kv_source: str = "memory"
 
 class CrossAttentionDrill(StepsDrill):
     check_order = [*CHECK_ORDER[:-3], (MEMORY_CHECK, CORE), *CHECK_ORDER[-3:]]
-    late_checks = {**StepsDrill.late_checks, MEMORY_CHECK: "memory_reprojected", SIDE_BY_SIDE: "state_on_module"}
+    late_checks = {**StepsDrill.late_checks, MEMORY_CHECK: "memory_reprojected"}
 
     def public_cases(self, device: str) -> list[Case]:
         gen = torch.Generator().manual_seed(PUBLIC_SEED)

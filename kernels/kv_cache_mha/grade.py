@@ -139,7 +139,7 @@ class KvCacheDrill(StepsDrill):
     """No fully masked rows (every token sees itself). The "fresh sequence" run starts the same
     module over on the same steps, which a cache kept on the module fails; the second inputs
     (another sequence of the same shapes) show results kept by shape or position instead."""
-    late_checks = {AGAIN_CHECK: "memoized_output", SIDE_BY_SIDE: "state_on_module"}
+    late_checks = {**StepsDrill.late_checks, AGAIN_CHECK: "memoized_output"}
     second_inputs_said = "batch items swapped, x negated"
 
     def public_cases(self, device: str) -> list[Case]:

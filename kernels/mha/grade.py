@@ -82,6 +82,13 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
 
+def _arguments(inputs: dict, payload: dict) -> list:
+    """Copies of Q, K, V and the mask for one call; one tensor three times for a `ONE_TENSOR` case."""
+    args = clone_tree([inputs[key] for key in ("Q", "K", "V", "mask")])
+    if payload.get(ONE_TENSOR):
+        args[1] = args[2] = args[0]
+    return args
+
 
 def _one_tensor_again(second: dict) -> dict:
     """The second inputs of a one-tensor case: one other tensor as Q, K and V again."""
@@ -155,18 +162,14 @@ class MhaDrill(AttentionDrill):
         module.eval()
         calls, inputs_after = [], []
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
-            args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
-            if payload.get(ONE_TENSOR):
-                args[1] = args[2] = args[0]
+            args = _arguments(payload, payload)
             with torch.no_grad():
                 value = module(*args) if args[3] is not None else module(*args[:3])
             calls.append(export(value))
             if attempt == 0:
                 inputs_after = inputs_as_left(args, [payload[k] for k in ("Q", "K", "V", "mask")], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
-            args = clone_tree([payload[AGAIN][key] for key in ("Q", "K", "V", "mask")])
-            if payload.get(ONE_TENSOR):
-                args[1] = args[2] = args[0]
+            args = _arguments(payload[AGAIN], payload)
             with torch.no_grad():
                 calls.append(export(module(*args) if args[3] is not None else module(*args[:3])))
         return {"calls": calls, "inputs": inputs_after}
