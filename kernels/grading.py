@@ -106,7 +106,9 @@ SIDE_BY_SIDE = "sequences side by side"
 """Payload key and check of a step drill's case whose second inputs' steps also run interleaved
 with its own on one module, each with its own cache, the second inputs' step first (beam search
 decodes so): a module that reads a buffer of its own instead of the cache handed in answers the
-first with the second's keys. One more run (`harness_altered` counts it)."""
+first with the second's keys; and a run of its own steps with a beam fork from each step's
+cache (a cache grown in place in a buffer the fork shares). Two more runs (`harness_altered`
+counts them)."""
 
 
 def other_layout_values(like: torch.Tensor, *, flip: tuple[int, ...] = (), negate: bool = False) -> torch.Tensor:
