@@ -123,6 +123,8 @@ def foreign_tables(conn: sqlite3.Connection) -> list[str]:
     """A few of the tables of a database with tables but schema version 0 (another program's);
     [] for studyapp's, or a new one. Both read in one transaction: another process migrating a
     new database meanwhile commits its tables and its version together."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] != 0:
+        return []  # studyapp's (a version never goes back to 0): no transaction on every open
     in_transaction = conn.in_transaction
     if not in_transaction:
         conn.execute("BEGIN")
