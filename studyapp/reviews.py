@@ -384,6 +384,24 @@ class ReviewService:
             return True
         return hash_after is None or content_hash(raw) == hash_after
 
+    def _gone(self, row) -> str:
+        """Why the undo of a review of `row`, a note no longer in the vault, cannot be done: its
+        file is gone, or its path holds a file that is not that note (emptied by a crashed
+        editor or a sync, or another note written there). Putting the note back undoes it."""
+        from studyapp.textwidth import shown
+
+        gone = f"cannot undo: the reviewed note {row.path} is no longer in the vault"
+        file = self.vault.root / row.path
+        try:
+            empty = not file.read_bytes().strip()
+            there = None if empty else self.vault.read_note(row.path).title
+        except (OSError, UserError):
+            return gone
+        reviewed = f"“{shown(row.title)}”" if row.title else "the note reviewed there"
+        now = "is empty now" if empty else f"holds another note now, “{shown(there or '')}”"
+        return (f"cannot undo: {row.path} {now}, not {reviewed}; put that note's text back at "
+                f"{row.path} to undo its review")
+
     def _undo_last(self, review) -> dict:
         if review is None:
             last = self.store.last_review()
@@ -395,15 +413,16 @@ class ReviewService:
                 raise UserError("nothing to undo: that review was undone meanwhile")
         note_row = self.store.note_by_key(last.note_key)
         assert note_row is not None, "a review's note_key always names a notes row"
-        if not note_row.deleted and not self._still_as_reviewed(note_row.path, last.hash_after):
+        if note_row.deleted or not self._still_as_reviewed(note_row.path, last.hash_after):
             # gone from its path, or another file there (`mv b.md b-archive.md`, then a new
-            # b.md), and nothing has loaded the vault since: follow (and log) a rename
+            # b.md), and nothing has loaded the vault since: follow (and log) a rename; or
+            # marked gone, and maybe put back since (an emptied note's text restored)
             self.reconcile(self.vault.load())
             note_row = self.store.note_by_key(last.note_key)
             assert note_row is not None, "reconciling renames or marks rows, never removes them"
         path = note_row.path
         if note_row.deleted:  # first: no device could undo it, so sending the user to one would mislead
-            raise UserError(f"cannot undo: the reviewed note {path} is no longer in the vault")
+            raise UserError(self._gone(note_row))
         if review is not None:
             refuse_if_reviewed_since(self.store, last)
         if last.file_values_before is None:  # replayed, beyond `replay.UNDO_REACH`
