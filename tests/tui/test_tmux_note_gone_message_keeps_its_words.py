@@ -47,9 +47,9 @@ def message_text(shown: str) -> str:
     return "".join(parts)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: the toast (Textual 8.2.8) loses the wide characters at the end of "
-                   "one wrapped line of a long CJK title at 80x24; the app hands notify() the whole title. "
-                   "Cause not found this round")
+@pytest.mark.xfail(strict=True, reason="known gap, upstream: Textual 8.2.8 (the newest) drops wide characters of a "
+                   "toast where it lies over another widget's border (Textualize/textual#6357, open); the app hands "
+                   "notify() the whole title")
 def test_the_message_about_a_deleted_note_shows_its_whole_title(tmp_path):
     vault = tmp_path / "vault"
     (vault / "attention-basics").mkdir(parents=True)
