@@ -1,9 +1,11 @@
 """The drill's editor: Textual's code editor that keeps the line being edited in view when it
-is resized (the results pane opening under it, a smaller terminal)."""
+is resized (the results pane opening under it, a smaller terminal), and whose undo and redo
+cannot end the app (below)."""
 
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.geometry import Offset
 from textual.widgets import TextArea
 
 
@@ -28,3 +30,30 @@ class CodeEditor(TextArea):
     def on_resize(self) -> None:
         # after TextArea's own resize handler has re-wrapped the text for the new size
         self.call_next(self.scroll_cursor_visible, animate=False)
+
+    _batch = False
+    """True while an undo or redo applies its edits."""
+
+    def undo(self) -> None:
+        self._without_scrolling(super().undo)
+
+    def redo(self) -> None:
+        self._without_scrolling(super().redo)
+
+    def _without_scrolling(self, apply) -> None:
+        """Textual 8.2.8 scrolls to the cursor in the middle of an undo or redo that makes the
+        code fit the editor again (its scrollbar goes), before the cursor is moved back into
+        the shorter text: the lookup of a line past the end raised ValueError and ended the
+        app, losing the code typed since the last save. The scroll waits until the edits and
+        the cursor agree."""
+        self._batch = True
+        try:
+            apply()
+        finally:
+            self._batch = False
+        self.scroll_cursor_visible()
+
+    def scroll_cursor_visible(self, center: bool = False, animate: bool = False) -> Offset:
+        if self._batch:
+            return Offset(0, 0)
+        return super().scroll_cursor_visible(center=center, animate=animate)
