@@ -39,6 +39,7 @@ from studyapp.markers import (
     LostHistory,
     VaultMarker,
     VaultOwner,
+    create_marker,
     read_data_dir_marker,
     read_vault_marker,
     same_marker,
@@ -255,6 +256,9 @@ def check_history(paths: Paths, *, record: bool, backup: bool = True,
     that keeps its log in its data dir shares nothing with the devices that log there."""
     now = now or datetime.now(timezone.utc)
     stored = read_data_dir_marker(paths.data_dir_marker)
+    if stored is None and record:  # made only if absent: commands started at once agree on the id
+        found, written = create_marker(paths.data_dir_marker, DataDirMarker.new(), read_data_dir_marker)
+        stored = found if written else None
     marker = DataDirMarker.new() if stored is None else _copy(stored)
     state, summary, problem = _inspect(paths)
     logged = history_is_logged(paths)
@@ -320,8 +324,8 @@ def claim_vault(paths: Paths, marker: DataDirMarker | None = None,
     if marker is None:
         marker = read_data_dir_marker(paths.data_dir_marker)
         if marker is None:
-            marker = DataDirMarker.new()
-            if not write_marker(paths.data_dir_marker, marker):
+            marker, written = create_marker(paths.data_dir_marker, DataDirMarker.new(), read_data_dir_marker)
+            if not written:
                 return None
     if vault_marker is None:
         from studyapp.vault_binding import marker_or_new

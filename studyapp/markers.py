@@ -14,11 +14,15 @@ that cannot be written (a read-only vault, a full disk) is skipped and tried aga
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TypeVar
 
-from studyapp.atomic import atomic_write_bytes
+from studyapp.atomic import atomic_create_bytes, atomic_write_bytes
+
+M = TypeVar("M", "DataDirMarker", "VaultMarker")
 
 
 class LossReason(Enum):
@@ -127,14 +131,37 @@ def read_vault_marker(path: Path) -> VaultMarker | None:
 
 def write_marker(path: Path, marker: DataDirMarker | VaultMarker) -> bool:
     """Write a marker atomically; False when it could not be written (never raises OSError)."""
-    data = asdict(marker)
-    text = json.dumps(data, indent=2, default=lambda v: v.value if isinstance(v, Enum) else v)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, (text + "\n").encode())
+        atomic_write_bytes(path, _marker_bytes(marker))
     except OSError:
         return False
     return True
+
+
+def create_marker(path: Path, marker: M, read: Callable[[Path], M | None]) -> tuple[M, bool]:
+    """The marker at `path`, made now with `marker`'s new id where there is none: (the marker,
+    whether it is on disk). Created only if absent, so that commands started at once on a new
+    data dir or vault agree on its id: each made up its own and wrote it over the others', and
+    those whose id lost found the database bound to "another vault" (the same one) and
+    refused, or logged under a device id no marker names. A marker there that cannot be read
+    is replaced, as `write_marker` would."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_create_bytes(path, _marker_bytes(marker))
+        return marker, True
+    except FileExistsError:
+        found = read(path)
+        if found is not None:
+            return found, True
+    except OSError:
+        return marker, False
+    return marker, write_marker(path, marker)
+
+
+def _marker_bytes(marker: DataDirMarker | VaultMarker) -> bytes:
+    text = json.dumps(asdict(marker), indent=2, default=lambda v: v.value if isinstance(v, Enum) else v)
+    return (text + "\n").encode()
 
 
 def _read_json(path: Path):

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from studyapp.errors import UserError
-from studyapp.markers import VaultMarker, read_vault_marker, write_marker
+from studyapp.markers import VaultMarker, create_marker, read_vault_marker, write_marker
 from studyapp.store import Store, VaultBinding
 
 
@@ -43,8 +43,9 @@ def this_vault(paths, bound: VaultBinding | None) -> VaultBinding | None:
         marker = VaultMarker(uuid.uuid4().hex, marker.owner)  # written below: the copy's own id
     elif marker is not None:
         return VaultBinding(marker.vault_id, where)
-    else:
-        marker = marker_or_new(paths, bound)
+    else:  # made only if absent: commands started at once on a new vault agree on its id
+        marker, written = create_marker(paths.vault_marker, marker_or_new(paths, bound), read_vault_marker)
+        return VaultBinding(marker.vault_id if written else f"path:{where}", where)
     if not write_marker(paths.vault_marker, marker):
         return VaultBinding(f"path:{where}", where)  # a read-only vault: its place is its id
     return VaultBinding(marker.vault_id, where)

@@ -55,3 +55,5 @@ def test_first_ratings_started_together_are_all_recorded(tmp_path):
         assert not refused, f"round {attempt}: {refused}"
         for name in NOTES:
             assert "review_count: 1\n" in (vault / name).read_text(encoding="utf-8"), name
+        logs = sorted(p.name for p in (vault / ".studyapp" / "log").iterdir())
+        assert len(logs) == 1, f"round {attempt}: one device logged under several ids: {logs}"

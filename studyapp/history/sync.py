@@ -45,15 +45,15 @@ def device_id(paths) -> str:
     derived from the host and the data dir's place stands in: stable from run to run."""
     from studyapp.markers import (
         DataDirMarker,
+        create_marker,
         read_data_dir_marker,
         this_host,
-        write_marker,
     )
 
     marker = read_data_dir_marker(paths.data_dir_marker)
-    if marker is None:
-        marker = DataDirMarker.new()
-        if not write_marker(paths.data_dir_marker, marker):
+    if marker is None:  # made only if absent: commands started at once agree on the id
+        marker, written = create_marker(paths.data_dir_marker, DataDirMarker.new(), read_data_dir_marker)
+        if not written:
             import uuid
 
             return uuid.uuid5(uuid.NAMESPACE_URL, f"{this_host()}:{paths.data_dir}").hex
