@@ -57,7 +57,12 @@ def finish_undo(store: Store, entry: int, review_id: int, hash_now: str,
         if last is not None:
             key = last.note_key
             current = store.card(key)
-            if last.card_before is None:
+            if last.card_before is None and current is not None and current.suspended:
+                # suspended since its first review: never reviewed again, and still suspended
+                # (a row no review wrote, as `suspend` stores for a new note; the replay agrees)
+                store.put_card(CardRow(note_key=key, state=current.state, step=None, stability=None,
+                                       difficulty=None, due=current.due, last_review=None, suspended=True))
+            elif last.card_before is None:
                 store.delete_card(key)
             else:
                 card = CardRow.from_json(last.card_before)
