@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from studyapp.errors import ExitCode, UserError
@@ -75,6 +76,8 @@ def note_path(ctx, text: str) -> str:
         path = posixpath.normpath(candidate.as_posix())
         if path == ".." or path.startswith("../"):
             raise UsageError(f"{text} is not inside the vault ({vault})")
+    if not os.path.lexists(vault / path):
+        path = _stored_name(vault, path) or path
     if not (vault / path).is_file():
         if (vault / path).exists() and not (vault / path).is_dir():  # as `due` reported it
             raise UserError(f"{path}: not a regular file (a pipe, device or socket): a note must be a file")
@@ -97,6 +100,29 @@ def note_path(ctx, text: str) -> str:
         if problem is not None:
             raise UsageError(f"{path}: {problem}")
     return path
+
+
+def _stored_name(vault, path: str) -> str | None:
+    """The path as the vault stores it, for a NOTE typed or copied in another Unicode form: a
+    Mac writes `café.md` decomposed (e + U+0301), a keyboard and `due --json`'s id give the
+    composed é; both look alike and name one note. None unless exactly one file matches."""
+    import unicodedata
+
+    found: list[str] = []
+    for part in path.split("/"):
+        folder = vault.joinpath(*found)
+        if os.path.lexists(folder / part):
+            found.append(part)
+            continue
+        wanted = unicodedata.normalize("NFC", part)
+        try:
+            matches = [name for name in os.listdir(folder) if unicodedata.normalize("NFC", name) == wanted]
+        except OSError:
+            return None
+        if len(matches) != 1:
+            return None
+        found.append(matches[0])
+    return "/".join(found)
 
 
 def rate(args, ctx) -> int:
