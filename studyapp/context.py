@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
 from studyapp.config import Settings, load_settings, write_default_config
+from studyapp.errors import UsageError
 from studyapp.paths import Paths, resolve_paths, seed_default_vault
 
 EARLIEST_NOW = date(1970, 1, 1)
@@ -96,6 +97,11 @@ def build_context(
     paths = resolve_paths(vault, data_dir)
     try:
         settings_mtime: int | None = os.stat(paths.config_file).st_mtime_ns  # before the read
+    except NotADirectoryError:  # said as what it is, not as an unreadable config.toml in it
+        blocker = next((p for p in (paths.data_dir, *paths.data_dir.parents) if os.path.isfile(p)), paths.data_dir)
+        what = "is a file" if blocker == paths.data_dir else f"is inside {blocker}, which is a file"
+        raise UsageError(f"the data dir {paths.data_dir} {what}, not a folder: give --data-dir (or "
+                         "STUDYAPP_DATA_DIR) a folder, new or one studyapp made; nothing was changed") from None
     except OSError:
         settings_mtime = None
     settings = load_settings(paths.config_file)

@@ -181,14 +181,15 @@ def _as_float(value) -> float | None:
 
 
 def _as_str_list(value) -> list[str]:
-    """The text items of a list value (or the value itself): a mapping or list inside it is no
-    tag or drill name, and its Python repr ("{'a': 1}") must not pass for one."""
+    """The text items of a list value (or the value itself), each once: a mapping or list inside
+    it is no tag or drill name, and its Python repr ("{'a': 1}") must not pass for one."""
     if value is None:
         return []
     if not isinstance(value, (list, tuple)):
         value = [value]
-    return [str(item) for item in value
-            if item is not None and not isinstance(item, (dict, list, tuple, set, bytes))]
+    items = [as_text(item) for item in value  # `true`, as written: not Python's `True`
+             if item is not None and not isinstance(item, (dict, list, tuple, set, bytes))]
+    return list(dict.fromkeys(items))  # a tag named twice (a merge) is one tag of one note
 
 
 def as_text(value) -> str:
