@@ -7,6 +7,7 @@ or invents cases is caught; every tensor must be exactly `torch.Tensor` (no subc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 MAX_DEPTH = 12
@@ -45,12 +46,47 @@ def case_results(outcome: dict, case_count: int) -> list[dict] | Rejected:
         if problem:
             return Rejected(f"case {index}: {problem}",
                             "Return a plain torch.Tensor of the inputs' dtype, not a Tensor subclass.")
+        problem = _returns_problem(result)
+        if problem:
+            return Rejected(f"case {index}: {problem}", FORGED_DETAIL)
         ordered.append(result)
     return ordered
 
 
-def _plain_problem(value, depth: int = 0) -> str | None:
-    """Why `value` (a result as loaded with weights_only=True) is not plain data, or None."""
+def _returns_problem(result: dict) -> str | None:
+    """Why the values a case's calls returned are not in the form the harness exports them
+    (`grading.export`), or None. The learner's code runs beside the harness and can reach its
+    results: a call forged as a plain int got "internal grader error", blamed on the grader,
+    when the judge read it as an exported value."""
+    calls, runs = result.get("calls", []), result.get("runs", [])
+    if not isinstance(calls, list) or not isinstance(runs, list) or not all(isinstance(r, list) for r in runs):
+        return "its calls are not the grader's record of them"
+    exported = [*calls, *(value for run in runs for value in run)]
+    if "at_zero" in result:
+        exported.append(result["at_zero"])
+    for value in exported:
+        if not _exported(value, 0):
+            return "a call's returned value is not the grader's record of it"
+    return None
+
+
+def _exported(value, depth: int) -> bool:
+    """Whether `value` has the form `grading.export` gives a returned value."""
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str) or depth > 2:
+        return False
+    if value["type"] in ("tuple", "list") and "items" in value:
+        items = value["items"]
+        return (isinstance(items, list) and len(items) <= 4 and type(value.get("length")) is int
+                and all(_exported(item, depth + 1) for item in items))
+    return True
+
+
+def _plain_problem(value, depth: int = 0, seen: set[int] | None = None) -> str | None:
+    """Why `value` (a result as loaded with weights_only=True) is not plain data, or None.
+
+    Each list and dict is looked at once, however often it is shared: a result that holds
+    one small list sixteen times, ten levels down, has 16**10 paths (a learner's file that
+    reached the harness's results made the walk take hours)."""
     import torch
 
     if depth > MAX_DEPTH:
@@ -61,20 +97,24 @@ def _plain_problem(value, depth: int = 0) -> str | None:
         if value.layout != torch.strided:
             return f"a {value.layout} tensor crossed back"
         return None
+    if not isinstance(value, (dict, list, tuple)):
+        return None
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return None
+    seen.add(id(value))
     if isinstance(value, dict):
         if value.get("type") == "Tensor":
             problem = _record_problem(value)
             if problem:
                 return problem
-        for item in value.values():
-            problem = _plain_problem(item, depth + 1)
-            if problem:
-                return problem
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            problem = _plain_problem(item, depth + 1)
-            if problem:
-                return problem
+        items: Iterable = value.values()
+    else:
+        items = value
+    for item in items:
+        problem = _plain_problem(item, depth + 1, seen)
+        if problem:
+            return problem
     return None
 
 
