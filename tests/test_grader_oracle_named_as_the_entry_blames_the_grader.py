@@ -25,8 +25,15 @@ ORACLE_AS_THE_ENTRY = """
 """
 
 
-def test_the_oracle_named_as_the_entry_is_the_learners_failure(warm_grader, tmp_path: Path):
-    verdict = grade_source(warm_grader, tmp_path, "sdpa", ORACLE_AS_THE_ENTRY, timeout=30.0)
+ORACLE_IN_A_PARTIAL = """
+    import functools, sys
+    scaled_dot_product_attention = functools.partial(sys.modules["studyapp_kernels.attention"].sdpa_oracle)
+"""
+
+
+@pytest.mark.parametrize("source", [ORACLE_AS_THE_ENTRY, ORACLE_IN_A_PARTIAL], ids=["bare", "partial"])
+def test_the_oracle_named_as_the_entry_is_the_learners_failure(warm_grader, tmp_path: Path, source: str):
+    verdict = grade_source(warm_grader, tmp_path, "sdpa", source, timeout=30.0)
     assert verdict["status"] != "pass", verdict
     assert verdict["origin"] == "learner", (verdict["summary"], verdict["origin"])
     assert NAMED in verdict["summary"], verdict["summary"]

@@ -114,7 +114,7 @@ def _stage_failure(exc: BaseException, filename: str) -> dict | None:
     return None
 
 
-def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
+def evaluate(drill, source: str, filename: str, payloads: list, withheld: Withholding | None = None) -> dict:
     """Import the learner's source as a module and run every case; never raises."""
     try:
         code = compile(source, filename, "exec", dont_inherit=True)
@@ -151,6 +151,8 @@ def evaluate(drill, source: str, filename: str, payloads: list) -> dict:
         defined = sorted(n for n, v in vars(module).items()
                          if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == MODULE_NAME)
         return {"stage": Stage.ENTRY.value, "entry": drill.entry, "defined": defined}
+    if withheld is not None:
+        withheld.note_entry(entry)
     results: dict[int, dict] = {}
     for index, payload in enumerate(payloads):
         try:
@@ -228,7 +230,7 @@ def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: i
     owner = os.getpid()
     try:
         scratch = os.getcwd()  # the sandbox made it the scratch folder; learner code may move away
-        outcome = evaluate(drill, source, filename, payloads)
+        outcome = evaluate(drill, source, filename, payloads, withheld)
         if os.getpid() != owner:  # a copy made by the learner's os.fork(): only the child answers
             os._exit(0)
         if outcome["stage"] == Stage.RAN.value and _scratch_filled(scratch, limits.scratch_bytes):

@@ -30,6 +30,29 @@ def error_verdict(drill: str, file: str, device: str, summary: str, detail: str 
                    seconds=seconds)
 
 
+SUMMARY_SHOWN = 1000
+TEXT_SHOWN = 8000
+"""Characters a verdict's summary, and each of its other texts, carry: names the learner's code
+makes (a class, an exception, a function, an exit value) reach them whole, and a 20 MB class
+name printed 40 MB to the terminal, once in the summary and again in each check."""
+
+
+def bounded(result: Verdict) -> Verdict:
+    """The verdict with every text cut to its share (`SUMMARY_SHOWN`, `TEXT_SHOWN`)."""
+    def cut(value, limit: int):
+        if isinstance(value, str) and len(value) > limit:
+            return value[:limit] + f"… [cut: {len(value):,} characters]"
+        if isinstance(value, dict):
+            return {key: cut(item, limit) for key, item in value.items()}
+        if isinstance(value, list):
+            return [cut(item, limit) for item in value]
+        return value
+
+    for key, value in result.items():
+        result[key] = cut(value, SUMMARY_SHOWN if key == "summary" else TEXT_SHOWN)  # type: ignore[literal-required]
+    return result
+
+
 def attach_output(result: Verdict, raw: bytes, cap_reached: bool) -> None:
     text = raw.decode("utf-8", "replace")
     truncated = cap_reached or len(text) > OUTPUT_SHOWN

@@ -117,6 +117,8 @@ class Withholding:
         """ids of the code objects the harness runs (the kept functions' and what they nest)."""
         self.learner_calls: list[str] = []
         self.harness_calls: list[str] = []
+        self._entry_codes: set[int] = set()
+        """ids of the stubs the learner's entry is (`note_entry`)."""
 
     @property
     def withheld(self) -> list[str]:
@@ -206,12 +208,32 @@ class Withholding:
             _forget_cases(vars(drill) if hasattr(drill, "__dict__") else {})
         linecache.clearcache()
 
+    def note_entry(self, entry: object) -> None:
+        """The learner's entry, before the harness calls it. Where it is a withheld function
+        (`entry = sys.modules[...].sdpa_oracle`, bare, in a partial or as a bound method), the
+        harness's call reaches the stub straight from the harness's own code: that call is the
+        learner's use of the reference, not the harness needing code it withholds."""
+        stubs = {id(stub) for _function, stub in self._stubs}
+        seen: list[object] = []
+        while entry is not None and len(seen) < 8 and not any(entry is s for s in seen):
+            seen.append(entry)
+            try:
+                code = getattr(entry, "__code__", None)
+                if id(code) in stubs:
+                    self._entry_codes.add(id(code))
+                    return
+                entry = next((inner for name in ("func", "__func__", "__wrapped__")
+                              if (inner := getattr(entry, name, None)) is not None), None)
+            except BaseException:  # noqa: BLE001 - a property of the learner's own object
+                return
+
     def _refuse(self) -> OracleWithheld:
         """Called by a stub: who called it (learner code, or the harness by mistake) is noted."""
         stub = sys._getframe(1)
         name = getattr(stub.f_code, "co_qualname", stub.f_code.co_name)
         caller = stub.f_back
-        by_harness = caller is not None and id(caller.f_code) in self._kept_codes
+        by_harness = (caller is not None and id(caller.f_code) in self._kept_codes
+                      and id(stub.f_code) not in self._entry_codes)
         calls = self.harness_calls if by_harness else self.learner_calls
         if name not in calls and len(calls) < 20:
             calls.append(name)

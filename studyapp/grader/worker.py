@@ -118,7 +118,7 @@ class Worker:
                                             traceback.format_exc()[-4000:], origin=FailureOrigin.GRADER)
         result["seconds"] = round(time.monotonic() - started, 3)
         result.setdefault("sandbox", self.confinement.to_dict())
-        return result
+        return verdicts.bounded(result)
 
     def _grade(self, job: dict, drill_id: str, file: str, device: str) -> Verdict:
         def refused(summary: str, detail: str = "") -> Verdict:
