@@ -75,10 +75,18 @@ def attention_variant(Q, K, V, mask=None, *, scale: str = "sqrt_dk", softmax_dim
 
 def remapped_mask_attention(Q, K, V, mask, block: int, axis: str):
     """Block-wise attention whose mask slice never moves with the block: every block of queries
-    (axis "queries") or keys ("keys") reads the first block's mask rows or columns."""
+    (axis "queries") or keys ("keys") reads the first block's mask rows or columns, or every
+    chunk of the flattened batch x head items ("items") the first chunk's masks."""
     allowed = allowed_mask(mask)
     n, m = Q.shape[-2], K.shape[-2]
-    if axis == "queries":
+    if axis == "items":
+        lead = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], allowed.shape[:-2])
+        items = math.prod(lead)
+        if items <= block:
+            return None
+        flat = allowed.expand(*lead, n, m).reshape(items, n, m)
+        wrong = flat.index_select(0, torch.arange(items) % block).reshape(*lead, n, m)
+    elif axis == "queries":
         if allowed.shape[-2] != n or n <= block:
             return None
         wrong = allowed.index_select(-2, torch.arange(n) % block)
@@ -170,6 +178,7 @@ def sdpa_candidates(Q, K, V, mask, case_dtype):
         if mask is not None:
             out.append(("chunk_mask_offset", lambda b=block: remapped_mask_attention(Q, K, V, mask, b, "queries")))
             out.append(("chunk_mask_offset", lambda b=block: remapped_mask_attention(Q, K, V, mask, b, "keys")))
+            out.append(("chunk_mask_offset", lambda b=block: remapped_mask_attention(Q, K, V, mask, b, "items")))
     return out
 
 

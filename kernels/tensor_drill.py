@@ -36,6 +36,30 @@ from .grading import (
     unpack_output,
 )
 
+FIRST_AFTER = "first result after the later calls"
+"""Result key: the tensor the first call returned, exported again after the case's later calls."""
+RESULT_OVERWRITTEN = ("a later call changed the tensor an earlier call returned (one output buffer "
+                      "reused from call to call?): each call must return a tensor of its own")
+
+
+def refilled(tensors: list, values: list) -> list:
+    """`tensors` (a call's arguments) holding `values` (other inputs of the same shapes and
+    layouts), written in place: the same objects and storage with other contents. An argument
+    that cannot take them in place (None) is replaced by its value."""
+    out = []
+    for tensor, value in zip(tensors, values, strict=True):
+        if not isinstance(tensor, torch.Tensor) or not isinstance(value, torch.Tensor):
+            out.append(clone_tree(value))
+            continue
+        broadcast = [d for d in range(tensor.dim()) if tensor.stride(d) == 0 and tensor.shape[d] > 1]
+        base, source = tensor, value
+        for dim in broadcast:  # an expanded view: its one row of memory takes the value's
+            base, source = base.narrow(dim, 0, 1), source.narrow(dim, 0, 1)
+        base.copy_(source)
+        out.append(tensor)
+    return out
+
+
 CHECK_ORDER = [
     ("return type", CORE), ("shape", CORE), ("dtype", CORE), ("device", CORE),
     ("inputs unchanged", CORE), ("deterministic", CORE), ("values float32", CORE),
@@ -142,21 +166,33 @@ class AttentionDrill(Drill):
             found = probe_result(lambda: entry_obj(*args), default_is_wrong=True)
             if args[3] is None or found[PROBE]["problems"]:
                 return found
-            # and without a mask: code often makes one there (`torch.ones(n, m)`), without device=
-            bare = clone_tree([payload[k] for k in ("Q", "K", "V")])
-            unmasked = probe_result(lambda: entry_obj(*bare), default_is_wrong=True)
-            return unmasked if unmasked[PROBE]["problems"] else found
+            # and without a mask: code often makes one there (`torch.ones(n, m)`), without device=;
+            # and with the mask as numbers, which code often turns into a bias of its own making
+            for kind in (None, torch.float32, torch.int64):
+                other = clone_tree([payload[k] for k in ("Q", "K", "V", "mask")])
+                other = other[:3] if kind is None else [*other[:3], other[3].to(kind)]
+                again = probe_result(lambda other=other: entry_obj(*other), default_is_wrong=True)
+                if again[PROBE]["problems"]:
+                    return again
+            return found
         calls, inputs_after = [], []
+        returned = None
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
             value = entry_obj(*args) if args[3] is not None else entry_obj(*args[:3])
             calls.append(export(value))
             if attempt == 0:
+                returned = value
                 inputs_after = inputs_as_left(args, [payload[k] for k in ("Q", "K", "V", "mask")], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
-            args = clone_tree([payload[AGAIN][k] for k in ("Q", "K", "V", "mask")])
+            # the second call's very tensors, refilled in place with the other inputs: a result
+            # kept for the same objects (`mask is self._last`) or storage (`data_ptr()`) shows
+            args = refilled(args, [payload[AGAIN][k] for k in ("Q", "K", "V", "mask")])
             calls.append(export(entry_obj(*args) if args[3] is not None else entry_obj(*args[:3])))
-        return {"calls": calls, "inputs": inputs_after}
+        result = {"calls": calls, "inputs": inputs_after}
+        if len(calls) > 1:  # what the first call returned, as the later calls left it
+            result[FIRST_AFTER] = export(returned)
+        return result
 
     def _expected(self, case: Case):
         if "oracle" not in case.extra:
@@ -211,10 +247,11 @@ class AttentionDrill(Drill):
             book.failed(name("device"), case, result, f"{where}: output on {out['device']}, inputs on {device}")
         elif core:
             book.passed("device")
-        if core:
-            self._check_inputs(case, result, book, where)
-            if len(result["calls"]) > 1:
-                self._check_determinism(first, second, case, result, book, where)
+        # every case, float16 ones too: code that works in place only "to save memory" on half
+        # precision changes the caller's tensors all the same
+        self._check_inputs(case, result, book, where)
+        if core and len(result["calls"]) > 1:
+            self._check_determinism(first, second, case, result, book, where)
         right = self._check_values(case, result, book, out["tensor"], expected, ignore, where)
         if core and right and AGAIN in case.payload and len(result["calls"]) > 2:
             # only where the case's own inputs come out right: else the values checks say it
@@ -238,10 +275,14 @@ class AttentionDrill(Drill):
         same = (problem is None and same_values(one["tensor"], two["tensor"])
                 and (one_w is None) == (two_w is None)
                 and (one_w is None or same_values(one_w["tensor"], two_w["tensor"])))
-        if same:
-            book.passed("deterministic")
-        else:
+        later = result.get(FIRST_AFTER)
+        kept, _, kept_problem = unpack_output(later, allow_weights=True) if later is not None else (one, None, None)
+        if not same:
             book.failed("deterministic", case, result, f"{where}: two calls on the same inputs returned different results")
+        elif kept_problem is not None or not same_values(one["tensor"], kept["tensor"]):
+            book.failed("deterministic", case, result, f"{where}: {RESULT_OVERWRITTEN}")
+        else:
+            book.passed("deterministic")
 
     def _check_second_input(self, case, result, book, where):
         """The third call, on other inputs of the same shapes, graded like the first: code that
@@ -401,4 +442,6 @@ class AttentionDrill(Drill):
             "nondeterministic": " Remove randomness (dropout, torch.rand) from the computation.",
         }
         mistake = plain.get(first.check, "wrong_values")
+        if RESULT_OVERWRITTEN in first.message and "output_buffer_reused" in self.mistakes:
+            mistake = "output_buffer_reused"
         return mistake, f"{first.check}: {first.message}.{advice.get(mistake, ' No known mistake matches; re-read the statement.')}"

@@ -156,6 +156,9 @@ def public_cases(device: str) -> list[Case]:
         # large scores at every size: a softmax that streams long rows must keep its max too
         ("large scores, past 64", dict(leading=(2,), n=70, m=130, d_k=8, d_v=6, dtype=f32, mask="random",
                                        scores="large")),
+        # more batch x head items than a chunk of 64 (each with a mask of its own)
+        ("80 batch x head items, a mask each", dict(leading=(5, 16), n=3, m=4, d_k=4, d_v=3, dtype=f32,
+                                                    mask="random")),
         ("3-D mask over heads", dict(leading=(3, 3), n=9, m=11, d_k=4, d_v=5, dtype=f32, mask="random",
                                      mask_kind="float64", mask_shape=(3, 9, 11))),
     ]

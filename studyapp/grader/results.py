@@ -62,12 +62,15 @@ def _returns_problem(result: dict) -> str | None:
     if not isinstance(calls, list) or not isinstance(runs, list) or not all(isinstance(r, list) for r in runs):
         return "its calls are not the grader's record of them"
     exported = [*calls, *(value for run in runs for value in run)]
-    if "at_zero" in result:
-        exported.append(result["at_zero"])
+    exported += [result[key] for key in SINGLE_EXPORTS if key in result]
     for value in exported:
         if not _exported(value, 0):
             return "a call's returned value is not the grader's record of it"
     return None
+
+
+SINGLE_EXPORTS = ("at_zero", "first result after the later calls")
+"""Result keys that hold one exported value (rope's call at offset 0; `tensor_drill.FIRST_AFTER`)."""
 
 
 def _exported(value, depth: int) -> bool:
