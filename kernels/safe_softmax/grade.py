@@ -53,17 +53,19 @@ VALUES = {"softmax": "softmax values", "lse": "logsumexp values"}
 GRADIENTS = {"softmax": "softmax gradient", "lse": "logsumexp gradient"}
 CHECK_ORDER = [
     ("return type", CORE), ("shape", CORE), ("dtype", CORE), ("device", CORE),
-    ("inputs unchanged", CORE), ("deterministic", CORE),
+    ("inputs unchanged", CORE), ("deterministic", CORE), ("default dim", CORE),
     ("softmax values", CORE), ("logsumexp values", CORE), ("fully masked rows", CORE),
     ("softmax gradient", CORE), ("logsumexp gradient", CORE),
     ("float16 accuracy", EXTRA), ("bfloat16 accuracy", EXTRA),
 ]
-STRUCTURAL = ("return type", "dtype", "inputs unchanged", "deterministic")
+STRUCTURAL = ("return type", "dtype", "inputs unchanged", "deterministic", "default dim")
 """Checks diagnosed by what they are, before any comparison with known mistakes."""
 FLOOR_FACTOR = 10.0
 """atol is at least this times the error of a correct same-dtype computation on the case."""
 LOW_PRECISION_FACTOR = 4.0
 MISSING = "missing"
+DIM_LEFT_OUT = "dim left out"
+"""Result key: a dim=-1 case's call with `dim` left out, which must answer as the first call."""
 HUGE = 1e4
 
 
@@ -282,6 +284,10 @@ class SafeSoftmaxDrill(Drill):
             if attempt == 0:
                 inputs = inputs_as_left(args, [payload["x"], payload["mask"]], payload)
         part = {"calls": calls, "inputs": inputs}
+        if payload["dim"] == -1 and payload["x"].dim() >= 2 and not payload.get(ONE_CALL):
+            # once more with dim left out: the statement's default is -1 (a 1-D x would only
+            # raise with another default, saying nothing about it)
+            part[DIM_LEFT_OUT] = export(function(*clone_tree([payload["x"], payload["mask"]])))
         if weight is not None:
             part["grad"] = _gradient(function, payload, weight)
         return part
@@ -389,6 +395,13 @@ class SafeSoftmaxDrill(Drill):
             book.passed("deterministic")
         else:
             book.failed("deterministic", case, tagged, f"{where}: two calls on the same inputs returned different results")
+        if DIM_LEFT_OUT in part:
+            bare = part[DIM_LEFT_OUT]
+            if bare.get("type") == "Tensor" and same_values(one["tensor"], bare["tensor"]):
+                book.passed("default dim")
+            else:
+                book.failed("default dim", case, tagged, f"{where}: called without dim, it did not answer as "
+                            "with dim=-1 (the default the statement gives)")
 
     def _check_empty_rows(self, case, actual, truth, key, tagged, book, where, check):
         empty = truth["empty"]
@@ -437,7 +450,8 @@ class SafeSoftmaxDrill(Drill):
         if failures is probed:
             return "hard_coded_device", f"Looks like {self.mistakes['hard_coded_device']}. {probed[0].message}"
         plain = {"return type": "wrong_return_type", "dtype": "wrong_dtype", "inputs unchanged": "mutates_inputs",
-                 "deterministic": "nondeterministic", "device": "wrong_device"}
+                 "deterministic": "nondeterministic", "device": "wrong_device",
+                 "default dim": "default_dim_not_last"}
         for check in STRUCTURAL:
             found = [f for f in failures if f.check == check]
             if found:

@@ -58,6 +58,15 @@ def _returns_problem(result: dict) -> str | None:
     (`grading.export`), or None. The learner's code runs beside the harness and can reach its
     results: a call forged as a plain int got "internal grader error", blamed on the grader,
     when the judge read it as an exported value."""
+    parts = [result, *(value for value in result.values() if isinstance(value, dict) and "calls" in value)]
+    for part in parts:  # safe_softmax keeps each function's calls in a part of its own
+        problem = _part_problem(part)
+        if problem:
+            return problem
+    return None
+
+
+def _part_problem(result: dict) -> str | None:
     calls, runs = result.get("calls", []), result.get("runs", [])
     if not isinstance(calls, list) or not isinstance(runs, list) or not all(isinstance(r, list) for r in runs):
         return "its calls are not the grader's record of them"
@@ -69,8 +78,9 @@ def _returns_problem(result: dict) -> str | None:
     return None
 
 
-SINGLE_EXPORTS = ("at_zero", "first result after the later calls")
-"""Result keys that hold one exported value (rope's call at offset 0; `tensor_drill.FIRST_AFTER`)."""
+SINGLE_EXPORTS = ("at_zero", "first result after the later calls", "dim left out")
+"""Result keys that hold one exported value (rope's call at offset 0; `tensor_drill.FIRST_AFTER`;
+safe_softmax's call without `dim`)."""
 
 
 def _exported(value, depth: int) -> bool:
