@@ -20,10 +20,13 @@ def flash_attention(Q, K, V, block_q=64, block_k=64, causal=False):
             rows = torch.arange(n, device=Q.device)[:, None]
             cols = torch.arange(m, device=Q.device)[None, :]
             scores = scores.masked_fill(cols > rows + offset, float("-inf"))
-        lse = torch.logsumexp(scores, dim=-1)
-        seen = torch.isfinite(lse)
-        p = torch.exp(scores - torch.where(seen, lse, 0.0).unsqueeze(-1))
-        out = torch.where(seen.unsqueeze(-1), p @ V.to(work), 0.0)
+        top = scores.amax(dim=-1, keepdim=True)
+        top = torch.where(top == float("-inf"), 0.0, top)  # a row that sees no key
+        p = torch.exp(scores - top)
+        total = p.sum(dim=-1, keepdim=True)
+        seen = total > 0
+        out = torch.where(seen, (p @ V.to(work)) / total.clamp_min(1e-30), 0.0)
+        lse = torch.where(seen, top + torch.log(total), float("-inf")).squeeze(-1)
         return out.to(Q.dtype), lse
     out = torch.zeros((*lead, n, V.shape[-1]), dtype=Q.dtype, device=Q.device)
     lse = torch.full((*lead, n), float("-inf"), dtype=work, device=Q.device)
