@@ -138,6 +138,10 @@ def public_cases(device: str) -> list[Case]:
         ("long keys", dict(lead=(2,), n=128, m=1024, d=8, dv=8, block_q=64, block_k=128, cap=True)),
         ("causal 320", dict(lead=(2,), n=320, m=320, d=16, dv=16, block_q=64, block_k=64, causal=True,
                             cap=True, skip=True)),
+        # skipping where n == m only, and one query block scored against every key at once
+        ("causal 320 x 640", dict(lead=(2,), n=320, m=640, d=16, dv=16, block_q=64, block_k=64, causal=True,
+                                  cap=True, skip=True)),
+        ("one query block, long keys", dict(lead=(2,), n=64, m=1024, d=8, dv=8, block_q=64, block_k=128, cap=True)),
     ]
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     probe = build_case(gen, "public device probe", lead=(2,), n=9, m=11, block_q=4, block_k=4, causal=True)
