@@ -185,6 +185,9 @@ def sdpa_candidates(Q, K, V, mask, case_dtype):
 ONE_TENSOR = "one tensor as Q, K and V"
 """Payload key of an MHA self-attention case called as `mha(x, x, x)`: code with a fast path for
 `Q is K is V` (as nn.MultiheadAttention has) runs it only then; separate copies never reach it."""
+ONE_MEMORY = "one tensor as K and V"
+"""Payload key of an MHA cross-attention case called as `mha(x, memory, memory)`: code with a
+fast path for `K is V` runs it only then."""
 
 
 def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transpose",
@@ -223,6 +226,14 @@ def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transp
         bias = torch.cat([weights[name][1] for name in ("W_q", "W_k", "W_v")])
         qkv = (Q @ packed.T + bias).reshape(batch, n, heads, 3 * d_head).transpose(1, 2)
         q, k, v = qkv.chunk(3, dim=-1)
+    elif split == "packed_kv":  # the same for `mha(x, memory, memory)`: K and V packed, split per head first
+        if not payload.get(ONE_MEMORY):
+            return None
+        packed = torch.cat([weights[name][0] for name in ("W_k", "W_v")])
+        bias = torch.cat([weights[name][1] for name in ("W_k", "W_v")])
+        kv = (K @ packed.T + bias).reshape(batch, m, heads, 2 * d_head).transpose(1, 2)
+        q = split_heads(linear(Q, "W_q"), heads)
+        k, v = kv.chunk(2, dim=-1)
     else:
         project = linear if project_inputs else (lambda x, name: x)
         q, k, v = split_(project(Q, "W_q")), split_(project(K, "W_k")), split_(project(V, "W_v"))
@@ -269,6 +280,7 @@ def mha_candidates(payload: dict):
         ("split_interleaved", {"split": "interleaved"}),
         ("split_interleaved", {"split": "interleaved", "merge": "interleaved"}),
         ("packed_qkv_split", {"split": "packed"}),
+        ("packed_qkv_split", {"split": "packed_kv"}),
         ("merge_without_transpose", {"merge": "reshape"}),
         ("merge_interleaved", {"merge": "interleaved"}),
         ("no_output_projection", {"out_proj": False}),

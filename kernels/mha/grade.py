@@ -21,7 +21,7 @@ from ..grading import (
     plan_calls,
     shape_text,
 )
-from ..mistakes import ONE_TENSOR, mha_candidates
+from ..mistakes import ONE_MEMORY, ONE_TENSOR, mha_candidates
 from ..tensor_drill import AttentionDrill, second_inputs
 
 PUBLIC_SEED = 31415
@@ -30,12 +30,14 @@ LAYERS = ("W_q", "W_k", "W_v", "W_o")
 
 def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.float32,
                mask=None, mask_kind="bool", tier=CORE, device="cpu", lengths=None, scale=1.0,
-               mask_rank=2, layout="contiguous", public=True, again=False, one_tensor=False) -> Case:
+               mask_rank=2, layout="contiguous", public=True, again=False, one_tensor=False,
+               one_memory=False) -> Case:
     """One mha case; `mask` is None, "causal" (n, m), "padding" (batch, 1, 1, m) or "combined".
 
     `scale` multiplies the inputs (large activations, large scores); `mask_rank=3` gives a causal
     mask as (1, n, m); `layout="strided"` hands over inputs stored transposed (non-contiguous).
-    `one_tensor`: self-attention as callers write it, one tensor passed as Q, K and V (`ONE_TENSOR`).
+    `one_tensor`: self-attention as callers write it, one tensor passed as Q, K and V (`ONE_TENSOR`);
+    `one_memory`: cross-attention as callers write it, `mha(x, memory, memory)` (`ONE_MEMORY`).
     """
     def randn(*shape):
         return torch.randn(*shape, generator=gen, dtype=torch.float64)
@@ -45,6 +47,8 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
     if one_tensor:
         assert n == m, "one tensor as Q, K and V: self-attention"
         K = V = Q
+    if one_memory:
+        V = K
     allowed = None
     if mask == "causal":
         allowed = torch.ones(n, m, dtype=torch.bool).tril()
@@ -76,23 +80,33 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
     if one_tensor:
         payload[ONE_TENSOR] = True
         notes += ", one tensor passed as Q, K and V"
+    if one_memory:
+        payload[ONE_MEMORY] = True
+        notes += ", one memory tensor passed as K and V"
     plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
-               second=lambda: _one_tensor_again(second_inputs(payload)) if one_tensor else second_inputs(payload),
-               again=again)
+               second=lambda: _one_tensor_again(second_inputs(payload), payload), again=again)
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
 
 def _arguments(inputs: dict, payload: dict) -> list:
-    """Copies of Q, K, V and the mask for one call; one tensor three times for a `ONE_TENSOR` case."""
+    """Copies of Q, K, V and the mask for one call; one tensor three times for a `ONE_TENSOR`
+    case, one as K and V for a `ONE_MEMORY` one."""
     args = clone_tree([inputs[key] for key in ("Q", "K", "V", "mask")])
     if payload.get(ONE_TENSOR):
         args[1] = args[2] = args[0]
+    elif payload.get(ONE_MEMORY):
+        args[2] = args[1]
     return args
 
 
-def _one_tensor_again(second: dict) -> dict:
-    """The second inputs of a one-tensor case: one other tensor as Q, K and V again."""
-    return {**second, "K": second["Q"], "V": second["Q"]}
+def _one_tensor_again(second: dict, payload: dict) -> dict:
+    """The second inputs of a one-tensor case: one other tensor as Q, K and V again (as K and V
+    for a one-memory case); other cases' as they are."""
+    if payload.get(ONE_TENSOR):
+        return {**second, "K": second["Q"], "V": second["Q"]}
+    if payload.get(ONE_MEMORY):
+        return {**second, "V": second["K"]}
+    return second
 
 
 class MhaDrill(AttentionDrill):
@@ -108,6 +122,8 @@ class MhaDrill(AttentionDrill):
             ("cross-attention, longer keys", dict(batch=2, n=3, m=5, d_model=12, heads=3, dtype=f64,
                                                   mask="padding")),
             ("cross-attention, shorter keys", dict(batch=3, n=5, m=2, d_model=8, heads=4, dtype=f32)),
+            ("cross-attention, mha(x, memory, memory)", dict(batch=2, n=3, m=6, d_model=12, heads=3, dtype=f64,
+                                                             one_memory=True, mask="padding")),
             ("causal int mask", dict(batch=2, n=4, m=4, d_model=6, heads=3, dtype=f64, mask="causal",
                                      mask_kind="int")),
             ("causal+padding float mask", dict(batch=2, n=5, m=5, d_model=8, heads=2, dtype=f32,
