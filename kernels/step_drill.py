@@ -50,14 +50,26 @@ from .tensor_drill import FLOOR_FACTOR, LOW_PRECISION_FACTOR
 LAYERS = ("W_q", "W_k", "W_v", "W_o")
 CHECK_ORDER = [
     ("return type", CORE), ("output shape", CORE), ("cache shape", CORE), ("dtype", CORE),
-    ("device", CORE), ("inputs unchanged", CORE), ("fresh sequence", CORE),
+    ("device", CORE), ("inputs unchanged", CORE), ("weights unchanged", CORE), ("fresh sequence", CORE),
     ("values float32", CORE), ("values float64", CORE), ("cache values", CORE), (AGAIN_CHECK, CORE),
     (SIDE_BY_SIDE, CORE),
     ("float16 accuracy", EXTRA), ("bfloat16 accuracy", EXTRA), ("fully masked rows", EXTRA),
 ]
-STRUCTURAL = ("return type", "dtype", "inputs unchanged", "fresh sequence")
+STRUCTURAL = ("return type", "dtype", "inputs unchanged", "weights unchanged", "fresh sequence")
 """Checks diagnosed by what they are, before any comparison with known mistakes' traces."""
 SHAPED = ("output shape", "cache shape")
+WEIGHTS_AFTER = "weights after"
+"""Result key: the module's projections (weight, bias of each of `LAYERS`) as its runs left them."""
+
+
+def weights_as_left(module) -> list:
+    """In the child: the module's projections after its runs, exported in `LAYERS` order (the
+    statement: keep no state on the module; the grader's weights were loaded in); [] where
+    they cannot be read (the checks of its outputs say what is wrong then)."""
+    try:
+        return [export(getattr(getattr(module, layer), part)) for layer in LAYERS for part in ("weight", "bias")]
+    except Exception:  # noqa: BLE001 - a layer the learner's module replaced with something else
+        return []
 VALUE_CHECK = {torch.float32: "values float32", torch.float64: "values float64",
                torch.float16: "float16 accuracy", torch.bfloat16: "bfloat16 accuracy"}
 
@@ -258,7 +270,7 @@ class StepsDrill(Drill):
                                                   clone_tree(payload[AGAIN]["steps"]))
             runs.append([export(value) for value in values])
             keep(step_notes)
-        return {"runs": runs, "inputs": inputs_after, "notes": notes}
+        return {"runs": runs, "inputs": inputs_after, "notes": notes, WEIGHTS_AFTER: weights_as_left(module)}
 
     def _run_forked(self, module, steps: list[dict], forks: list[dict]) -> tuple[list, list]:
         """`steps`' values from cache=None, and after each step past the first a fork from the
@@ -405,8 +417,18 @@ class StepsDrill(Drill):
             if after.get("type") == "Tensor" and not same_values(after["tensor"], before.detach().cpu()):
                 book.failed("inputs unchanged", case, result, f"{where}: an input was modified in place "
                             "(use out-of-place ops on x, memory, masks and caches handed in)")
+                break
+        else:
+            book.passed("inputs unchanged")
+        loaded = [tensor for layer in LAYERS for tensor in case.payload["weights"][layer]]
+        for index, (before, after) in enumerate(zip(loaded, result.get(WEIGHTS_AFTER) or [])):
+            if after.get("type") != "Tensor" or not same_values(after["tensor"], before.detach().cpu()):
+                name = f"{LAYERS[index // 2]}.{('weight', 'bias')[index % 2]}"
+                book.failed("weights unchanged", case, result, f"{where}: the module's {name} changed during "
+                            "its calls (keep no state on the module: the weights loaded in stay as they are)")
                 return
-        book.passed("inputs unchanged")
+        if result.get(WEIGHTS_AFTER):
+            book.passed("weights unchanged")
 
     def _check_fresh_sequence(self, case, result, book, where):
         first, second = result["runs"][0], result["runs"][1]
@@ -574,6 +596,7 @@ class StepsDrill(Drill):
         first = failures[0]
         plain = {"return type": "wrong_return_type", "output shape": "wrong_shape", "cache shape": "wrong_cache_shape",
                  "dtype": "wrong_dtype", "device": "wrong_device", "inputs unchanged": "mutates_inputs",
+                 "weights unchanged": "mutates_parameters" if "mutates_parameters" in self.mistakes else "state_on_module",
                  "fresh sequence": "state_on_module" if "state_on_module" in self.mistakes else "nondeterministic",
                  "cache values": "wrong_cache"}
         mistake = plain.get(first.check, "wrong_values")

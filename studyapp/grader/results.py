@@ -70,7 +70,10 @@ def _part_problem(result: dict) -> str | None:
     calls, runs = result.get("calls", []), result.get("runs", [])
     if not isinstance(calls, list) or not isinstance(runs, list) or not all(isinstance(r, list) for r in runs):
         return "its calls are not the grader's record of them"
-    exported = [*calls, *(value for run in runs for value in run)]
+    weights = result.get("weights after", [])
+    if not isinstance(weights, list):
+        return "its weights are not the grader's record of them"
+    exported = [*calls, *(value for run in runs for value in run), *weights]
     exported += [result[key] for key in SINGLE_EXPORTS if key in result]
     for value in exported:
         if not _exported(value, 0):
