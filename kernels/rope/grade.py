@@ -46,6 +46,9 @@ LONG_FLOAT16 = "long positions float16"
 """The float16 check that is graded (CORE): past position 2048, angles computed in float16 are off
 by whole radians, which is the mistake this drill teaches; other float16/bfloat16 cases are only
 reported."""
+LONG_BFLOAT16 = "long positions bfloat16"
+"""The same for bfloat16 (graded): angles left in bfloat16 there are off by whole radians too (the
+statement asks for float32 at least)."""
 RELATIVE = "relative position"
 RELATIVE_TOLERANCE = 1e-3
 """Largest violation of the relative-position property, as a fraction of the largest score.
@@ -56,6 +59,7 @@ CHECK_ORDER = [
     ("return type", CORE), ("shape", CORE), ("dtype", CORE), ("device", CORE),
     ("inputs unchanged", CORE), ("deterministic", CORE), ("values float32", CORE),
     ("values float64", CORE), (AGAIN_CHECK, CORE), (RELATIVE, CORE), (LONG_FLOAT16, CORE),
+    (LONG_BFLOAT16, CORE),
     ("float16 accuracy", EXTRA), ("bfloat16 accuracy", EXTRA),
 ]
 DEFAULTS = {"offset": 0, "base": 10000.0, "interleaved": False}
@@ -228,6 +232,8 @@ def public_cases(device: str) -> list[Case]:
                                                   kwargs={"offset": 4090, "interleaved": True})),
         ("float16 past position 2048", dict(batch=1, heads=2, n=260, d=32, dtype=f16, check=LONG_FLOAT16,
                                             kwargs={"offset": 3000})),
+        ("bfloat16 past position 2048", dict(batch=1, heads=2, n=260, d=32, dtype=torch.bfloat16,
+                                             check=LONG_BFLOAT16, kwargs={"offset": 3000, "interleaved": True})),
         ("relative, rotate-half", dict(heads=2, n=300, d=16, dtype=f64, relative=True, kwargs={"offset": 11})),
         ("relative, interleaved, base 500", dict(heads=3, n=80, d=8, dtype=f64, relative=True,
                                                  kwargs={"offset": 40, "interleaved": True, "base": 500.0})),
@@ -326,9 +332,14 @@ class RopeDrill(AttentionDrill):
         the second x (`AGAIN`) and, for a property case, once more from position 0; export the
         results and the input."""
         kwargs = payload["kwargs"]
-        if PROBE in payload:
-            x = clone_tree(payload["x"])
-            return probe_result(lambda: entry_obj(x, **kwargs), default_is_wrong=True)
+        if PROBE in payload:  # in both layouts: each has code of its own (a rotate-half matrix)
+            for layout in (kwargs.get("interleaved", False), not kwargs.get("interleaved", False)):
+                x = clone_tree(payload["x"])
+                found = probe_result(lambda x=x, layout=layout: entry_obj(x, **{**kwargs, "interleaved": layout}),
+                                     default_is_wrong=True)
+                if found[PROBE]["problems"]:
+                    return found
+            return found
         calls, inputs_after = [], []
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             x = clone_tree(payload["x"])
@@ -444,7 +455,7 @@ class RopeDrill(AttentionDrill):
             return named
         public = [f for f in failures if f.case.public] or failures
         float32_failed = any(f.check == "values float32" for f in failures)
-        if not float32_failed and all(f.check in ("values float64", LONG_FLOAT16) for f in public):
+        if not float32_failed and all(f.check in ("values float64", LONG_FLOAT16, LONG_BFLOAT16) for f in public):
             first = public[0]
             return "angle_precision", f"Looks like {self.mistakes['angle_precision']}. {first.check}: {first.message}"
         return named
