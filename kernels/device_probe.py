@@ -63,9 +63,13 @@ class DeviceAudit(TorchFunctionMode):
             if not (func is torch.Tensor.cpu and self.host_reads_are_fine):
                 self.problems.append(f".{name}() moves a tensor to a fixed device")
             return args[0]
-        if func is torch.Tensor.numpy and not self.host_reads_are_fine and not self._on_default(args[0]):
+        if (func in (torch.Tensor.numpy, torch.Tensor.__array__) and not self.host_reads_are_fine
+                and not self._on_default(args[0])):
             # an input's tensor (a host one made here is fine): it raises for one on a GPU
-            self.problems.append(".numpy() needs the tensor on the CPU (it raises for one on a GPU)")
+            self.problems.append(f"{'.numpy()' if func is torch.Tensor.numpy else 'np.asarray(...)'} needs the "
+                                 "tensor on the CPU (it raises for one on a GPU)")
+        if func is torch.Tensor.type and _legacy_cpu_type(args[1] if len(args) > 1 else kwargs.get("dtype")):
+            self.problems.append(".type(torch.FloatTensor) (a legacy CPU tensor type) moves a tensor to the CPU")
         moving = func is torch.Tensor.to
         moved = False
         if moving and len(args) > 1 and isinstance(args[1], (str, torch.device, int)):
@@ -101,6 +105,14 @@ class DeviceAudit(TorchFunctionMode):
         """A result still on the default device is a mistake too (`return torch.zeros(...)`)."""
         if isinstance(value, torch.Tensor) and self._on_default(value):
             self.problems.append("the result is made without device=")
+
+
+def _legacy_cpu_type(wanted) -> bool:
+    """Whether `.type(wanted)` names a legacy CPU tensor type (`torch.FloatTensor`, or its name):
+    not a dtype, which keeps the device, nor a `torch.cuda.*Tensor`."""
+    name = wanted if isinstance(wanted, str) else getattr(wanted, "__module__", "") + "." + getattr(wanted, "__name__", "")
+    return (isinstance(wanted, (str, type)) and name.endswith("Tensor") and name.startswith("torch.")
+            and not name.startswith("torch.cuda."))
 
 
 def _flat(values) -> list:
