@@ -350,6 +350,8 @@ class TupleDrill(Drill):
     def diagnose_without_match(self, failures: list[Failure]):
         first = failures[0]
         mistake = PLAIN.get(first.check, "wrong_values")
+        if mistake == "wrong_device" and "hard_coded_device" in self.mistakes and PROBE in first.case.payload:
+            return "hard_coded_device", f"Looks like {self.mistakes['hard_coded_device']}. {first.check}: {first.message}"
         return mistake, f"{first.check}: {first.message}.{ADVICE.get(mistake, ' No known mistake matches; re-read the statement.')}"
 
 

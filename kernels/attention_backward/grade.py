@@ -196,10 +196,17 @@ class AttentionBackwardDrill(TupleDrill):
         and `AutogradWatch` names any way back into it (`HiddenCalls`: any it was kept from
         seeing), on every call. Small cases are called twice, then once on their second inputs
         (`AGAIN`)."""
-        if PROBE in payload:
-            tensors, keywords = _arguments(payload)
-            with torch.no_grad():
-                return probe_result(lambda: entry_obj(*tensors[:4], **keywords), default_is_wrong=True)
+        if PROBE in payload:  # with the mask, then without: code often makes one there (torch.ones)
+            found = None
+            for masked in (True, False):
+                tensors, keywords = _arguments(payload)
+                if not masked:
+                    keywords.pop("mask", None)
+                with torch.no_grad():
+                    found = probe_result(lambda t=tensors, k=keywords: entry_obj(*t[:4], **k), default_is_wrong=True)
+                if found[PROBE]["problems"]:
+                    return found
+            return found
         calls, inputs_after, used, hidden = [], [], [], []
 
         def watched(arguments: dict, same: list | None = None):
