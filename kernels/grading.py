@@ -23,10 +23,10 @@ import torch
 from .catalog import DrillInfo
 
 CORE, EXTRA = "core", "extra"
-STRUCTURAL_CHECKS = frozenset({"return type", "shape", "output shape", "dtype", "device"})
+STRUCTURAL_CHECKS = frozenset({"return type", "shape", "output shape", "cache shape", "dtype", "device"})
 """What the statements ask of a result in every dtype: a half-precision (extra) case that gets
-one wrong fails that core check; only its accuracy is an extra note. (A KV cache's shape is how
-the cache grows, a drill's mistake with its own diagnosis: not in the list.)"""
+one wrong fails that core check; only its accuracy is an extra note. A KV cache's shape too: a
+cache laid out otherwise in float16 only (a flash-attention layout "for speed") passed."""
 
 
 def failure_check(case: Case):

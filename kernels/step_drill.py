@@ -559,6 +559,7 @@ class StepsDrill(Drill):
             if found:
                 return self.diagnose_without_match(found)
         shaped = [f for f in failures if f.check in SHAPED]
+        shaped = [f for f in shaped if f.case.tier == CORE] or shaped  # a half case's trace is only near
         if shaped:
             return self.match_mistakes(shaped) or self.diagnose_without_match(shaped)
         late = [f for f in failures if f.check in self.late_checks]
