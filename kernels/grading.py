@@ -156,12 +156,18 @@ def sibling(entry_obj, name: str):
 def export(value, depth: int = 0):
     """Turn whatever learner code returned into plain data that `torch.load(weights_only=True)` accepts."""
     if isinstance(value, torch.Tensor):
-        tensor = value.detach()
-        if tensor.layout != torch.strided:
-            tensor = tensor.to_dense()
-        plain = tensor.as_subclass(torch.Tensor).resolve_conj().resolve_neg().cpu().clone()
-        return {"type": "Tensor", "tensor": plain, "dtype": str(tensor.dtype),
-                "device": str(tensor.device), "shape": list(tensor.shape)}
+        try:  # the base class's own methods only: a subclass's code must not run here, out of the
+            # watches' sight (a placeholder whose detach() ran autograd passed a "by hand" drill)
+            with torch._C.DisableTorchFunctionSubclass(), torch._C._DisableTorchDispatch():
+                tensor = torch.Tensor.detach(value)
+                if tensor.layout != torch.strided:
+                    tensor = tensor.to_dense()
+                plain = tensor.as_subclass(torch.Tensor).resolve_conj().resolve_neg().cpu().clone()
+        except Exception as error:  # noqa: BLE001 - a subclass with no data of its own to read
+            return {"type": type(value).__name__, "repr": f"<a tensor subclass the grader cannot read: "
+                                                          f"{type(error).__name__}>"}
+        return {"type": "Tensor", "tensor": plain, "dtype": str(plain.dtype),
+                "device": str(tensor.device), "shape": list(plain.shape)}
     if isinstance(value, (tuple, list)) and depth < 2:  # a namedtuple is a tuple, as the statements say
         return {"type": "tuple" if isinstance(value, tuple) else type(value).__name__,
                 "items": [export(v, depth + 1) for v in value[:4]], "length": len(value)}
