@@ -230,7 +230,12 @@ class DrillScreen(StudyScreen):
             return
         try:
             mtime = self.path.stat().st_mtime_ns
-        except FileNotFoundError:
+        except FileNotFoundError:  # deleted outside (rm, git clean): the code here is all there is
+            if self.saved_text or not self._unreadable_said:
+                self.saved_text = ""  # nothing on disk now: leaving, ctrl+s or ctrl+r writes it back
+                self._unreadable_said = True
+                self.notify(f"{self.path.name} was deleted outside the app: your code here is kept; "
+                            "ctrl+s (or leaving) writes it back.", severity="warning", timeout=8)
             return
         except OSError as exc:  # the workspace folder replaced by a file, unreadable...
             self._cannot_read(exc.strerror or str(exc), None)
@@ -318,7 +323,7 @@ class DrillScreen(StudyScreen):
         before the poll notices) is not written over: the learner is asked which version stays
         (`SAVED_ELSEWHERE`; keeping theirs goes on with `then`)."""
         text = self.query_one("#code", TextArea).text
-        if text == self.saved_text:
+        if text == self.saved_text and self.path.exists():  # a file deleted outside is written again
             return None
         if (other := self._saved_elsewhere()) is not None:
             if isinstance(other, tuple):
