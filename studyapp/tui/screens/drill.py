@@ -124,6 +124,8 @@ class DrillScreen(StudyScreen):
         """A question about the file is on screen; the watcher waits for the answer."""
         self.proposal = None
         """The rating the try earned (`drill_reviews.Proposal`), once it passed or was given up."""
+        self.results_take_keys = False
+        """A confirmed give-up sent the focus to the results (it lands after a redraw or two)."""
         self.backup: Path | None = None
         """Where the learner's previous file went when the drill came back due (fresh starter)."""
         self._unreadable_said = False
@@ -380,6 +382,7 @@ class DrillScreen(StudyScreen):
             self.study.cancel_grade()  # the newer run replaces the one in flight
         self.text_at_run = self.query_one("#code", TextArea).text
         self.grading = True
+        self.results_take_keys = False
         self.query_one("#grading-spinner").display = True
         self.query_one("#grade-status", Static).update("Grading…  (ctrl+r again restarts)")
         self.grade()
@@ -444,6 +447,7 @@ class DrillScreen(StudyScreen):
 
     def action_switch_pane(self) -> None:
         """Editor, then the results (once there are some), then the task, then the editor."""
+        self.results_take_keys = False
         panes = [self.query_one("#code", TextArea), self.query_one("#result-box"), self.query_one("#statement-box")]
         panes = [pane for pane in panes if pane.display]
         here = panes.index(self.focused) if self.focused in panes else -1
@@ -489,8 +493,11 @@ class DrillScreen(StudyScreen):
         editor = self.query_one("#code", TextArea)
         typing = opening or (self.focused is editor and self.text_at_run is not None
                              and editor.text != self.text_at_run)
+        if self.proposal is None:
+            self.results_take_keys = False
         if self.proposal is not None:
-            first = "F6 (to the results), then " if typing or self.focused is editor else ""
+            at_results = self.results_take_keys or self.focused is self.query_one("#result-box")
+            first = "F6 (to the results), then " if not at_results and (typing or self.focused is editor) else ""
             proposal_widget.update(
                 f"[b]Proposed rating: {self.proposal.label}[/b] ({plain(self.proposal.reason)})\n"
                 f"[dim]{first}Enter records it, or a key from 1 (Again) to 4 (Easy) records another[/]")
@@ -504,12 +511,15 @@ class DrillScreen(StudyScreen):
             reference_widget.update(Syntax(reference, "python", line_numbers=False, word_wrap=True))
         reference_widget.display = bool(reference)
         self.query_one("#reference-label").display = bool(reference)
+        if reference:  # given up on a drill not due: no run, no rating, and the reference to read
+            self.query_one("#result-box").display = True
         if self.proposal is not None and had is None:
             status = self.query_one("#grade-status", Static)
             if str(status.render()) == READY_LINE:  # given up before any run: F2/F3 are off now
                 status.update("[dim]ctrl+r runs the grader · Enter records the rating[/]")
             if gave_up and not typing:  # after a run the keys stay text (F6 moves on)
                 self.query_one("#result-box").focus()  # so 1-4 and Enter rate, not type
+                self.results_take_keys = True  # a redraw before that focus lands must not say F6
                 proposal_widget.update(
                     f"[b]Proposed rating: {self.proposal.label}[/b] ({plain(self.proposal.reason)})\n"
                     "[dim]Enter records it, or a key from 1 (Again) to 4 (Easy) records another[/]")
