@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -93,6 +93,8 @@ class NotesScreen(StudyScreen):
         self.rows: list[NoteView] = []
         self.problems: list[Problem] = []
         self.scope: tuple[str, str] = ALL
+        self.filter_pending = False
+        """`/` asked for the filter, whose focus may not have landed yet (`on_key`)."""
         self.text_hits: tuple[str, frozenset[str]] = ("", frozenset())
         """The latest body search: (filter text, paths whose text contains it)."""
 
@@ -295,7 +297,27 @@ class NotesScreen(StudyScreen):
             self.refresh_data()
 
     def action_focus_filter(self) -> None:
+        self.filter_pending = True
         self.query_one("#note-filter", Input).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Letters typed right after `/`, while the focus is still on its way to the filter (the
+        list filling on a first visit holds the keys back, then they come at once), are the
+        filter's text: they went to the screen's keys (`s` suspended the selected note) or were
+        lost. README: while a filter has the focus, keys are text."""
+        filter_input = self.query_one("#note-filter", Input)
+        if self.focused is filter_input:
+            return
+        if event.key == "slash":  # its binding runs after the keys queued behind it reach here
+            self.filter_pending = True
+        elif self.filter_pending and event.is_printable and event.character:
+            event.stop()
+            event.prevent_default()
+            filter_input.insert_text_at_cursor(event.character)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if event.widget is not self.query_one("#note-filter", Input):
+            self.filter_pending = False  # the list (Enter, Tab, Escape) or a click: keys are keys again
 
     def action_leave_filter(self) -> None:
         """Escape in the filter: back to the list, the filter kept (every key was text there,
