@@ -36,6 +36,13 @@ AUTOGRAD_NAMES = ("backward", "grad", "requires_grad_", "vjp", "jacrev", "jacfwd
 """Functions that hand the work to autograd (Tensor.backward, torch.autograd.grad, torch.func...)."""
 
 
+FUSED_ATTENTION = ("scaled_dot_product", "flash_attention", "efficient_attention", "cudnn_attention",
+                   "multi_head_attention", "_fused_sdp")
+"""Name parts of PyTorch's fused attention kernels: their backward (`torch.ops.aten.
+_scaled_dot_product_flash_attention_for_cpu_backward`) gives the gradients with no autograd
+reached, and this drill is written by hand (fused_allowed = false)."""
+
+
 class AutogradWatch(TorchFunctionMode):
     """Records autograd entry points the learner's call reaches (it runs under torch.no_grad())."""
 
@@ -46,8 +53,10 @@ class AutogradWatch(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "")
         enabling = name == "_set_grad_enabled" and bool(args and args[0])
-        if (name in AUTOGRAD_NAMES or enabling) and len(self.used) < 3:
-            self.used.append("torch.enable_grad()" if enabling else name)
+        fused = any(part in name for part in FUSED_ATTENTION)
+        if (name in AUTOGRAD_NAMES or enabling or fused) and len(self.used) < 3:
+            self.used.append("torch.enable_grad()" if enabling else f"{name} (a fused attention kernel)" if fused
+                             else name)
         return func(*args, **(kwargs or {}))
 
 
