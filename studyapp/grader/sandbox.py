@@ -307,10 +307,32 @@ def _has_exited(pid: int) -> bool:
     return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
+MAX_PICKLE_BYTES = 1 << 20
+"""The outcome's pickle (its data.pkl; the tensors' bytes are other members): the largest a
+reference solution's outcome makes is ~110 KB (cross_attention). A frame forged by learner code
+that dug the channel's nonce out of the harness held 4 MB of empty lists, which the load built
+whole (150 MB) before the checks found it was no outcome: at the result cap, ~19 GiB."""
+MAX_MEMBERS = 20_000
+"""Members of the outcome's archive (one per tensor storage; ~660 at most from a reference)."""
+
+
 def load_outcome(raw: bytes) -> dict:
-    """Load a child's outcome, allowing plain data and tensors only (never code)."""
+    """Load a child's outcome, allowing plain data and tensors only (never code), once its
+    archive is what `torch.save` writes and small where it is read into objects."""
+    import zipfile
+
     import torch
 
+    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+        members = archive.infolist()
+        if len(members) > MAX_MEMBERS:
+            raise ValueError(f"an outcome of {len(members):,} parts")
+        if any(member.compress_type != zipfile.ZIP_STORED for member in members):
+            raise ValueError("a compressed outcome (torch.save stores its parts as they are)")
+        pickles = [member for member in members if member.filename.endswith("/data.pkl")]
+        if len(pickles) != 1 or pickles[0].file_size > MAX_PICKLE_BYTES:
+            raise ValueError("an outcome whose data is not one pickle of at most "
+                             f"{MAX_PICKLE_BYTES >> 10} KiB")
     return torch.load(io.BytesIO(raw), weights_only=True, map_location="cpu")
 
 
