@@ -263,6 +263,8 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
                 match = _closest([n for n in appeared if row.title and n.title == row.title
                                   and (has_legacy_history(n.review_count, n.last_reviewed)
                                        or not store.has_reviews(row.key))], row.path)
+            if len(match) != 1:
+                match = _retitled_and_moved(store, row, appeared)
             if len(match) == 1:
                 note = match[0]
                 appeared.remove(note)
@@ -271,6 +273,19 @@ def reconcile_identity(store: Store, notes: Sequence, problem_paths: Iterable[st
             else:
                 store.update_note(row.key, deleted=True)
     return moves
+
+
+def _retitled_and_moved(store: Store, row, appeared: list) -> list:
+    """The one appeared note that is `row`'s with its heading corrected and its file renamed to
+    match, both since its last review (`mv b.md layer-normalization.md` after "normalisation"
+    became "normalization"): a related title (`related_titles`) and the `last_reviewed` day that
+    review wrote. Neither its bytes nor its title matched, and the history was left behind."""
+    card = store.card(row.key) if row.title else None
+    if card is None or card.last_review is None:
+        return []
+    day = card.last_review.astimezone().date()
+    found = [n for n in appeared if n.title and n.last_reviewed == day and related_titles(n.title, row.title)]
+    return found if len(found) == 1 else []
 
 
 def _same_bytes(row, appeared: list) -> list:
