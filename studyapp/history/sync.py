@@ -153,7 +153,7 @@ def _catch_up(service, force: bool) -> SyncResult:
 
     contents = events_log.read()
     replayed = replay(contents.events, service.ctx.settings)
-    keys = _note_keys(store, replayed, service.ctx.now())
+    keys = _note_keys(store, replayed, service.ctx.now(), service.vault)
     cards = []
     for index, history in enumerate(replayed.notes):
         if history.card is not None and index in keys:
@@ -185,7 +185,7 @@ def _catch_up(service, force: bool) -> SyncResult:
     return result
 
 
-def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int]:
+def _note_keys(store: Store, replayed: Replayed, now: datetime, vault=None) -> dict[int, int]:
     """Database key of each live note identity: its live row, else the row of the note a load
     found deleted at its path (it stays deleted, with its history: the log knows no deletions,
     and a replay that gave it a live row again brought a long-deleted note back, one more row
@@ -210,6 +210,9 @@ def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int
     if missing:
         store.add_notes(list(missing.items()), now)
         live = live_keys()
+        if vault is not None:  # a note only suspended has no title in the log: its file tells it
+            _identify_from_files(store, vault, [(live[path], path) for path, title in missing.items()
+                                                if title is None and path in live])
     gone = {h.path: h.title for h in replayed.notes  # a note another one replaced at its path
             if not h.live and h.reviews and h.path not in deleted}
     if gone:
@@ -220,6 +223,21 @@ def _note_keys(store: Store, replayed: Replayed, now: datetime) -> dict[int, int
     keys.update((index, deleted[history.path]) for index, history in enumerate(replayed.notes)
                 if not history.live and history.reviews)
     return keys
+
+
+def _identify_from_files(store: Store, vault, rows: list[tuple[int, str]]) -> None:
+    """Give the rows of notes the log names by path only (suspended, never reviewed: its events
+    carry no title) the title and content hash of the file at that path now, as a load would:
+    moved later (`mv a.md archive/a.md`), the row follows its bytes, and the suspension with it;
+    without them it was marked deleted and the note came back new and due."""
+    from studyapp.errors import UserError
+
+    for key, path in rows:
+        try:
+            note = vault.read_note(path)
+        except (UserError, OSError):  # gone, or no note: the next load settles it
+            continue
+        store.update_note(key, title=note.title, content_hash=note.content_hash)
 
 
 def _deleted_keys(store: Store) -> dict[str, int]:
