@@ -119,7 +119,9 @@ def test_monkeypatched_comparisons_a_comparing_subclass_and_forged_stdout_still_
     """
     verdict = _grade(warm_grader, tmp_path, source)
     assert verdict["status"] == "fail" and verdict["origin"] == "learner", verdict
-    assert "values float32" in verdict["summary"], verdict
+    # rebinding torch's own functions is named as what it is (`tamper`)
+    assert "changed the grader's harness or torch" in verdict["summary"], verdict
+    assert "torch.allclose" in verdict["summary"], verdict
 
 
 def test_a_namedtuple_of_output_and_weights_is_a_tuple(warm_grader, tmp_path):

@@ -87,13 +87,19 @@ def test_the_plain_in_place_division_fails_inputs_unchanged(warm_grader, tmp_pat
     assert _row(verdict, "inputs unchanged")["status"] == "fail", verdict["checks"]
 
 
+def _caught(verdict: dict) -> bool:
+    """Failed on "inputs unchanged", or rejected for changing the harness it ran beside."""
+    rows = [row for row in verdict["checks"] if row["name"] == "inputs unchanged"]
+    return "changed the grader's harness" in verdict["summary"] or bool(rows and rows[0]["status"] != "pass")
+
+
 def test_swapping_the_grading_modules_export_does_not_hide_an_input_modified_in_place(warm_grader, tmp_path):
     verdict = _grade(warm_grader, tmp_path, MUTATION_HIDDEN_BY_GRADING_EXPORT)
     assert verdict["status"] != "pass", verdict
-    assert _row(verdict, "inputs unchanged")["status"] != "pass", verdict["checks"]
+    assert _caught(verdict), (verdict["summary"], verdict["checks"])
 
 
 def test_patching_tensor_detach_does_not_hide_an_input_modified_in_place(warm_grader, tmp_path):
     verdict = _grade(warm_grader, tmp_path, MUTATION_HIDDEN_BY_DETACH)
     assert verdict["status"] != "pass", verdict
-    assert _row(verdict, "inputs unchanged")["status"] != "pass", verdict["checks"]
+    assert _caught(verdict), (verdict["summary"], verdict["checks"])

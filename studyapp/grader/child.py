@@ -22,6 +22,8 @@ from studyapp.grader.contract import ChildExit, Stage
 from studyapp.grader.guard import install as guard_the_harness
 from studyapp.grader.limits import Limits
 from studyapp.grader.sandbox import scratch_overflows
+from studyapp.grader.tamper import rebound as harness_rebound
+from studyapp.grader.tamper import snapshot as harness_as_found
 from studyapp.grader.withhold import Withholding
 
 MODULE_NAME = "submission"
@@ -230,9 +232,12 @@ def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: i
     owner = os.getpid()
     try:
         scratch = os.getcwd()  # the sandbox made it the scratch folder; learner code may move away
+        found = harness_as_found()
         outcome = evaluate(drill, source, filename, payloads, withheld)
         if os.getpid() != owner:  # a copy made by the learner's os.fork(): only the child answers
             os._exit(0)
+        if outcome["stage"] == Stage.RAN.value and (changed := harness_rebound(found)):
+            outcome = {"stage": Stage.ALTERED.value, "names": changed}
         if outcome["stage"] == Stage.RAN.value and _scratch_filled(scratch, limits.scratch_bytes):
             outcome = {"stage": Stage.DISK.value}
         elif outcome["stage"] == Stage.DISK.value:

@@ -73,6 +73,8 @@ class Stage(str, Enum):
     """It forked past its process limit."""
     UNSENDABLE = "unsendable"
     """It returned something the child cannot serialize."""
+    ALTERED = "altered"
+    """It rebound a function of the harness's or torch's (`tamper`) while its cases ran."""
     RAN = "ran"
     """Every case ran; the results go to the judge."""
 

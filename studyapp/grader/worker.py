@@ -262,7 +262,7 @@ class Worker:
 
     def _judge_outcome(self, outcome: dict, drill, cases, device, error, limits: Limits,
                        printed_to_the_cap: bool) -> Verdict:
-        from studyapp.grader.results import Rejected, case_results
+        from studyapp.grader.results import FORGED_DETAIL, Rejected, case_results
 
         if not isinstance(outcome, dict):
             return error("returned something that is not the grader's outcome")
@@ -323,6 +323,11 @@ class Worker:
         if stage == Stage.PROCESSES:
             return error("your code tried to start a process: drill code runs in one process and one "
                          "thread, which the grader watches", "Drills need no processes or threads of their own.")
+        if stage == Stage.ALTERED:
+            names = ", ".join(str(name)[:100] for name in list(outcome.get("names") or [])[:5]) or "its functions"
+            return verdicts.verdict(drill.id, "", device, Status.FAIL,
+                                    f"rejected: your code changed the grader's harness or torch while it ran ({names})",
+                                    origin=FailureOrigin.LEARNER, detail=FORGED_DETAIL)
         if stage == Stage.UNSENDABLE:
             return error("returned something the grader cannot read back", outcome["message"])
         results = case_results(outcome, len(cases))

@@ -1,0 +1,51 @@
+"""The harness and torch as the child found them, before the learner's code ran: which of their
+functions that code rebound. The harness exports what a call returned and left behind with its
+own functions; a file that swapped `grading.export` (found in sys.modules), or patched
+`torch.Tensor.detach`, made an input it had divided in place look untouched, and passed.
+
+Runs in the child, beside the learner's code, so it raises the bar rather than closing the door:
+the parent judges only data, and code that digs into the child's memory can forge that too.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+WATCHED_PACKAGES = ("studyapp_kernels", "studyapp.grader")
+WATCHED_MODULES = ("torch", "torch.nn", "torch.nn.functional")
+_ABSENT = object()
+
+
+def snapshot() -> list[tuple[str, object, str, object]]:
+    """(where, namespace, name, value) of every function, class and module the harness's
+    modules, torch's main ones, `torch.Tensor` and `torch.nn.Module` hold now."""
+    entries: list[tuple[str, object, str, object]] = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name in WATCHED_MODULES or name.startswith(WATCHED_PACKAGES)):
+            continue
+        namespace = vars(module)
+        entries += [(name, namespace, attr, value) for attr, value in list(namespace.items())
+                    if callable(value) or isinstance(value, types.ModuleType)]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        for cls in (torch.Tensor, torch.nn.Module):
+            namespace = cls.__dict__  # a live view: a name set on the class later shows in it
+            entries += [(f"torch.{cls.__name__}", namespace, attr, value) for attr, value in list(namespace.items())]
+    return entries
+
+
+def rebound(entries: list[tuple[str, object, str, object]]) -> list[str]:
+    """The names (at most five) no longer holding what `snapshot` found there, unless torch
+    rebound them itself: importing `torch.func` wraps `torch.manual_seed`, say."""
+    found = []
+    for where, namespace, attr, value in entries:
+        now = namespace.get(attr, _ABSENT)  # type: ignore[attr-defined]
+        if now is not value and not _torchs_own(now):
+            found.append(f"{where}.{attr}")
+    return found[:5]
+
+
+def _torchs_own(value: object) -> bool:
+    module = getattr(value, "__module__", None)
+    return isinstance(module, str) and (module == "torch" or module.startswith("torch."))
