@@ -43,6 +43,9 @@ _scaled_dot_product_flash_attention_for_cpu_backward`) gives the gradients with 
 reached, and this drill is written by hand (fused_allowed = false)."""
 
 
+GRAD_MODE_ON = "grad mode switched on where the watch could not see it"
+
+
 class AutogradWatch(TorchFunctionMode):
     """Records autograd entry points the learner's call reaches (it runs under torch.no_grad())."""
 
@@ -57,6 +60,10 @@ class AutogradWatch(TorchFunctionMode):
         if (name in AUTOGRAD_NAMES or enabling or fused) and len(self.used) < 3:
             self.used.append("torch.enable_grad()" if enabling else f"{name} (a fused attention kernel)" if fused
                              else name)
+        elif torch.is_grad_enabled() and GRAD_MODE_ON not in self.used and len(self.used) < 3:
+            # the call runs under no_grad: grad mode back on means it was switched on out of
+            # sight (torch._C._set_grad_enabled inside DisableTorchFunction), for the engine
+            self.used.append(GRAD_MODE_ON)
         return func(*args, **(kwargs or {}))
 
 
