@@ -269,6 +269,10 @@ class FlashAttentionDrill(TupleDrill):
         elif record.get("hidden"):
             book.failed("no fused call", case, {"record": record},
                         f"{where}: {hidden_message(record['hidden'], 'check for fused calls')}")
+        elif record.get("outside"):
+            book.failed("no fused call", case, {"record": record},
+                        f"{where}: took the work to NumPy ({record['outside'][0]}), where nothing sees the "
+                        "memory it uses or the blocks it skips; write the tiled algorithm with torch ops")
         else:
             book.passed("no fused call")
         if "cap" in p:
@@ -334,7 +338,7 @@ class FlashAttentionDrill(TupleDrill):
                                ("query blocks", "query_block_ignored")):
             if check in by_check:
                 record = by_check[check].result.get("record") or {}
-                if check == "no fused call" and not record.get("fused") and record.get("hidden"):
+                if check == "no fused call" and not record.get("fused") and (record.get("hidden") or record.get("outside")):
                     mistake = "hidden_calls"
                 return mistake, f"Looks like {self.mistakes[mistake]}. {check}: {by_check[check].message}"
         return None

@@ -54,12 +54,19 @@ class _Calls(TorchFunctionMode):
     def __init__(self) -> None:
         super().__init__()
         self.fused: list[str] = []
+        self.outside: list[str] = []
+        """Ways the work left torch, where no watch sees its memory or the blocks it skips."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "")
         if any(part in name for part in FUSED_NAMES) and name not in self.fused:
             self.fused.append(name)
+        if func in _TO_NUMPY and name not in self.outside:  # full attention written in NumPy passed
+            self.outside.append(name)
         return func(*args, **(kwargs or {}))
+
+
+_TO_NUMPY = (torch.Tensor.numpy, torch.Tensor.__array__)
 
 
 class _Ops(HiddenCalls):
@@ -141,7 +148,7 @@ class Watch:
                 if record[measure] > worst[measure]:
                     worst[measure] = record[measure]
                     worst.update({key: record[key] for key in company})
-            for seen in ("fused", "hidden"):
+            for seen in ("fused", "hidden", "outside"):
                 worst[seen] = (worst[seen] + [name for name in record[seen] if name not in worst[seen]])[:3]
         return worst
 
@@ -152,4 +159,4 @@ class Watch:
                 "matmul_work": int(ops.matmul_work), "exp_elements": int(ops.exp_elements),
                 "widest_tile": int(ops.widest_tile), "widest_tile_shape": ops.widest_tile_shape[:6],
                 "tallest_tile": int(ops.tallest_tile), "tallest_tile_shape": ops.tallest_tile_shape[:6],
-                "hidden": list(ops.hidden)}
+                "hidden": list(ops.hidden), "outside": list(self._calls.outside[:3])}
