@@ -126,12 +126,18 @@ _DEVICE_GETTER = torch.Tensor.device.__get__
 _TAKES_OTHERS = (torch.Tensor.to, torch.Tensor.type_as)
 
 
-def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False) -> dict:
+def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False, module=None) -> dict:
     """Run `call()` (the learner, in the child) under `DeviceAudit`; what it named, or what it raised.
 
     Errors are returned, not raised: the probe only judges devices, the other cases judge the rest.
+    With `module` (the learner's nn.Module), its plain tensor attributes count as made on the
+    default device: `module.to(device)` moves parameters and buffers, not them (a tutorial's
+    `self.scale = torch.sqrt(torch.FloatTensor([head_dim]))` stays on the CPU).
     """
     audit = DeviceAudit(default_is_wrong, host_reads_are_fine)
+    if module is not None and default_is_wrong:
+        for tensor in plain_tensor_attributes(module):
+            audit._default[id(tensor)] = weakref.ref(tensor)
     try:
         with audit:
             value = call()
@@ -141,6 +147,19 @@ def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False
     except Exception as exc:  # noqa: BLE001 - reported as inconclusive unless a device was named
         return {PROBE: {"problems": audit.problems[:3], "error": f"{type(exc).__name__}: {exc}"[:300]}}
     return {PROBE: {"problems": audit.problems[:3]}}
+
+
+def plain_tensor_attributes(module) -> list[torch.Tensor]:
+    """Tensors kept on the module or its submodules as plain attributes (neither parameters nor
+    buffers, which live in their own tables): what `module.to(device)` leaves where it was."""
+    found = []
+    try:
+        for sub in module.modules():
+            found += [value for value in vars(sub).values()
+                      if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)]
+    except Exception:  # noqa: BLE001 - a learner's module whose modules() raises: the calls say so
+        return []
+    return found
 
 
 def follow_inputs(tensor: str) -> str:

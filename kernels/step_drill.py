@@ -231,14 +231,14 @@ class StepsDrill(Drill):
         module = self.build_module(entry_obj, payload)
         if PROBE in payload:
             steps = clone_tree(payload["steps"])
-            found = probe_result(lambda: self._run_steps(module, steps)[0][-1], default_is_wrong=True)
+            found = probe_result(lambda: self._run_steps(module, steps)[0][-1], default_is_wrong=True, module=module)
             if found[PROBE]["problems"] or not any(step.get(key) is not None for step in steps
                                                    for key in OPTIONAL_MASKS):
                 return found
             # and without the mask: code often makes one there (`torch.ones(...)`), without device=
             bare = [{key: None if key in OPTIONAL_MASKS else value for key, value in step.items()}
                     for step in clone_tree(payload["steps"])]
-            unmasked = probe_result(lambda: self._run_steps(module, bare)[0][-1], default_is_wrong=True)
+            unmasked = probe_result(lambda: self._run_steps(module, bare)[0][-1], default_is_wrong=True, module=module)
             return unmasked if unmasked[PROBE]["problems"] else found
         runs, inputs_after, notes = [], [], []
 

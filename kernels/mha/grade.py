@@ -194,10 +194,10 @@ class MhaDrill(AttentionDrill):
         """The forward under the device audit, with the mask and without."""
         Q, K, V, mask = clone_tree([payload[key] for key in ("Q", "K", "V", "mask")])
         with torch.no_grad():
-            masked = probe_result(lambda: module(Q, K, V, mask), default_is_wrong=True)
+            masked = probe_result(lambda: module(Q, K, V, mask), default_is_wrong=True, module=module)
             if masked[PROBE].get("problems"):
                 return masked
-            return probe_result(lambda: module(Q, K, V), default_is_wrong=True)
+            return probe_result(lambda: module(Q, K, V), default_is_wrong=True, module=module)
 
     def _flat_weights(self, payload, convert):
         out = []
