@@ -36,12 +36,32 @@ class DeviceAudit(TorchFunctionMode):
     argument to the host (`lengths.cpu().tolist()`) is a way to read it, not a device mistake.
     """
 
-    def __init__(self, default_is_wrong: bool, host_reads_are_fine: bool = False):
+    def __init__(self, default_is_wrong: bool, host_reads_are_fine: bool = False,
+                 inputs: list | None = None):
         super().__init__()
         self.default_is_wrong = default_is_wrong
         self.host_reads_are_fine = host_reads_are_fine
         self.problems: list[str] = []
         self._default: dict[int, weakref.ref] = {}
+        self._made: dict[int, weakref.ref] | None = None
+        """With `inputs`: the inputs and every tensor made in the call; any other tensor that
+        meets them was kept from before it (a cache) and was made on another device."""
+        if inputs is not None:
+            self._made = {}
+            self._note_made(inputs)
+
+    def _note_made(self, values) -> None:
+        if self._made is None:
+            return
+        for value in _flat(values if isinstance(values, (list, tuple)) else [values]):
+            if isinstance(value, torch.Tensor):
+                self._made[id(value)] = weakref.ref(value)
+
+    def _kept_from_before(self, tensor: torch.Tensor) -> bool:
+        if self._made is None or tensor.dim() == 0:
+            return False
+        ref = self._made.get(id(tensor))
+        return ref is None or ref() is not tensor
 
     def _device(self, device, where: str, moving: bool = False):
         if device is None:
@@ -86,7 +106,13 @@ class DeviceAudit(TorchFunctionMode):
         on_default = [t for t in tensors if self._on_default(t)]
         if on_default and not moved and len(on_default) < len(tensors):
             self.problems.append(f"a tensor made without device= meets the inputs in {name}(...)")
+        kept = [t for t in tensors if self._kept_from_before(t)]
+        if kept and len(kept) < len(tensors) and not moved:
+            self.problems.append(f"a tensor kept from an earlier call (a cache keyed without the device?) "
+                                 f"meets the inputs in {name}(...)")
         result = func(*args, **kwargs)
+        if not tensors or len(kept) < len(tensors):  # made here, or from what was: a kept table sliced stays kept
+            self._note_made(result)
         if moved and isinstance(result, torch.Tensor):
             self._default.pop(id(result), None)  # .to() of a CPU tensor to CPU returns the tensor itself
         # a factory given an input's tensor (`asarray(mask)`, `as_tensor(x)`) keeps its device
@@ -126,15 +152,17 @@ _DEVICE_GETTER = torch.Tensor.device.__get__
 _TAKES_OTHERS = (torch.Tensor.to, torch.Tensor.type_as)
 
 
-def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False, module=None) -> dict:
+def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False, module=None,
+                 inputs: list | None = None) -> dict:
     """Run `call()` (the learner, in the child) under `DeviceAudit`; what it named, or what it raised.
 
     Errors are returned, not raised: the probe only judges devices, the other cases judge the rest.
     With `module` (the learner's nn.Module), its plain tensor attributes count as made on the
     default device: `module.to(device)` moves parameters and buffers, not them (a tutorial's
-    `self.scale = torch.sqrt(torch.FloatTensor([head_dim]))` stays on the CPU).
+    `self.scale = torch.sqrt(torch.FloatTensor([head_dim]))` stays on the CPU). With `inputs`,
+    a tensor from before the call that meets them is named (see `DeviceAudit`).
     """
-    audit = DeviceAudit(default_is_wrong, host_reads_are_fine)
+    audit = DeviceAudit(default_is_wrong, host_reads_are_fine, inputs)
     if module is not None and default_is_wrong:
         for tensor in plain_tensor_attributes(module):
             audit._default[id(tensor)] = weakref.ref(tensor)
