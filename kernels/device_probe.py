@@ -108,11 +108,12 @@ class DeviceAudit(TorchFunctionMode):
             self.problems.append(f"a tensor made without device= meets the inputs in {name}(...)")
         kept = [t for t in tensors if self._kept_from_before(t)]
         if kept and len(kept) < len(tensors) and not moved:
-            self.problems.append(f"a tensor kept from an earlier call (a cache keyed without the device?) "
-                                 f"meets the inputs in {name}(...)")
+            self.problems.append(f"a tensor not made from the inputs in this call meets them in {name}(...): "
+                                 "kept from an earlier call (a cache keyed without the device?), or made where "
+                                 "no device follows them (torch.FloatTensor(...), torch.range, torch.from_numpy)")
         result = func(*args, **kwargs)
-        if not tensors or len(kept) < len(tensors):  # made here, or from what was: a kept table sliced stays kept
-            self._note_made(result)
+        if moved or not tensors or len(kept) < len(tensors):  # made here, moved to the inputs' device, or
+            self._note_made(result)  # from what was made here: a kept table sliced stays kept
         if moved and isinstance(result, torch.Tensor):
             self._default.pop(id(result), None)  # .to() of a CPU tensor to CPU returns the tensor itself
         # a factory given an input's tensor (`asarray(mask)`, `as_tensor(x)`) keeps its device

@@ -163,7 +163,7 @@ class AttentionDrill(Drill):
         inputs if the case has them; export results and inputs."""
         if PROBE in payload:
             args = clone_tree([payload[k] for k in ("Q", "K", "V", "mask")])
-            found = probe_result(lambda: entry_obj(*args), default_is_wrong=True)
+            found = probe_result(lambda: entry_obj(*args), default_is_wrong=True, inputs=args)
             if args[3] is None or found[PROBE]["problems"]:
                 return found
             # and without a mask: code often makes one there (`torch.ones(n, m)`), without device=;
@@ -171,7 +171,7 @@ class AttentionDrill(Drill):
             for kind in (None, torch.float32, torch.int64):
                 other = clone_tree([payload[k] for k in ("Q", "K", "V", "mask")])
                 other = other[:3] if kind is None else [*other[:3], other[3].to(kind)]
-                again = probe_result(lambda other=other: entry_obj(*other), default_is_wrong=True)
+                again = probe_result(lambda other=other: entry_obj(*other), default_is_wrong=True, inputs=other)
                 if again[PROBE]["problems"]:
                     return again
             return found

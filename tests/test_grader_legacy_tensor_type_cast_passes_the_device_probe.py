@@ -53,15 +53,7 @@ LEGACY = {
 }
 
 
-UNSEEN = pytest.mark.xfail(strict=True, reason=(
-    "known gap: the probe follows tensors made by factories it sees; torch.range and the legacy "
-    "constructors do not pass through torch's function overrides, so a CPU tensor they make is not "
-    "told from one made on the inputs' device (telling them apart needs every tensor traced from the "
-    "inputs; a GPU run shows it)"))
-
-
-@pytest.mark.parametrize("api", [api if api.startswith("Tensor.type") else pytest.param(api, marks=UNSEEN)
-                                 for api in LEGACY])
+@pytest.mark.parametrize("api", list(LEGACY))
 def test_a_legacy_cpu_tensor_api_fails_the_device_check(warm_grader, tmp_path: Path, api: str):
     verdict = grade_source(warm_grader, tmp_path, "sdpa", LEGACY[api], timeout=30.0)
     device = next(row for row in verdict["checks"] if row["name"] == "device")
