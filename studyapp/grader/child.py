@@ -23,6 +23,8 @@ from studyapp.grader.guard import install as guard_the_harness
 from studyapp.grader.limits import Limits
 from studyapp.grader.sandbox import scratch_overflows
 from studyapp.grader.tamper import rebound as harness_rebound
+from studyapp.grader.tamper import settings as torch_settings
+from studyapp.grader.tamper import settings_changed
 from studyapp.grader.tamper import snapshot as harness_as_found
 from studyapp.grader.withhold import Withholding
 
@@ -232,11 +234,11 @@ def run_and_exit(drill, source: str, filename: str, payloads: list, result_fd: i
     owner = os.getpid()
     try:
         scratch = os.getcwd()  # the sandbox made it the scratch folder; learner code may move away
-        found = harness_as_found()
+        found, set_before = harness_as_found(), torch_settings()
         outcome = evaluate(drill, source, filename, payloads, withheld)
         if os.getpid() != owner:  # a copy made by the learner's os.fork(): only the child answers
             os._exit(0)
-        if outcome["stage"] == Stage.RAN.value and (changed := harness_rebound(found)):
+        if outcome["stage"] == Stage.RAN.value and (changed := harness_rebound(found) or settings_changed(set_before)):
             outcome = {"stage": Stage.ALTERED.value, "names": changed}
         if outcome["stage"] == Stage.RAN.value and _scratch_filled(scratch, limits.scratch_bytes):
             outcome = {"stage": Stage.DISK.value}

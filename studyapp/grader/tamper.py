@@ -1,5 +1,5 @@
 """The harness and torch as the child found them, before the learner's code ran: which of their
-functions that code rebound. The harness exports what a call returned and left behind with its
+functions that code rebound, and which of torch's process-wide settings it changed. The harness exports what a call returned and left behind with its
 own functions; a file that swapped `grading.export` (found in sys.modules), or patched
 `torch.Tensor.detach`, made an input it had divided in place look untouched, and passed.
 
@@ -49,3 +49,27 @@ def rebound(entries: list[tuple[str, object, str, object]]) -> list[str]:
 def _torchs_own(value: object) -> bool:
     module = getattr(value, "__module__", None)
     return isinstance(module, str) and (module == "torch" or module.startswith("torch."))
+
+
+def settings() -> dict[str, object]:
+    """torch's process-wide settings a drill has no business changing: in the learner's model
+    they change every matmul and every tensor made after it (`set_float32_matmul_precision`
+    turns TF32 on for all float32 matmuls on a GPU; `set_default_dtype` changes every factory)."""
+    import torch
+
+    return {
+        "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+        "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "torch.get_default_dtype()": torch.get_default_dtype(),
+        "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
+    }
+
+
+def settings_changed(before: dict[str, object]) -> list[str]:
+    """The settings (at most five) that differ from `before` now."""
+    try:
+        now = settings()
+    except Exception:  # noqa: BLE001 - torch's own functions rebound: `rebound` names them
+        return []
+    return [name for name, value in before.items() if now.get(name) != value][:5]

@@ -326,7 +326,8 @@ class Worker:
         if stage == Stage.ALTERED:
             names = ", ".join(str(name)[:100] for name in list(outcome.get("names") or [])[:5]) or "its functions"
             return verdicts.verdict(drill.id, "", device, Status.FAIL,
-                                    f"rejected: your code changed the grader's harness or torch while it ran ({names})",
+                                    f"rejected: your code changed the grader's harness or torch, or torch's settings, while "
+                                    f"it ran ({names})",
                                     origin=FailureOrigin.LEARNER, detail=FORGED_DETAIL)
         if stage == Stage.UNSENDABLE:
             return error("returned something the grader cannot read back", outcome["message"])
