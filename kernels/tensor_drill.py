@@ -179,7 +179,9 @@ class AttentionDrill(Drill):
         returned = None
         for attempt in range(1 if payload.get(ONE_CALL) else 2):
             args = clone_tree([payload["Q"], payload["K"], payload["V"], payload["mask"]])
-            value = entry_obj(*args) if args[3] is not None else entry_obj(*args[:3])
+            # the second call names the mask, as callers do (`mask=...`): the statement's signature
+            value = (entry_obj(*args[:3]) if args[3] is None else entry_obj(*args) if attempt == 0
+                     else entry_obj(*args[:3], mask=args[3]))
             calls.append(export(value))
             if attempt == 0:
                 returned = value
