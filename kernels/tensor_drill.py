@@ -1,5 +1,8 @@
 """Checks shared by the drills whose answer is attention output (sdpa, mha): the tolerance
-policy, weights, determinism, mutation, fully masked rows, and diagnosis by known mistakes."""
+policy, weights, determinism, mutation, fully masked rows, and diagnosis by known mistakes.
+
+~450 lines on purpose: how a case is called (the probe, the calls again on refilled tensors)
+and how its result is judged and diagnosed read each other's keys, and stay together."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The review session: question, reveal, rate 1–4 with interval previews, undo, suspend."""
+"""The review session: question, reveal, rate 1–4 with interval previews, undo, suspend.
+
+~420 lines on purpose: the screen's layouts for small terminals, the session's states (not begun,
+a card, past the notes, a drill due) and the guards on its keys belong to one screen."""
 
 from __future__ import annotations
 
