@@ -121,6 +121,8 @@ class StudyApp(App):
         """The core as the UI sees it (`studyapp.facade.StudyFacade`, or a test double with its methods)."""
         self.study_ready = False
         """True once the vault and history are loaded; screens wait for it before asking for data."""
+        self.drill_rated_at = float("-inf")
+        """When a drill's rating last closed its screen (`review.REPEAT_GUARD`)."""
         self._save_theme = False
         """Off while the theme comes from the settings; on once the app runs."""
         self._stop_watching = threading.Event()

@@ -8,6 +8,7 @@ reference). Each part is short; splitting them would spread that one state over 
 from __future__ import annotations
 
 import ast
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -618,6 +619,7 @@ class DrillScreen(StudyScreen):
 
         self.notify(f"{DRILL_RATING_LABELS[result.rating]}: next in {format_interval(result.interval)} "
                     f"({result.due.astimezone():%Y-%m-%d})", timeout=3)
+        self.app.drill_rated_at = time.monotonic()  # the same key again must not rate the note below
         self.action_leave()
 
     def can_leave(self, retry: Callable[[], object]) -> bool:

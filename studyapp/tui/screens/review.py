@@ -34,9 +34,10 @@ the footer: compact, the rest still took eight rows, and the answer got two of t
 
 
 REPEAT_GUARD = 0.6
-"""Seconds after a screen opened over the review (a drill, `p`) closes in which a rating key is
-not taken: a drill rated with `2` pressed twice, as a key that did not seem to take is, rated
-the note underneath too, its answer still showing (a review the learner never gave)."""
+"""Seconds after a drill's rating closed its screen in which the review takes no rating key: a
+drill rated with `2` pressed twice, as a key that did not seem to take is, rated the note
+underneath too, its answer still showing (a review the learner never gave). A drill left with
+Esc arms nothing: the note's rating comes right after it."""
 
 
 class ReviewScreen(StudyScreen):
@@ -86,9 +87,6 @@ class ReviewScreen(StudyScreen):
         """A refresh asked for before then, done once the session is shown."""
         self.reopen = False
         """Ratings of the session were undone elsewhere: past its summary, the notes come back."""
-        self.covered = False
-        self.back_at = float("-inf")
-        """When a screen opened over this one (a drill, `p`) last closed: see `REPEAT_GUARD`."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -314,17 +312,10 @@ class ReviewScreen(StudyScreen):
         if event.button.id and event.button.id.startswith("rate-"):
             self.action_rate(int(event.button.id.removeprefix("rate-")))
 
-    def on_screen_suspend(self) -> None:
-        self.covered = True
-
-    def on_screen_resume(self) -> None:
-        if self.covered:
-            self.covered, self.back_at = False, time.monotonic()
-
     def action_rate(self, rating: int) -> None:
         if self.card is None or not self.revealed:
             return
-        if time.monotonic() - self.back_at < REPEAT_GUARD:
+        if time.monotonic() - self.app.drill_rated_at < REPEAT_GUARD:
             return  # the drill's rating key, pressed twice: the second is not this note's rating
         duration = time.monotonic() - self.shown_at
         try:
