@@ -118,7 +118,9 @@ class DeviceAudit(TorchFunctionMode):
             self._default.pop(id(result), None)  # .to() of a CPU tensor to CPU returns the tensor itself
         # a factory given an input's tensor (`asarray(mask)`, `as_tensor(x)`) keeps its device
         made_here = func in FACTORIES and kwargs.get("device") is None and len(on_default) == len(tensors)
-        if self.default_is_wrong and isinstance(result, torch.Tensor) and result.dim() > 0 and not moved and (
+        # followed for builders too, whose output may stay on the default device, but not meet
+        # a tensor on another one (`torch.arange(max_len) < lengths` with lengths on a GPU)
+        if isinstance(result, torch.Tensor) and result.dim() > 0 and not moved and (
                 made_here or (on_default and len(on_default) == len(tensors))):
             self._default[id(result)] = weakref.ref(result)  # still on the default device
         return result
@@ -129,8 +131,9 @@ class DeviceAudit(TorchFunctionMode):
         return ref is not None and ref() is tensor and tensor.dim() > 0  # 0-dim: a scalar, fine anywhere
 
     def returned(self, value) -> None:
-        """A result still on the default device is a mistake too (`return torch.zeros(...)`)."""
-        if isinstance(value, torch.Tensor) and self._on_default(value):
+        """A result still on the default device is a mistake too (`return torch.zeros(...)`),
+        unless the output's contract is the default device (a builder's)."""
+        if self.default_is_wrong and isinstance(value, torch.Tensor) and self._on_default(value):
             self.problems.append("the result is made without device=")
 
 

@@ -26,7 +26,7 @@ BANK_FILES = [
     *_bank("mha", "right", "fused_qkv_einsum", "pytorch_sdpa_heads", "reference"),
     *_bank("mha", "wrong", "mask_not_broadcast_over_heads", "merge_without_transpose", "missing_biases",
            "no_output_projection", "scale_by_d_model", "split_without_transpose"),
-    *_bank("padding_mask", "right", "arange_compare", "loop_float_4d"),
+    *_bank("padding_mask", "right", "host_lengths_loop", "loop_float_4d"),
     *_bank("padding_mask", "wrong", "blocks_queries", "inverted_mask", "missing_query_dim", "off_by_one"),
     *_bank("sdpa", "right", "additive_mask_tuple", "einsum_tuple", "float64_cast_back", "masked_fill_inf",
            "online_softmax_chunked", "pytorch_sdpa", "torch_where_finfo_min"),

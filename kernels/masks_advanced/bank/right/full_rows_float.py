@@ -1,4 +1,5 @@
-"""Float 0./1. masks, the left padding mask materialised to (B, 1, n, n) with identical rows."""
+"""Float 0./1. masks, the left padding mask materialised to (B, 1, n, n) with identical rows; the
+masks built from `lengths` make their positions on its device (a list's is the default one)."""
 import torch
 
 
@@ -15,7 +16,7 @@ def sliding_window_mask(n, window):
 
 def causal_padding_mask(lengths, n):
     lengths = torch.as_tensor(lengths, dtype=torch.int64)
-    pos = torch.arange(n)
+    pos = torch.arange(n, device=lengths.device)
     allowed = (pos.view(1, 1, 1, n) <= pos.view(1, 1, n, 1)) & (pos.view(1, 1, 1, n) < lengths.view(-1, 1, 1, 1))
     return allowed.float()
 
@@ -23,5 +24,5 @@ def causal_padding_mask(lengths, n):
 def left_padding_mask(lengths, n):
     lengths = torch.as_tensor(lengths, dtype=torch.int64)
     start = (n - lengths).view(-1, 1, 1, 1)
-    keys = torch.arange(n).view(1, 1, 1, n) >= start
+    keys = torch.arange(n, device=lengths.device).view(1, 1, 1, n) >= start
     return keys.expand(-1, 1, n, n).float()

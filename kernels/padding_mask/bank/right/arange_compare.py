@@ -1,7 +1,0 @@
-"""Reference: compare key positions with the lengths, add a query dim."""
-import torch
-
-
-def padding_mask(lengths, max_len):
-    lengths = torch.as_tensor(lengths)
-    return (torch.arange(max_len)[None, :] < lengths[:, None]).unsqueeze(1)
