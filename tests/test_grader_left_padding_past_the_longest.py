@@ -27,14 +27,14 @@ LENGTH_FROM_LENGTHS = """
 
     def causal_padding_mask(lengths, n):
         lengths = torch.as_tensor(lengths)
-        pos = torch.arange(n)
+        pos = torch.arange(n, device=lengths.device)
         return ((pos[None, None, None, :] <= pos[None, None, :, None])
                 & (pos[None, None, None, :] < lengths[:, None, None, None]))
 
     def left_padding_mask(lengths, n):
         lengths = torch.as_tensor(lengths)
         n = int(lengths.max())  # the padded length taken from the longest sequence: wrong
-        return (torch.arange(n)[None, :] >= (n - lengths)[:, None])[:, None, None, :]
+        return (torch.arange(n, device=lengths.device)[None, :] >= (n - lengths)[:, None])[:, None, None, :]
 """
 
 
