@@ -95,6 +95,8 @@ class NotesScreen(StudyScreen):
         self.scope: tuple[str, str] = ALL
         self.filter_pending = False
         """`/` asked for the filter, whose focus may not have landed yet (`on_key`)."""
+        self.typed_ahead = ""
+        """Letters typed for the filter before its focus landed, typed into it when it does."""
         self.text_hits: tuple[str, frozenset[str]] = ("", frozenset())
         """The latest body search: (filter text, paths whose text contains it)."""
 
@@ -105,7 +107,9 @@ class NotesScreen(StudyScreen):
             tree.show_root = True
             yield tree
             with Vertical(id="notes-main"):
-                yield Input(placeholder="Filter by title, path or text…", id="note-filter")
+                # not select_on_focus: letters typed right after `/` may reach it before its
+                # focus does, and a selection made then had the next letter replace them
+                yield Input(placeholder="Filter by title, path or text…", id="note-filter", select_on_focus=False)
                 yield Static("", id="note-count")
                 table = NoteTable(id="note-table", cursor_type="row", zebra_stripes=True)
                 for label, width in FIXED_COLUMNS:
@@ -306,18 +310,26 @@ class NotesScreen(StudyScreen):
         filter's text: they went to the screen's keys (`s` suspended the selected note) or were
         lost. README: while a filter has the focus, keys are text."""
         filter_input = self.query_one("#note-filter", Input)
-        if self.focused is filter_input:
-            return
-        if event.key == "slash":  # its binding runs after the keys queued behind it reach here
+        # A printable key the filter took never reaches here: one that does was sent while the
+        # focus was elsewhere, even if it has landed on the filter since.
+        if event.key == "slash" and self.focused is not filter_input:  # its binding runs after the keys queued behind it
             self.filter_pending = True
         elif self.filter_pending and event.is_printable and event.character:
             event.stop()
             event.prevent_default()
-            filter_input.insert_text_at_cursor(event.character)
+            if self.focused is filter_input and not self.typed_ahead:
+                filter_input.insert_text_at_cursor(event.character)
+            else:  # typed into it once it has the focus (in order: nothing typed after it is there yet)
+                self.typed_ahead += event.character
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        if event.widget is not self.query_one("#note-filter", Input):
+        filter_input = self.query_one("#note-filter", Input)
+        if event.widget is not filter_input:
             self.filter_pending = False  # the list (Enter, Tab, Escape) or a click: keys are keys again
+            self.typed_ahead = ""
+        elif self.typed_ahead:
+            text, self.typed_ahead = self.typed_ahead, ""
+            filter_input.insert_text_at_cursor(text)
 
     def action_leave_filter(self) -> None:
         """Escape in the filter: back to the list, the filter kept (every key was text there,
