@@ -50,6 +50,11 @@ class DeviceAudit(TorchFunctionMode):
             self._made = {}
             self._note_made(inputs)
 
+    def count_as_default(self, tensors: list[torch.Tensor]) -> None:
+        """Treat `tensors` as made on the default device here (a module's plain attributes)."""
+        for tensor in tensors:
+            self._default[id(tensor)] = weakref.ref(tensor)
+
     def _note_made(self, values) -> None:
         if self._made is None:
             return
@@ -168,8 +173,7 @@ def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False
     """
     audit = DeviceAudit(default_is_wrong, host_reads_are_fine, inputs)
     if module is not None and default_is_wrong:
-        for tensor in plain_tensor_attributes(module):
-            audit._default[id(tensor)] = weakref.ref(tensor)
+        audit.count_as_default(plain_tensor_attributes(module))
     try:
         with audit:
             value = call()

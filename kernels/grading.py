@@ -86,12 +86,17 @@ and decide the diagnosis, and fresh ones would add a call per case per seed to t
 AGAIN_CHECK = "second input"
 
 
-def plan_calls(payload: dict, *, big: bool, core_public: bool, second, again: bool = False) -> None:
+def plan_calls(payload: dict, *, big: bool, core_public: bool, second, again: bool = False,
+               same_tensors: dict | None = None, tensors: tuple[str, ...] = ()) -> None:
     """How a case is called, marked on its payload: a big case once (`ONE_CALL`, its inputs
     not sent back twice), a small core public one again on `second()`'s inputs (`AGAIN`); and
     with `again`, big or not (a memo kept only for big inputs, "to save rebuilding them",
-    shows only on a big case called again)."""
-    if big and not again:
+    shows only on a big case called again). With `same_tensors`, the second call gets the
+    first call's very `tensors` with those other arguments instead (`SAME_TENSORS`)."""
+    if same_tensors:
+        payload[AGAIN] = {key: payload[key] for key in tensors} | same_tensors
+        payload[SAME_TENSORS] = True
+    elif big and not again:
         payload[ONE_CALL] = True
     elif core_public or again:
         payload[AGAIN] = second()
@@ -111,6 +116,41 @@ cache (a cache grown in place in a buffer the fork shares). Two more runs (`harn
 counts them)."""
 
 
+FIRST_AFTER = "first result after the later calls"
+"""Result key: the tensor a case's first call returned, exported again after its later calls."""
+WEIGHTS_AFTER = "weights after"
+"""Result key: a module's projections (weight, bias of each layer) as its runs left them."""
+DIM_LEFT_OUT = "dim left out"
+"""Result key: a dim=-1 case's call with `dim` left out (safe_softmax)."""
+AT_ZERO = "at_zero"
+"""Result key: rope's call on the same x from position 0."""
+ONE_EXPORT = (FIRST_AFTER, DIM_LEFT_OUT, AT_ZERO)
+"""Result keys holding one exported value; "calls" and `WEIGHTS_AFTER` hold a list of them,
+"runs" a list of such lists (`exports_problem` checks their form)."""
+
+
+def _broadcast_dims(tensor: torch.Tensor) -> list[int]:
+    """The dims an expanded view repeats (stride 0, more than one element)."""
+    return [d for d in range(tensor.dim()) if tensor.stride(d) == 0 and tensor.shape[d] > 1]
+
+
+def refilled(tensors: list, values: list) -> list:
+    """`tensors` (a call's arguments) holding `values` (other inputs of the same shapes and
+    layouts), written in place: the same objects and storage with other contents. An argument
+    that is no tensor (None) is replaced by its value."""
+    out = []
+    for tensor, value in zip(tensors, values, strict=True):
+        if not isinstance(tensor, torch.Tensor) or not isinstance(value, torch.Tensor):
+            out.append(clone_tree(value))
+            continue
+        base, source = tensor, value
+        for dim in _broadcast_dims(tensor):  # an expanded view: its one row of memory takes the value's
+            base, source = base.narrow(dim, 0, 1), source.narrow(dim, 0, 1)
+        base.copy_(source)
+        out.append(tensor)
+    return out
+
+
 def other_layout_values(like: torch.Tensor, *, flip: tuple[int, ...] = (), negate: bool = False) -> torch.Tensor:
     """`like` with its order reversed along `flip` (and negated), stored as `like` is: a
     transposed tensor stays transposed and an expanded dim stays expanded (stride 0), so the
@@ -119,7 +159,7 @@ def other_layout_values(like: torch.Tensor, *, flip: tuple[int, ...] = (), negat
     values = like.flip(flip) if flip else like
     if negate:
         values = -values
-    broadcast = [d for d in range(like.dim()) if like.stride(d) == 0 and like.shape[d] > 1]
+    broadcast = _broadcast_dims(like)
     base = like
     for dim in broadcast:
         base, values = base.narrow(dim, 0, 1), values.narrow(dim, 0, 1)
@@ -194,7 +234,7 @@ def clone_tree(value):
 
 
 def clone_keeping_layout(tensor: torch.Tensor) -> torch.Tensor:
-    broadcast = [d for d in range(tensor.dim()) if tensor.stride(d) == 0 and tensor.shape[d] > 1]
+    broadcast = _broadcast_dims(tensor)
     base = tensor
     for dim in broadcast:
         base = base.narrow(dim, 0, 1)
@@ -585,7 +625,31 @@ def harness_altered(case: Case, result: dict, may_miss: bool = False) -> str | N
     if not lists or any(not isinstance(calls, list) or len(calls) != wanted for calls in lists):
         return ("your code changed the grader's own data while it ran (the calls of a case): "
                 "a drill's code may only compute its result")
+    if any(exports_problem(part) for part in parts):
+        return ("your code changed the grader's own data while it ran (what a call returned is not "
+                "the grader's record of it): a drill's code may only compute its result")
     return None
+
+
+def exports_problem(part: dict) -> bool:
+    """Whether a result's returned values are not in the form `export` gives them: a call forged
+    as a plain int got "internal grader error", blamed on the grader, when the judge read it."""
+    lists = [part.get(key, []) for key in ("calls", WEIGHTS_AFTER)]
+    runs = part.get("runs", [])
+    if not all(isinstance(value, list) for value in (*lists, runs)) or not all(isinstance(r, list) for r in runs):
+        return True
+    single = [part[key] for key in ONE_EXPORT if key in part]
+    return not all(_exported(value) for value in (*single, *(v for value in (*lists, *runs) for v in value)))
+
+
+def _exported(value, depth: int = 0) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str) or depth > 2:
+        return False
+    if value["type"] in ("tuple", "list") and "items" in value:
+        items = value["items"]
+        return (isinstance(items, list) and len(items) <= 4 and type(value.get("length")) is int
+                and all(_exported(item, depth + 1) for item in items))
+    return True
 
 
 class Drill:

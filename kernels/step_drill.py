@@ -26,6 +26,7 @@ from .grading import (
     MISTAKE_MATCH,
     ONE_CALL,
     SIDE_BY_SIDE,
+    WEIGHTS_AFTER,
     Case,
     CheckBook,
     Drill,
@@ -58,10 +59,6 @@ CHECK_ORDER = [
 STRUCTURAL = ("return type", "dtype", "inputs unchanged", "weights unchanged", "fresh sequence")
 """Checks diagnosed by what they are, before any comparison with known mistakes' traces."""
 SHAPED = ("output shape", "cache shape")
-WEIGHTS_AFTER = "weights after"
-"""Result key: the module's projections (weight, bias of each of `LAYERS`) as its runs left them."""
-
-
 def weights_as_left(module) -> list:
     """In the child: the module's projections after its runs, exported in `LAYERS` order (the
     statement: keep no state on the module; the grader's weights were loaded in); [] where

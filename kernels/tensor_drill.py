@@ -16,6 +16,7 @@ from .grading import (
     CORE,
     DEFAULT_TOLERANCE,
     EXTRA,
+    FIRST_AFTER,
     MISTAKE_MATCH,
     ONE_CALL,
     Case,
@@ -33,34 +34,15 @@ from .grading import (
     mistake_distance,
     narrow_mistakes,
     other_layout_values,
+    refilled,
     same_values,
     second_case,
     shape_text,
     unpack_output,
 )
 
-FIRST_AFTER = "first result after the later calls"
-"""Result key: the tensor the first call returned, exported again after the case's later calls."""
 RESULT_OVERWRITTEN = ("a later call changed the tensor an earlier call returned (one output buffer "
                       "reused from call to call?): each call must return a tensor of its own")
-
-
-def refilled(tensors: list, values: list) -> list:
-    """`tensors` (a call's arguments) holding `values` (other inputs of the same shapes and
-    layouts), written in place: the same objects and storage with other contents. An argument
-    that cannot take them in place (None) is replaced by its value."""
-    out = []
-    for tensor, value in zip(tensors, values, strict=True):
-        if not isinstance(tensor, torch.Tensor) or not isinstance(value, torch.Tensor):
-            out.append(clone_tree(value))
-            continue
-        broadcast = [d for d in range(tensor.dim()) if tensor.stride(d) == 0 and tensor.shape[d] > 1]
-        base, source = tensor, value
-        for dim in broadcast:  # an expanded view: its one row of memory takes the value's
-            base, source = base.narrow(dim, 0, 1), source.narrow(dim, 0, 1)
-        base.copy_(source)
-        out.append(tensor)
-    return out
 
 
 CHECK_ORDER = [

@@ -117,12 +117,9 @@ def build_case(gen, name, *, lead=(), n=4, m=5, d=4, dv=3, mask=None, scale=None
         if lead:
             payload["K"] = payload["K"].narrow(0, 0, 1).expand(payload["K"].shape)
     # called again on other inputs: an answer kept from a call shows
-    if same_tensors:  # or on the same tensor objects with another mask or scale (`SAME_TENSORS`)
-        payload[AGAIN] = {key: payload[key] for key in ("Q", "K", "V", "dO", "mask")} | same_tensors
-        payload[SAME_TENSORS] = True
-    else:
-        plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
-                   second=lambda: second_inputs(payload), again=again)
+    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+               second=lambda: second_inputs(payload), again=again, same_tensors=same_tensors,
+               tensors=("Q", "K", "V", "dO", "mask"))
     mask_text = "no mask" if allowed is None else f"{mask} mask {shape_text(allowed.shape)}"
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
              f"{str(dtype).replace('torch.', '')}, {mask_text}, scale "

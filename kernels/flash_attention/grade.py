@@ -96,12 +96,8 @@ def build_case(gen, name, *, lead=(), n=4, m=6, d=4, dv=3, block_q=4, block_k=4,
         assert d > block_k, "a tiles case needs d > block_k"
         payload["tiles"] = True
     # called again on other inputs: an answer kept from a call shows
-    if same_tensors:  # or on the same tensor objects with another option (`SAME_TENSORS`)
-        payload[AGAIN] = {"Q": payload["Q"], "K": payload["K"], "V": payload["V"], **same_tensors}
-        payload[SAME_TENSORS] = True
-    else:
-        plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
-                   second=lambda: second_inputs(payload))
+    plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
+               second=lambda: second_inputs(payload), same_tensors=same_tensors, tensors=("Q", "K", "V"))
     notes = (f"Q {shape_text(Q.shape)}, K {shape_text(K.shape)}, V {shape_text(V.shape)}, "
              f"{str(dtype).replace('torch.', '')}, block_q={block_q}, block_k={block_k}"
              + (", causal" if causal else "") + ("" if scores == "normal" else f", {scores.replace('_', ' ')} scores")

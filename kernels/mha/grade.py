@@ -84,7 +84,7 @@ def build_case(gen, name, *, batch=2, n=4, m=4, d_model=8, heads=2, dtype=torch.
         payload[ONE_MEMORY] = True
         notes += ", one memory tensor passed as K and V"
     plan_calls(payload, big=max(n, m) > BIG, core_public=tier == CORE and public,
-               second=lambda: _one_tensor_again(second_inputs(payload), payload), again=again)
+               second=lambda: _shared_again(second_inputs(payload), payload), again=again)
     return Case(name, payload, tier=tier, value_check=check, notes=notes, public=public, size=max(n, m))
 
 
@@ -99,9 +99,9 @@ def _arguments(inputs: dict, payload: dict) -> list:
     return args
 
 
-def _one_tensor_again(second: dict, payload: dict) -> dict:
-    """The second inputs of a one-tensor case: one other tensor as Q, K and V again (as K and V
-    for a one-memory case); other cases' as they are."""
+def _shared_again(second: dict, payload: dict) -> dict:
+    """A case's second inputs, sharing tensors as its first call's do: one other tensor as Q, K
+    and V for a `ONE_TENSOR` case, as K and V for a `ONE_MEMORY` one."""
     if payload.get(ONE_TENSOR):
         return {**second, "K": second["Q"], "V": second["Q"]}
     if payload.get(ONE_MEMORY):

@@ -19,6 +19,7 @@ from ..device_probe import PROBE, check_probe, follow_inputs, probe_result
 from ..grading import (
     AGAIN,
     AGAIN_CHECK,
+    AT_ZERO,
     BIG,
     CORE,
     DEFAULT_TOLERANCE,
@@ -353,7 +354,7 @@ class RopeDrill(AttentionDrill):
         result = {"calls": calls, "inputs": inputs_after}
         if payload.get("relative"):
             x = clone_tree(payload["x"])
-            result["at_zero"] = export(entry_obj(x, **{**kwargs, "offset": 0}))
+            result[AT_ZERO] = export(entry_obj(x, **{**kwargs, "offset": 0}))
         return result
 
     # --- parent side ----------------------------------------------------------------------------
@@ -437,7 +438,7 @@ class RopeDrill(AttentionDrill):
         check_probe(book, case, result, follow_inputs("x"))
 
     def _check_relative(self, case, result, book, shifted, where):
-        at_zero, _, problem = unpack_output(result.get("at_zero") or {}, allow_weights=False)
+        at_zero, _, problem = unpack_output(result.get(AT_ZERO) or {}, allow_weights=False)
         if problem or tuple(at_zero["shape"]) != tuple(shifted.shape):
             book.failed(RELATIVE, case, result, f"{where}: with offset=0 it returned something else: {problem}")
             return

@@ -19,6 +19,7 @@ from ..grading import (
     BIG,
     CORE,
     DEFAULT_TOLERANCE,
+    DIM_LEFT_OUT,
     EXTRA,
     MISTAKE_MATCH,
     ONE_CALL,
@@ -64,8 +65,6 @@ FLOOR_FACTOR = 10.0
 """atol is at least this times the error of a correct same-dtype computation on the case."""
 LOW_PRECISION_FACTOR = 4.0
 MISSING = "missing"
-DIM_LEFT_OUT = "dim left out"
-"""Result key: a dim=-1 case's call with `dim` left out, which must answer as the first call."""
 HUGE = 1e4
 
 

@@ -46,55 +46,8 @@ def case_results(outcome: dict, case_count: int) -> list[dict] | Rejected:
         if problem:
             return Rejected(f"case {index}: {problem}",
                             "Return a plain torch.Tensor of the inputs' dtype, not a Tensor subclass.")
-        problem = _returns_problem(result)
-        if problem:
-            return Rejected(f"case {index}: {problem}", FORGED_DETAIL)
         ordered.append(result)
     return ordered
-
-
-def _returns_problem(result: dict) -> str | None:
-    """Why the values a case's calls returned are not in the form the harness exports them
-    (`grading.export`), or None. The learner's code runs beside the harness and can reach its
-    results: a call forged as a plain int got "internal grader error", blamed on the grader,
-    when the judge read it as an exported value."""
-    parts = [result, *(value for value in result.values() if isinstance(value, dict) and "calls" in value)]
-    for part in parts:  # safe_softmax keeps each function's calls in a part of its own
-        problem = _part_problem(part)
-        if problem:
-            return problem
-    return None
-
-
-def _part_problem(result: dict) -> str | None:
-    calls, runs = result.get("calls", []), result.get("runs", [])
-    if not isinstance(calls, list) or not isinstance(runs, list) or not all(isinstance(r, list) for r in runs):
-        return "its calls are not the grader's record of them"
-    weights = result.get("weights after", [])
-    if not isinstance(weights, list):
-        return "its weights are not the grader's record of them"
-    exported = [*calls, *(value for run in runs for value in run), *weights]
-    exported += [result[key] for key in SINGLE_EXPORTS if key in result]
-    for value in exported:
-        if not _exported(value, 0):
-            return "a call's returned value is not the grader's record of it"
-    return None
-
-
-SINGLE_EXPORTS = ("at_zero", "first result after the later calls", "dim left out")
-"""Result keys that hold one exported value (rope's call at offset 0; `tensor_drill.FIRST_AFTER`;
-safe_softmax's call without `dim`)."""
-
-
-def _exported(value, depth: int) -> bool:
-    """Whether `value` has the form `grading.export` gives a returned value."""
-    if not isinstance(value, dict) or not isinstance(value.get("type"), str) or depth > 2:
-        return False
-    if value["type"] in ("tuple", "list") and "items" in value:
-        items = value["items"]
-        return (isinstance(items, list) and len(items) <= 4 and type(value.get("length")) is int
-                and all(_exported(item, depth + 1) for item in items))
-    return True
 
 
 def _plain_problem(value, depth: int = 0, seen: set[int] | None = None) -> str | None:

@@ -1,7 +1,8 @@
 """The harness and torch as the child found them, before the learner's code ran: which of their
-functions that code rebound, and which of torch's process-wide settings it changed. The harness exports what a call returned and left behind with its
-own functions; a file that swapped `grading.export` (found in sys.modules), or patched
-`torch.Tensor.detach`, made an input it had divided in place look untouched, and passed.
+functions that code rebound, and which of torch's process-wide settings it changed. The harness
+exports what a call returned and left behind with its own functions; a file that swapped
+`grading.export` (found in sys.modules), or patched `torch.Tensor.detach`, made an input it had
+divided in place look untouched, and passed.
 
 Runs in the child, beside the learner's code, so it raises the bar rather than closing the door:
 the parent judges only data, and code that digs into the child's memory can forge that too.

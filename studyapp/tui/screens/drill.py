@@ -234,9 +234,8 @@ class DrillScreen(StudyScreen):
         try:
             mtime = self.path.stat().st_mtime_ns
         except FileNotFoundError:  # deleted outside (rm, git clean): the code here is all there is
-            if self.saved_text or not self._unreadable_said:
-                self.saved_text = ""  # nothing on disk now: leaving, ctrl+s or ctrl+r writes it back
-                self._unreadable_said = True
+            if self.saved_text:  # said once: nothing is saved now, so leaving, ctrl+s or ctrl+r writes it back
+                self.saved_text = ""
                 self.notify(f"{self.path.name} was deleted outside the app: your code here is kept; "
                             "ctrl+s (or leaving) writes it back.", severity="warning", timeout=8)
             return
@@ -496,7 +495,7 @@ class DrillScreen(StudyScreen):
                              and editor.text != self.text_at_run)
         if self.proposal is None:
             self.results_take_keys = False
-        if self.proposal is not None:
+        else:
             at_results = self.results_take_keys or self.focused is self.query_one("#result-box")
             first = "F6 (to the results), then " if not at_results and (typing or self.focused is editor) else ""
             proposal_widget.update(
