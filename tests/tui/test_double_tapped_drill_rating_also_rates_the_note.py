@@ -11,26 +11,16 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from functools import partial
 
 from .sample_vault import write_vault
-from .test_tui_tmux import NOTE, app_command, pytestmark, tmux  # noqa: F401 - the module's marks (serial, tmux)
+from .test_tui_tmux import NOTE, app_command, pane_text, pytestmark, tmux, wait_in  # noqa: F401 - the module's marks (serial, tmux)
 
 SESSION = f"tui-studyapp-double-tap-{os.getpid()}"
 
 
-def screen() -> str:
-    return tmux("capture-pane", "-p", "-t", SESSION)
-
-
-def wait_for(text: str, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    shown = ""
-    while time.monotonic() < deadline:
-        shown = screen()
-        if text in shown:
-            return shown
-        time.sleep(0.05)
-    raise AssertionError(f"{text!r} never appeared; the screen was:\n{shown}")
+screen = partial(pane_text, SESSION)
+wait_for = partial(wait_in, SESSION)
 
 
 def key(name: str) -> None:

@@ -19,27 +19,17 @@ import os
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
-from .test_tui_tmux import pytestmark, tmux  # noqa: F401 - the module's marks (serial, tmux)
+from .test_tui_tmux import pane_text, pytestmark, tmux, wait_in  # noqa: F401 - the module's marks (serial, tmux)
 
 SESSION = f"tui-studyapp-notes-filter-pace-{os.getpid()}"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def screen() -> str:
-    return tmux("capture-pane", "-p", "-t", SESSION)
-
-
-def wait_for(text: str, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    shown = ""
-    while time.monotonic() < deadline:
-        shown = screen()
-        if text in shown:
-            return shown
-        time.sleep(0.05)
-    raise AssertionError(f"{text!r} never appeared; the screen was:\n{shown}")
+screen = partial(pane_text, SESSION)
+wait_for = partial(wait_in, SESSION)
 
 
 def write_big_vault(vault: Path, count: int = 3000) -> None:

@@ -9,27 +9,17 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from functools import partial
 
-from .test_tui_tmux import app_command, pytestmark, tmux  # noqa: F401 - the module's marks (serial, tmux)
+from .test_tui_tmux import app_command, pane_text, pytestmark, tmux, wait_in  # noqa: F401 - the module's marks (serial, tmux)
 
 SESSION = f"tui-studyapp-tab-selection-{os.getpid()}"
 LINES = ("scores = Q @ K.transpose(-2, -1)", "weights = scores.softmax(dim=-1)")
 """Typed key by key at the start of the starter's `raise` line (where the cursor opens)."""
 
 
-def screen() -> str:
-    return tmux("capture-pane", "-p", "-t", SESSION)
-
-
-def wait_for(text: str, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    shown = ""
-    while time.monotonic() < deadline:
-        shown = screen()
-        if text in shown:
-            return shown
-        time.sleep(0.05)
-    raise AssertionError(f"{text!r} never appeared; the screen was:\n{shown}")
+screen = partial(pane_text, SESSION)
+wait_for = partial(wait_in, SESSION)
 
 
 def press(key: str) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from functools import partial
 
 import pytest
 
-from .test_tui_tmux import app_command, pytestmark, tmux  # noqa: F401 - the module's marks (serial, tmux)
+from .test_tui_tmux import app_command, pane_text, pytestmark, tmux, wait_in  # noqa: F401 - the module's marks (serial, tmux)
 
 SESSION = f"tui-studyapp-note-gone-{os.getpid()}"
 TITLE = "什么是 softmax 饱和？它的梯度（Jacobian）是什么，为什么饱和会让注意力学不动？"
@@ -26,19 +27,8 @@ softmax p = softmax(z) 的 Jacobian 是 J = diag(p) − p pᵀ。
 """ + "\n".join(f"第 {i} 行：p_i = e^{{z_i}} / Σ_k e^{{z_k}}" for i in range(40)) + "\n"
 
 
-def screen() -> str:
-    return tmux("capture-pane", "-p", "-t", SESSION)
-
-
-def wait_for(text: str, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    shown = ""
-    while time.monotonic() < deadline:
-        shown = screen()
-        if text in shown:
-            return shown
-        time.sleep(0.05)
-    raise AssertionError(f"{text!r} never appeared; the screen was:\n{shown}")
+screen = partial(pane_text, SESSION)
+wait_for = partial(wait_in, SESSION)
 
 
 def message_text(shown: str) -> str:

@@ -30,16 +30,26 @@ def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
 
 
-def wait_for(text: str, timeout: float = 30.0) -> str:
-    """Poll the pane until `text` shows (the app paints asynchronously); fail with the last screen."""
+def pane_text(session: str) -> str:
+    """What a tmux session's pane shows now."""
+    return tmux("capture-pane", "-p", "-t", session)
+
+
+def wait_in(session: str, text: str, timeout: float = 30.0) -> str:
+    """Poll the session's pane until `text` shows (the app paints asynchronously); fail with the
+    last screen. The other tmux tests bind it to their own session (`functools.partial`)."""
     deadline = time.monotonic() + timeout
     screen = ""
     while time.monotonic() < deadline:
-        screen = tmux("capture-pane", "-p", "-t", SESSION)
+        screen = pane_text(session)
         if text in screen:
             return screen
         time.sleep(POLL_SECONDS)
     raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
+
+
+def wait_for(text: str, timeout: float = 30.0) -> str:
+    return wait_in(SESSION, text, timeout)
 
 
 def app_command(tmp_path: Path, vault: Path) -> str:

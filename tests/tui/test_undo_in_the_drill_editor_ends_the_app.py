@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 
-from .test_tui_tmux import app_command, pytestmark, tmux  # noqa: F401 - the module's marks (serial, tmux)
+from .test_tui_tmux import app_command, pane_text, pytestmark, tmux, wait_in  # noqa: F401 - the module's marks (serial, tmux)
 
 SESSION = f"tui-studyapp-editor-undo-{os.getpid()}"
 TYPED = "    scores = Q @ K.transpose(-2, -1)"
@@ -34,19 +35,8 @@ PASTED = ("def helper(x):\n"
 """A block pasted (bracketed paste) below the typed line: enough lines to make the editor scroll."""
 
 
-def screen() -> str:
-    return tmux("capture-pane", "-p", "-t", SESSION)
-
-
-def wait_for(text: str, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    shown = ""
-    while time.monotonic() < deadline:
-        shown = screen()
-        if text in shown:
-            return shown
-        time.sleep(0.05)
-    raise AssertionError(f"{text!r} never appeared; the screen was:\n{shown}")
+screen = partial(pane_text, SESSION)
+wait_for = partial(wait_in, SESSION)
 
 
 def press(key: str) -> None:
