@@ -18,22 +18,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from vault_fixtures import write
+from vault_fixtures import studyapp_process, write
 
-ROOT = Path(__file__).resolve().parents[1]
 NOTE = ("---\nreview_count: 0\nnext_review: 2026-01-01\nlast_reviewed: null\n---\n"
         "# Layer normalisation statistics\n\nMean and variance over the features of one token.\n")
 
 
 def _studyapp(tmp_path: Path, now: str, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HOME=str(tmp_path / "home"))
-    env.pop("STUDYAPP_VAULT", None)
-    return subprocess.run([sys.executable, "-m", "studyapp", *args, "--vault", str(tmp_path / "vault"),
-                           "--data-dir", str(tmp_path / "data"), "--now", now],
-                          env=env, cwd=ROOT, timeout=180, capture_output=True, text=True)
+    return studyapp_process(tmp_path, *args, now=now)
 
 
 def _entry(tmp_path: Path, path: str) -> dict:

@@ -13,25 +13,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
-from vault_fixtures import write
+from vault_fixtures import studyapp_process, write
 
-ROOT = Path(__file__).resolve().parents[1]
 COMPOSED = unicodedata.normalize("NFC", "café.md")
 DECOMPOSED = unicodedata.normalize("NFD", "café.md")
 NOTE = "---\nreview_count: 0\nnext_review: 2026-01-01\n---\n# Café au lait\n\nCoffee and milk.\n"
 
 
 def _studyapp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HOME=str(tmp_path / "home"))
-    env.pop("STUDYAPP_VAULT", None)
-    return subprocess.run([sys.executable, "-m", "studyapp", *args, "--vault", str(tmp_path / "vault"),
-                           "--data-dir", str(tmp_path / "data"), "--now", "2026-06-01T09:00"],
-                          env=env, cwd=ROOT, timeout=180, capture_output=True, text=True)
+    return studyapp_process(tmp_path, *args, now="2026-06-01T09:00")
 
 
 @pytest.mark.parametrize("command", [["rate", "--rating", "good"], ["suspend"]])

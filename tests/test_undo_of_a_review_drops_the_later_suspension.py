@@ -13,23 +13,16 @@ same history gives two answers, depending on whether the cache was rebuilt.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from vault_fixtures import write
+from vault_fixtures import studyapp_process, write
 
-ROOT = Path(__file__).resolve().parents[1]
 NOTE = "---\nreview_count: 0\nnext_review: 2026-01-01\nlast_reviewed: null\n---\n# Gates\n\nSigmoids.\n"
 
 
 def _studyapp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HOME=str(tmp_path / "home"))
-    env.pop("STUDYAPP_VAULT", None)
-    result = subprocess.run([sys.executable, "-m", "studyapp", *args, "--vault", str(tmp_path / "vault"),
-                             "--data-dir", str(tmp_path / "data"), "--now", "2026-06-01T09:00"],
-                            env=env, cwd=ROOT, timeout=180, capture_output=True, text=True)
+    result = studyapp_process(tmp_path, *args, now="2026-06-01T09:00")
     assert result.returncode == 0, (args, result.stderr)
     return result
 

@@ -78,3 +78,18 @@ def write(path: Path, text: str | bytes) -> Path:
         text = text.encode("utf-8")
     path.write_bytes(text)
     return path
+
+
+def studyapp_process(tmp_path: Path, *args: str, now: str, data: str = "data"):
+    """`python -m studyapp ARGS` as a user runs it, in a process of its own: the vault at
+    `tmp_path/vault`, the data dir at `tmp_path/<data>`, HOME in `tmp_path`, no STUDYAPP_VAULT."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), HOME=str(tmp_path / "home"))
+    env.pop("STUDYAPP_VAULT", None)
+    return subprocess.run([sys.executable, "-m", "studyapp", *args, "--vault", str(tmp_path / "vault"),
+                           "--data-dir", str(tmp_path / data), "--now", now],
+                          env=env, cwd=root, timeout=180, capture_output=True, text=True)
