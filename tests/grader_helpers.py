@@ -24,6 +24,11 @@ A root worker runs every learner as `nobody`, whose process limit counts all of 
 so a fork bomb graded on another test worker used up the forks of a test beside it ("a fork
 bomb?" for code that forks once)."""
 
+SEGFAULT = ("import sys\nsys.setrecursionlimit(10 ** 7)\n"
+            "def add(a, b):\n    return add.__call__(a, b)\n")
+"""Learner code that crashes with SIGSEGV without ctypes (which the guard refuses): every
+`__call__` nests a C call, so the C stack overflows long before the recursion limit."""
+
 
 def grade_limits(**changes) -> GradeLimits:
     """The limits a default config.toml sets, with `changes` (timeout=, memory_mb=)."""

@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from grader_helpers import FAKE_KERNELS, ROOT, fake_drill_client, grade_limits
+from grader_helpers import FAKE_KERNELS, ROOT, SEGFAULT, fake_drill_client, grade_limits
 
 from studyapp.grader.contract import Job
 from studyapp.grader.processes import descendants
@@ -56,7 +56,7 @@ def ask(proc, path, timeout=3.0) -> dict:
     ("def add(a, b):\n    return a + b\n", "pass", "all checks pass"),
     ("def add(a, b):\n    return a * b\n", "fail", "values differ"),
     ("def add(a, b):\n    while True:\n        pass\n", "error", "timed out after 3 s"),
-    ("import ctypes\ndef add(a, b):\n    ctypes.string_at(0)\n", "error", "segmentation fault"),
+    (SEGFAULT, "error", "segmentation fault"),
     ("import subprocess\ndef add(a, b):\n    subprocess.Popen(['sleep', '100'], start_new_session=True)\n"
      "    return a + b\n", "error", "tried to start a process"),  # refused (`guard`), and nothing left
 ])

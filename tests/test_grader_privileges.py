@@ -112,7 +112,9 @@ def wrapper_script(folder: Path, prefix: list[str]) -> Path:
 
 def grade_wrapped(monkeypatch, folder: Path, prefix: list[str], source: str = IDS_SOURCE,
                   env: dict[str, str] | None = None) -> dict:
-    """Grade `source` on the fake "add" drill in a fresh worker started under `prefix`."""
+    """Grade `source` on the fake "add" drill in a fresh worker started under `prefix`. The guard's
+    refusal of ctypes is off ("native"): IDS_SOURCE tries capset and setuid through libc, to see
+    what the switch to nobody leaves it."""
     monkeypatch.setattr(sys, "executable", str(wrapper_script(folder, prefix)))
     path = folder / "submission.py"
     path.write_text(source)
@@ -120,6 +122,7 @@ def grade_wrapped(monkeypatch, folder: Path, prefix: list[str], source: str = ID
     client = fake_drill_client()
     assert client.env is not None
     client.env.update(env or {})
+    client.env["STUDYAPP_GRADER_WITHOUT"] = ",".join(filter(None, [client.env.get("STUDYAPP_GRADER_WITHOUT"), "native"]))
     with client:
         return client.grade("add", path, device="cpu")
 

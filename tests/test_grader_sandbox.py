@@ -10,6 +10,7 @@ import time
 import pytest
 from grader_helpers import (
     NOBODY_FORKS,
+    SEGFAULT,
     fake_drill_client,
     grade_limits,
     processes_below,
@@ -41,7 +42,8 @@ HOSTILE = {
     "sys_exit": ("import sys\ndef add(a, b):\n    sys.exit(3)\n", "sys.exit(3)"),
     "exit_on_load": ("import sys\nsys.exit('bye')\n", "sys.exit('bye')"),
     "os_exit": ("import os\ndef add(a, b):\n    os._exit(5)\n", "exited with status 5"),
-    "segfault": ("import ctypes\ndef add(a, b):\n    ctypes.string_at(0)\n", "segmentation fault"),
+    "segfault": (SEGFAULT, "segmentation fault"),
+    "ctypes": ("import ctypes\ndef add(a, b):\n    ctypes.string_at(0)\n", "ctypes.string_at: not allowed"),
     "huge_prints": ("def add(a, b):\n    while True:\n        print('x' * 1000)\n", "output limit"),
     "huge_print_once": ("def add(a, b):\n    print('y' * (50 << 20))\n    return a + b\n", "output limit"),
     "fork_bomb": ("import os\ndef add(a, b):\n    while True:\n        os.fork()\n", "tried to start a process"),

@@ -50,6 +50,20 @@ def grade_source(client, folder: Path, source: str) -> dict:
     return client.grade("add", path, device="cpu", limits=grade_limits(timeout=TIMEOUT, memory_mb=512))
 
 
+@pytest.fixture(scope="module")
+def raw_grader():
+    """A warm worker on the fake drill whose children let learner code use ctypes ("native" off):
+    these tests make raw syscalls, to see what the kernel's walls stop without the guard's help."""
+    from grader_helpers import warm_up
+
+    grader = fake_drill_client()
+    assert grader.env is not None
+    grader.env[WITHOUT_ENV] = "native"
+    with grader:
+        warm_up(grader)
+        yield grader
+
+
 @pytest.fixture
 def open_folder() -> Iterator[Path]:
     """A short path (unix socket paths are limited to 108 bytes) that learner code running as
@@ -126,7 +140,7 @@ URING_CONNECT = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not io_uring_works_here(), reason="no io_uring for this process (kernel, sysctl or container)")
-def test_io_uring_cannot_make_a_unix_socket_around_the_filter(warm_fake_grader, tmp_path, open_folder):
+def test_io_uring_cannot_make_a_unix_socket_around_the_filter(raw_grader, tmp_path, open_folder):
     """IORING_OP_SOCKET makes the AF_UNIX socket that socket(2) refuses: io_uring_setup must be ENOSYS."""
     path = str(open_folder / "bus")
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
@@ -134,7 +148,7 @@ def test_io_uring_cannot_make_a_unix_socket_around_the_filter(warm_fake_grader, 
         os.chmod(path, 0o777)
         server.listen(4)
         server.setblocking(False)
-        verdict = grade_source(warm_fake_grader, tmp_path, f"SERVER = {path!r}\n" + URING_CONNECT)
+        verdict = grade_source(raw_grader, tmp_path, f"SERVER = {path!r}\n" + URING_CONNECT)
         if Protection.UNIX_SOCKETS.value not in verdict["sandbox"]["active"]:
             pytest.skip("no seccomp filter on this machine")
         with pytest.raises(BlockingIOError):
@@ -228,11 +242,12 @@ def fake_abi_folder() -> Iterator[Path]:
 
 
 def fake_abi_grader(folder: Path, cap: int, without: str):
-    """A fresh grader whose worker sees Landlock ABI min(the kernel's, `cap`), with `without` off."""
+    """A fresh grader whose worker sees Landlock ABI min(the kernel's, `cap`), with `without` off
+    and ctypes allowed ("native")."""
     (folder / "sitecustomize.py").write_text(FAKE_ABI_SITECUSTOMIZE.format(cap=cap))
     grader = fake_drill_client()
     grader.env["PYTHONPATH"] = os.pathsep.join((str(folder), grader.env["PYTHONPATH"]))
-    grader.env[WITHOUT_ENV] = without
+    grader.env[WITHOUT_ENV] = ",".join(filter(None, [without, "native"]))  # their files make raw syscalls
     return grader
 
 
@@ -381,7 +396,7 @@ def flags_of(path: Path) -> int | None:
 
 
 def test_learner_code_cannot_change_the_mode_owner_times_or_attributes_of_a_users_file(
-        warm_fake_grader, tmp_path, open_folder):
+        raw_grader, tmp_path, open_folder):
     """No Landlock ABI governs chmod, chown, utime, xattrs or chattr flags: learner code running as
     the user (the grader's usual case) could chmod the user's notes to 0 (the app can no longer read
     them), change their times (fooling the app's cache, keyed by size and mtime) or their xattrs.
@@ -400,7 +415,7 @@ def test_learner_code_cannot_change_the_mode_owner_times_or_attributes_of_a_user
     before = note.stat()
     xattrs, flags = xattrs_of(note), flags_of(note)
     source = f"NOTE, X86_64 = {str(note)!r}, {os.uname().machine == 'x86_64'}\n" + ATTRIBUTES
-    verdict = grade_source(warm_fake_grader, tmp_path, source)
+    verdict = grade_source(raw_grader, tmp_path, source)
     if Protection.FILES.value not in verdict["sandbox"]["active"]:
         pytest.skip("no Landlock (files) on this machine")
     after = note.stat()

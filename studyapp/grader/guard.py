@@ -13,6 +13,10 @@ starters do not reach), passed flash_attention. So, from the moment the learner'
   `faulthandler` still works);
 - signal handlers, tracing and profiling are refused: each is handed the frame it interrupts or
   traces, a way into the harness's data beside the code;
+- ctypes is refused (every `ctypes.*` audit event: loading a library, finding a symbol, calling a
+  foreign function, reading or writing memory by address): through it libc's `pthread_create`
+  ran autograd on a thread no watch sees, and libc's `fork` a process no audit event announces,
+  and both passed attention_backward. No drill needs native code;
 - no further audit hook may be added.
 
 What this does not stop: learner code reading the harness's objects through its own frames or
@@ -34,9 +38,15 @@ REFUSED = "not allowed in drill code"
 PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec",
                             "os.system", "os.startfile", "subprocess.Popen", "pty.spawn"})
 OTHER_EVENTS = frozenset({"sys.settrace", "sys.setprofile", "sys.addaudithook"})
-PROCESSES_ALLOWED = "processes" in (n.strip() for n in os.environ.get(WITHOUT_ENV, "").split(","))
+NATIVE_EVENTS = "ctypes."
+"""The prefix of every audit event ctypes raises (CPython raises them from C)."""
+_TURNED_OFF = {n.strip() for n in os.environ.get(WITHOUT_ENV, "").split(",")}
+PROCESSES_ALLOWED = "processes" in _TURNED_OFF
 """Tests of the sandbox's fallbacks turn the process wall off ("processes" in
 STUDYAPP_GRADER_WITHOUT, read as the worker starts) to see what contains a process that got out."""
+NATIVE_ALLOWED = "native" in _TURNED_OFF
+"""Likewise "native" lets learner code use ctypes, for the tests that make raw syscalls to see what
+the kernel's walls (seccomp, Landlock) stop on their own."""
 
 
 for _name in sys.builtin_module_names:  # once, in the worker: every child inherits them, so a
@@ -55,7 +65,7 @@ def install() -> None:
     def hook(event: str, _args: tuple) -> None:
         if event in PROCESS_EVENTS and not PROCESSES_ALLOWED:
             raise BlockingIOError(errno.EAGAIN, ONE_PROCESS)
-        if event in OTHER_EVENTS:
+        if event in OTHER_EVENTS or (event.startswith(NATIVE_EVENTS) and not NATIVE_ALLOWED):
             raise RuntimeError(f"{event}: {REFUSED}")
 
     def no_processes(*_args, **_kwargs):
