@@ -214,8 +214,9 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 def _withheld_calls(withheld: Withholding | None) -> dict | None:
-    """The outcome when code withheld from the child was called (`withhold`): by the harness, a
-    bug of the grader's; by learner code, a failure whatever it then returned."""
+    """The outcome when code withheld from the child was called (`withhold`): by learner code, a
+    failure whatever it then returned; by the harness, reported apart (WITHHELD), though the
+    worker cannot trust that record either, since learner code can write to it."""
     if withheld is None:
         return None
     harness, learner = list(withheld.harness_calls), list(withheld.learner_calls)

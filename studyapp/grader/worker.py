@@ -315,11 +315,11 @@ class Worker:
             return verdicts.verdict(drill.id, "", device, Status.FAIL,
                                     f"rejected: your code called the grader's reference ({names}), which is withheld "
                                     "from submissions", origin=FailureOrigin.LEARNER, detail=ORACLE_DETAIL)
-        if stage == Stage.WITHHELD:
-            return verdicts.error_verdict(
-                drill.id, "", device, "internal grader error: the drill's harness needs code the child withholds",
-                f"Withheld but called while running the cases: {', '.join(_called(outcome))}.",
-                origin=FailureOrigin.GRADER)
+        if stage == Stage.WITHHELD:  # the record lives in the child, within reach of the code it judges
+            return verdicts.verdict(drill.id, "", device, Status.FAIL,
+                                    "rejected: the grader's harness reached code withheld from submissions while "
+                                    f"your code ran ({', '.join(_called(outcome)) or 'its code'})",
+                                    origin=FailureOrigin.LEARNER, detail=WITHHELD_DETAIL)
         if stage == Stage.PROCESSES:
             return error("your code tried to start a process: drill code runs in one process and one "
                          "thread, which the grader watches", "Drills need no processes or threads of their own.")
@@ -455,6 +455,11 @@ def module_file(name: str) -> str | None:
 
 ORACLE_DETAIL = ("The grader's reference code and the cases' expected outputs are withheld from the process "
                  "that runs your code, and calling them is counted as a failure: compute the answer yourself.")
+
+WITHHELD_DETAIL = ("Every drill's reference solution is graded here, with the same code withheld, before each "
+                   "release (tests/test_grader_oracle.py), so what led the harness there came from your code: "
+                   "what it returned, or a change to the grader's record of these calls, which lives in the "
+                   "process your code runs in and cannot be told from a real one.")
 
 
 def _withholding(drills: dict):
