@@ -37,7 +37,7 @@ class DeviceAudit(TorchFunctionMode):
     """
 
     def __init__(self, default_is_wrong: bool, host_reads_are_fine: bool = False,
-                 inputs: list | None = None):
+                 inputs: list | None = None, follow_default: bool = False):
         super().__init__()
         self.default_is_wrong = default_is_wrong
         self.host_reads_are_fine = host_reads_are_fine
@@ -49,6 +49,12 @@ class DeviceAudit(TorchFunctionMode):
         if inputs is not None:
             self._made = {}
             self._note_made(inputs)
+        self._seen: dict[int, weakref.ref] | None = {} if follow_default else None
+        """With `follow_default`: what torch's functions returned in the call. Any other tensor
+        whose memory torch did not allocate (a storage it cannot resize) wraps host memory
+        (torch.from_numpy, torch.frombuffer, torch.from_dlpack: functions no mode sees): on the
+        CPU whatever the default device; so is what is computed from such tensors alone (`_host`)."""
+        self._host: dict[int, weakref.ref] = {}
 
     def count_as_default(self, tensors: list[torch.Tensor]) -> None:
         """Treat `tensors` as made on the default device here (a module's plain attributes)."""
@@ -111,6 +117,10 @@ class DeviceAudit(TorchFunctionMode):
         on_default = [t for t in tensors if self._on_default(t)]
         if on_default and not moved and len(on_default) < len(tensors):
             self.problems.append(f"a tensor made without device= meets the inputs in {name}(...)")
+        host = [t for t in tensors if self._on_host(t)]
+        if host and not moved and len(host) < len(tensors):
+            self.problems.append(f"a tensor that wraps host memory (torch.from_numpy, torch.frombuffer), on the CPU "
+                                 f"whatever the default device, meets others in {name}(...)")
         kept = [t for t in tensors if self._kept_from_before(t)]
         if kept and len(kept) < len(tensors) and not moved:
             self.problems.append(f"a tensor not made from the inputs in this call meets them in {name}(...): "
@@ -128,7 +138,25 @@ class DeviceAudit(TorchFunctionMode):
         if isinstance(result, torch.Tensor) and result.dim() > 0 and not moved and (
                 made_here or (on_default and len(on_default) == len(tensors))):
             self._default[id(result)] = weakref.ref(result)  # still on the default device
+        if self._seen is not None:
+            table = self._host if host and len(host) == len(tensors) and not moved else self._seen
+            for value in _flat(result if isinstance(result, (list, tuple)) else [result]):
+                if isinstance(value, torch.Tensor):
+                    table[id(value)] = weakref.ref(value)
         return result
+
+    def _on_host(self, tensor: torch.Tensor) -> bool:
+        """Made where no device follows the default one (see `_seen`); a scalar is fine anywhere."""
+        if self._seen is None or tensor.dim() == 0:
+            return False
+        for table in (self._host, self._seen):
+            ref = table.get(id(tensor))
+            if ref is not None and ref() is tensor:
+                return table is self._host
+        try:
+            return not tensor.untyped_storage().resizable()
+        except (RuntimeError, NotImplementedError):  # a subclass or a storage-less tensor: not wrapped memory
+            return False
 
     def _on_default(self, tensor: torch.Tensor) -> bool:
         """Made on the default device (by a factory without device=, or from such tensors only)."""
@@ -140,6 +168,9 @@ class DeviceAudit(TorchFunctionMode):
         unless the output's contract is the default device (a builder's)."""
         if self.default_is_wrong and isinstance(value, torch.Tensor) and self._on_default(value):
             self.problems.append("the result is made without device=")
+        elif isinstance(value, torch.Tensor) and self._on_host(value):
+            self.problems.append("the result wraps host memory (torch.from_numpy, torch.frombuffer): it is on the "
+                                 "CPU whatever the default device")
 
 
 def _legacy_cpu_type(wanted) -> bool:
@@ -162,16 +193,18 @@ _TAKES_OTHERS = (torch.Tensor.to, torch.Tensor.type_as)
 
 
 def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False, module=None,
-                 inputs: list | None = None) -> dict:
+                 inputs: list | None = None, follow_default: bool = False) -> dict:
     """Run `call()` (the learner, in the child) under `DeviceAudit`; what it named, or what it raised.
 
     Errors are returned, not raised: the probe only judges devices, the other cases judge the rest.
     With `module` (the learner's nn.Module), its plain tensor attributes count as made on the
     default device: `module.to(device)` moves parameters and buffers, not them (a tutorial's
     `self.scale = torch.sqrt(torch.FloatTensor([head_dim]))` stays on the CPU). With `inputs`,
-    a tensor from before the call that meets them is named (see `DeviceAudit`).
+    a tensor from before the call that meets them is named (see `DeviceAudit`). With
+    `follow_default` (a builder's output goes on the default device), so is a tensor that wraps
+    host memory (`torch.from_numpy`), which stays on the CPU whatever the default device.
     """
-    audit = DeviceAudit(default_is_wrong, host_reads_are_fine, inputs)
+    audit = DeviceAudit(default_is_wrong, host_reads_are_fine, inputs, follow_default)
     if module is not None and default_is_wrong:
         audit.count_as_default(plain_tensor_attributes(module))
     try:
@@ -203,7 +236,7 @@ def follow_inputs(tensor: str) -> str:
     return f"Create tensors with device={tensor}.device (or *_like / new_* ops) and never pick a device yourself"
 
 
-LEAVE_TO_CALLER = "Leave the device to the caller: no device= argument, no .cpu()/.cuda()"
+LEAVE_TO_CALLER = "Leave the device to the caller: no device= argument, no .cpu()/.cuda(), no torch.from_numpy"
 """Advice for a builder (a mask) that makes tensors on the default device."""
 
 

@@ -58,7 +58,8 @@ class MaskDrill(Drill):
     def run_case(self, entry_obj, payload: dict) -> dict:
         if PROBE in payload:  # the default device is the contract: only named devices are wrong
             args = clone_tree([payload[name] for name in self.arg_names])
-            return probe_result(lambda: entry_obj(*args), default_is_wrong=False, host_reads_are_fine=True)
+            return probe_result(lambda: entry_obj(*args), default_is_wrong=False, host_reads_are_fine=True,
+                                follow_default=True)
         calls, inputs_after = [], []
         for attempt in range(2):
             args = clone_tree([payload[name] for name in self.arg_names])
