@@ -19,6 +19,7 @@ import functools
 import importlib.util
 import os
 import signal
+import socket
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -469,8 +470,10 @@ def seccomp_program(calls: _Syscalls, unix_sockets: bool, landlock_abi: int) -> 
     goes because its operations (IORING_OP_SOCKET, IORING_OP_OPENAT...) are syscalls that seccomp
     never sees: with it every rule here could be walked around.
 
-    `unix_sockets`: socket(AF_UNIX) fails with EACCES, so no reaching a session bus or docker.sock
-    by path (Landlock < 9 cannot stop a connect by path); so does socketpair(AF_UNIX, SOCK_DGRAM),
+    `unix_sockets`: socket() of any family but AF_INET and AF_INET6 fails with EACCES: AF_UNIX, so
+    no reaching a session bus or docker.sock by path (Landlock < 9 cannot stop a connect by path),
+    and AF_VSOCK (the hypervisor's host, which no namespace or Landlock rule governs), AF_NETLINK,
+    AF_ALG, AF_PACKET and the rest, which no drill needs; so does socketpair(AF_UNIX, SOCK_DGRAM),
     since a datagram socket, paired or not, can sendto() or connect() any path (journald, /dev/log).
     Stream and seqpacket pairs stay: already connected, they reach nothing else (EISCONN), and
     multiprocessing.Pipe() makes one.
@@ -528,7 +531,8 @@ def seccomp_program(calls: _Syscalls, unix_sockets: bool, landlock_abi: int) -> 
     if unix_sockets:
         bpf.label("socket")
         bpf.load(args)                                      # A = args[0], the domain
-        bpf.jump(bpf.JEQ, 1, jt="eacces", jf="allow")       # AF_UNIX: EACCES, else allowed
+        bpf.jump(bpf.JEQ, socket.AF_INET, jt="allow")       # AF_INET: allowed
+        bpf.jump(bpf.JEQ, socket.AF_INET6, jt="allow", jf="eacces")  # AF_INET6: allowed; any other: EACCES
         bpf.label("socketpair")
         bpf.load(args)                                      # A = args[0], the domain
         bpf.jump(bpf.JEQ, 1, jf="allow")                    # not AF_UNIX: allowed
