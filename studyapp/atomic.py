@@ -58,16 +58,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """
     target = Path(os.path.realpath(path))
     folder = target.parent
-    try:
-        mode = os.stat(target).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o666 & ~_current_umask()
     temp = temp_path(target)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         try:
             _write_all(fd, data)
-            os.fchmod(fd, mode)
+            _carry_over(target, fd)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -79,6 +75,38 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             pass
         raise
     fsync_dir(folder)
+
+
+def _carry_over(target: Path, fd: int) -> None:
+    """Give the temp file `fd` what the file it replaces has besides its bytes: its owner and
+    group where this process may set them (root may; a member of the file's group may keep the
+    group, as in a vault shared through one), its extended attributes (Finder tags, a sync
+    client's marks, ACLs) where it may write them, then its mode (after the owner: a chown
+    clears set-id bits). A new file gets the umask's mode."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        os.fchmod(fd, 0o666 & ~_current_umask())
+        return
+    for uid, gid in ((st.st_uid, st.st_gid), (-1, st.st_gid)):
+        try:
+            os.fchown(fd, uid, gid)
+            break
+        except (OSError, AttributeError):  # not ours to give away; no chown on this system
+            continue
+    for name in _xattr_names(target):
+        try:
+            os.setxattr(fd, name, os.getxattr(target, name, follow_symlinks=False))
+        except OSError:  # gone meanwhile, or one only a privileged process may set (security.*)
+            pass
+    os.fchmod(fd, st.st_mode & 0o7777)
+
+
+def _xattr_names(target: Path) -> list[str]:
+    try:
+        return os.listxattr(target, follow_symlinks=False)
+    except (OSError, AttributeError):  # none on this file system, or no xattrs on this system
+        return []
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -327,15 +355,11 @@ def _position(ops: list[tuple], i: int, end: bool) -> int:
 
 def _write_temp(target: Path, data: bytes) -> Path:
     """A synced hidden sibling of `target` holding `data`, with the target's permissions."""
-    try:
-        mode = os.stat(target).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o666 & ~_current_umask()
     temp = temp_path(target)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         _write_all(fd, data)
-        os.fchmod(fd, mode)
+        _carry_over(target, fd)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
