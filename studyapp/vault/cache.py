@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-SCHEMA_VERSION = "12"
+SCHEMA_VERSION = "13"
 """Bump when the parser's output changes (title rules, fields): old rows are then discarded
 (9: a block below blank lines that closes past the head a load reads is no longer a block-less note;
 10: nor is a block opened by `---` and a no-break space; 11: a block a review could not write, a
 flow-style one without review keys, is a problem; 12: a tag or drill YAML reads as a boolean
-is `true`, not Python's `True`, and one named twice is listed once)."""
+is `true`, not Python's `True`, and one named twice is listed once; 13: a title skips thematic
+breaks, one-line HTML comments and a heading's closing hashes, and a block below lines of unseen
+characters, or with them in front of its `---`, is a problem)."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick
 and of the same size would otherwise go unseen (git's "racy clean" problem). Judged by the

@@ -21,6 +21,10 @@ _ODD_LINE_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 _BREAK_NAMES = {"\r": "a lone CR", "\x85": "NEL (U+0085)", "\u2028": "U+2028", "\u2029": "U+2029"}
 PLAIN_TITLE_MAX_CHARS = 80
 """A first line that is not a heading is the title only when it is at most this long."""
+_UNSHOWN_LINE = re.compile(r"(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,}|<!--.*-->")
+"""A stripped line a markdown viewer shows as no text: a thematic break (`---`, `***`, `___`,
+`- - -`) or a one-line HTML comment (`<!-- generated -->`). The title is looked for below it."""
+
 class NoteFormatError(ValueError):
     """The note cannot be read safely; the message is one line a user understands."""
 
@@ -77,7 +81,7 @@ def find_layout(text: str) -> Layout:
     first_end = text.find("\n")
     first_line = text if first_end < 0 else text[:first_end]
     if first_line.rstrip(" \t\r") != "---":
-        if not first_line.strip() or first_line.startswith("---"):
+        if _MAY_OPEN_LATE.match(first_line):
             _refuse_a_late_block(text)
         return Layout(False, newline=newline)
     if first_end < 0:
@@ -97,7 +101,6 @@ def find_layout(text: str) -> Layout:
     return Layout(True, block_start, close.start(), body_start, newline)
 
 
-_LATE_BLOCK = re.compile(r"\A(?:[ \t]*\r?\n)+---[ \t]*\r?\n((?:.*\n)*?)---[ \t]*\r?$", re.M)
 _REVIEW_KEY_LINE = re.compile(r"^([\"']?)(?:created|last_reviewed|next_review|review_count|mastery_level)\1[ \t]*:",
                               re.M)
 """An owned key's line, the key plain or quoted (as the write-back finds it)."""
@@ -106,13 +109,22 @@ _REVIEW_KEY_LINE = re.compile(r"^([\"']?)(?:created|last_reviewed|next_review|re
 _UNSEEN = "[^\\S\\r\\n]|[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
 """A character that shows as nothing or as a blank: a space of any kind but a line break, and
 the zero-width and direction marks."""
+_LATE_BLOCK = re.compile(rf"\A((?:(?:{_UNSEEN})*\r?\n)*)((?:{_UNSEEN})*)---[ \t]*\r?\n((?:.*\n)*?)---[ \t]*\r?$",
+                         re.M)
+"""A block below lines that show as blank, or whose `---` has unseen characters in front of it
+(a space, a second BOM): groups 1 and 2 hold those, group 3 the block."""
+_MAY_OPEN_LATE = re.compile(rf"(?:{_UNSEEN})*(?:\r?$|---)")
+"""A first line that may begin such a block or an `_ODD_FENCE`: only unseen characters, or
+unseen characters then `---`."""
 _ODD_FENCE = re.compile(rf"\A---(?=(?:{_UNSEEN})*?[^ \t\r\n])(?:{_UNSEEN})+\r?\n((?:.*\n)*?)---[ \t]*\r?$", re.M)
 """A block whose opening `---` is followed by unseen characters other than plain spaces and
 tabs (a no-break space pasted from the web, a zero-width space, a form feed): YAML and Obsidian
 read it as text."""
-_LATE_START = re.compile(rb"(?:\xef\xbb\xbf)?(?:(?:[ \t]*\r?\n)+---[ \t]*\r?\n|---[ \t]*"
-                         rb"(?:[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0\xad]|\xd8\x9c|\xe1\x9a\x80|\xe1\xa0\x8e"
-                         rb"|\xe2\x80[\x80-\x8f\xa8-\xaf]|\xe2\x81[\x9f-\xa4\xa6-\xa9]|\xe3\x80\x80|\xef\xbb\xbf))")
+_ODD_BYTES = (rb"(?:[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0\xad]|\xd8\x9c|\xe1\x9a\x80|\xe1\xa0\x8e"
+              rb"|\xe2\x80[\x80-\x8f\xa8-\xaf]|\xe2\x81[\x9f-\xa4\xa6-\xa9]|\xe3\x80\x80|\xef\xbb\xbf)")
+"""`_UNSEEN` but spaces and tabs, in UTF-8 (a superset: a head read whole needlessly is only slower)."""
+_LATE_START = re.compile(rb"(?:\xef\xbb\xbf)?(?:(?:(?:[ \t]|" + _ODD_BYTES + rb")*\r?\n)+(?:[ \t]|" + _ODD_BYTES
+                         + rb")*---|(?:[ \t]|" + _ODD_BYTES + rb")+---|---[ \t]*" + _ODD_BYTES + rb")")
 
 
 def may_hold_a_late_block(raw: bytes) -> bool:
@@ -138,15 +150,24 @@ def _refuse_a_late_block(text: str) -> None:
     schedule behind, so the note is refused with the fix. A `---` rule with no review key
     below it stays body text."""
     late = _LATE_BLOCK.match(text)
-    if late is not None and _REVIEW_KEY_LINE.search(late.group(1)):
-        raise NoteFormatError("the metadata block does not start on the first line (blank lines before "
-                              "its '---'), so it is read as text: remove those lines to review the note")
+    if late is not None and _REVIEW_KEY_LINE.search(late.group(3)):
+        if late.group(1):
+            raise NoteFormatError("the metadata block does not start on the first line (lines that look blank "
+                                  "before its '---'), so it is read as text: remove those lines to review the note")
+        space = next(ch for ch in late.group(2) if ch not in " \t") if late.group(2).strip(" \t") else " "
+        raise NoteFormatError(f"the metadata block's opening '---' has {_named(space)} in front of it, so it is "
+                              "read as text: delete it to review the note")
     odd = _ODD_FENCE.match(text)
     if odd is not None and _REVIEW_KEY_LINE.search(odd.group(1)):
         space = next(ch for ch in text[3:text.index("\n")] if ch not in " \t\r")
         raise NoteFormatError(f"the metadata block's opening '---' is followed by U+{ord(space):04X} "
                               "(an unseen character, not a plain space), so it is read as text: delete it "
                               "to review the note")
+
+
+def _named(ch: str) -> str:
+    """A blank character as the fix names it: a space, a tab, or U+XXXX (an unseen character)."""
+    return {" ": "a space", "\t": "a tab"}.get(ch, f"U+{ord(ch):04X} (an unseen character)")
 
 
 def parse_block(block: str) -> dict:
@@ -274,7 +295,18 @@ def _headings(body: str):
                 open_fence = None
             continue
         if open_fence is None:
-            yield len(match.group(2)), match.group(3).rstrip(" \t\r"), match.start(), match.end()
+            yield len(match.group(2)), heading_text(match.group(3)), match.start(), match.end()
+
+
+def heading_text(text: str) -> str:
+    """An ATX heading's text without its blanks and closing hashes (`Title ##` -> `Title`; the
+    closing run follows a blank, so `C#` keeps its hash). String methods, not a pattern: a
+    heading may hold a run of 100,000 blanks, which a backtracking `[ \t]+#+$` took in squares."""
+    text = text.strip(" \t\r")
+    without = text.rstrip("#")
+    if len(without) < len(text) and (not without or without[-1] in " \t"):
+        return without.rstrip(" \t")
+    return text
 
 
 def extract_title(body: str, path: str) -> str:
@@ -299,10 +331,10 @@ def title_from_first_line(body: str) -> str | None:
     what lets a load read only the head of each note."""
     for line in body.splitlines():
         line = line.strip().lstrip(BOM).strip()
-        if not line:
+        if not line or _UNSHOWN_LINE.fullmatch(line):
             continue
-        if line.startswith("# ") and line[2:].strip():
-            return shown(line[2:].strip())
+        if line.startswith("# ") and heading_text(line[2:]):
+            return shown(heading_text(line[2:]))
         if len(line) <= PLAIN_TITLE_MAX_CHARS and not line.startswith(("#", "```", "~~~")):
             return shown(line)
         return ""
