@@ -271,7 +271,9 @@ def edit_block(block: str, updates: dict, newline: str) -> str:
         assert match is not None  # `owned_lines` found this line by this pattern
         start, end, style = _value_span(line, match.end())
         if isinstance(value, Written):
-            if line[start:end] != value:  # `key:` and nothing else, `key: ~`, `key: 1e-3`: as written
+            if line[start:end] != value and value.strip() and start < end:  # a value for a value:
+                lines[where[key]] = line[:start] + value + line[end:]  # the blanks before it stay
+            elif line[start:end] != value:  # `key:` and nothing else, `key: ~`, `key: 1e-3`: as written
                 lines[where[key]] = line[:match.end()] + _after_colon(value) + line[end:]
             continue
         if key in old_meta and meaning(key, old_meta[key]) == meaning(key, value) and (
