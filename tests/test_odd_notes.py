@@ -77,7 +77,7 @@ ODD_NOTES: dict[str, tuple[bytes, bytes, str]] = {
                         "more than once"),
     "flow-style-block": (b"flow.md", b"---\n{created: '2025-10-19', last_reviewed: null, next_review: "
                          b"'2026-01-05', review_count: 0, mastery_level: 0.0}\n---\n# Flow\n\nbody\n",
-                         "cannot locate"),
+                         "one flow-style {...} mapping"),
     "owned-value-on-the-next-line": (b"nextline.md", _note_with("next_review: '2026-03-02'",
                                                                 "next_review:\n  '2026-03-02'"),
                                      "several lines"),

@@ -208,11 +208,11 @@ def parse_block(block: str) -> dict:
         raise NoteFormatError("the metadata block's keys are indented: a review writes its keys at the "
                               "start of a line, so it could not write this note; take the indentation out")
     try:  # valid YAML a review could not write back is no note (the fast shape always can be)
-        owned_lines(block, meta)
-        if first.startswith("{"):  # a review's lines could not be added to it
+        if first.startswith("{"):  # a review's lines could not be added to it, nor its keys found
             raise NoteFormatError("the metadata block is one flow-style {...} mapping: a review writes each "
                                   "key on a line of its own, so it could not write this note; write the "
                                   "block as one `key: value` line per key")
+        owned_lines(block, meta)
     except NoteFormatError:
         from studyapp.vault.model import owned_value_problem
 

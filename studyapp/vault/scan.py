@@ -59,7 +59,8 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
     by path, and the problems met on the way. `root` is a folder (the caller checked)."""
     files: list[FoundFile] = []
     problems: list[Problem] = []
-    seen_dirs: set[tuple[int, int]] = set()
+    seen_dirs: dict[tuple[int, int], str] = {}
+    """(device, inode) of each folder scanned -> the prefix it was scanned under."""
     linked: list[FoundFile] = []
     stack = [(root, "", False)]
     while stack:
@@ -74,9 +75,12 @@ def scan_folder(root: str) -> tuple[list[FoundFile], list[Problem]]:
                     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
                 st = os.stat(folder) if fd is None else os.fstat(fd)
                 key = (st.st_dev, st.st_ino)
-                if key in seen_dirs:
-                    continue  # a directory symlink loop, or the same folder linked twice
-                seen_dirs.add(key)
+                if key in seen_dirs:  # a directory symlink loop, or the same folder linked twice
+                    first = seen_dirs[key].rstrip("/")
+                    problems.append((prefix.rstrip("/"), "the same folder as " + (first or "the vault itself")
+                                     + " (through a symbolic link): its notes are studied there"))
+                    continue
+                seen_dirs[key] = prefix
                 entries = list(os.scandir(folder if fd is None else fd))
             except OSError as exc:
                 problems.append((prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}"))
