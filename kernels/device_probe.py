@@ -56,6 +56,10 @@ class DeviceAudit(TorchFunctionMode):
         CPU whatever the default device; so is what is computed from such tensors alone (`_host`)."""
         self._host: dict[int, weakref.ref] = {}
 
+    def note_inputs(self, tensors: list[torch.Tensor]) -> None:
+        """More inputs, for a further call under this audit (`probe_result`'s `audit`)."""
+        self._note_made(tensors)
+
     def count_as_default(self, tensors: list[torch.Tensor]) -> None:
         """Treat `tensors` as made on the default device here (a module's plain attributes)."""
         for tensor in tensors:
@@ -193,7 +197,8 @@ _TAKES_OTHERS = (torch.Tensor.to, torch.Tensor.type_as)
 
 
 def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False, module=None,
-                 inputs: list | None = None, follow_default: bool = False) -> dict:
+                 inputs: list | None = None, follow_default: bool = False,
+                 audit: DeviceAudit | None = None) -> dict:
     """Run `call()` (the learner, in the child) under `DeviceAudit`; what it named, or what it raised.
 
     Errors are returned, not raised: the probe only judges devices, the other cases judge the rest.
@@ -202,9 +207,14 @@ def probe_result(call, default_is_wrong: bool, host_reads_are_fine: bool = False
     `self.scale = torch.sqrt(torch.FloatTensor([head_dim]))` stays on the CPU). With `inputs`,
     a tensor from before the call that meets them is named (see `DeviceAudit`). With
     `follow_default` (a builder's output goes on the default device), so is a tensor that wraps
-    host memory (`torch.from_numpy`), which stays on the CPU whatever the default device.
+    host memory (`torch.from_numpy`), which stays on the CPU whatever the default device. With
+    `audit`, an earlier probe's goes on: what its calls made on the stand-in counts as made here
+    (a table cached by device, made by the first call, serves the second rightly).
     """
-    audit = DeviceAudit(default_is_wrong, host_reads_are_fine, inputs, follow_default)
+    if audit is None:
+        audit = DeviceAudit(default_is_wrong, host_reads_are_fine, inputs, follow_default)
+    else:
+        audit.note_inputs(inputs or [])
     if module is not None and default_is_wrong:
         audit.count_as_default(plain_tensor_attributes(module))
     try:

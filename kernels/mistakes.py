@@ -60,6 +60,11 @@ def attention_variant(Q, K, V, mask=None, *, scale: str = "sqrt_dk", softmax_dim
             if mask.dtype == torch.bool:
                 return None
             scores = scores + mask.to(dtype)
+        elif mask_mode == "rank2_as_padding":  # (n, m) read as (batch, m) when n is the batch size
+            if allowed.dim() != 2 or scores.dim() < 3 or allowed.shape[0] != scores.shape[0]:
+                return None
+            shaped = allowed.reshape(allowed.shape[0], *([1] * (scores.dim() - 2)), allowed.shape[1])
+            scores = scores.masked_fill(~shaped, float("-inf"))
         elif mask_mode == "rank3_as_batch":
             if allowed.dim() != 3 or scores.dim() != 4:
                 return None
@@ -145,6 +150,7 @@ def sdpa_candidates(Q, K, V, mask, case_dtype):
         ("mask_leak", {"mask_mode": "multiply"}),
         ("additive_float_mask", {"mask_mode": "additive"}),
         ("mask_rank3_as_batch", {"mask_mode": "rank3_as_batch"}),
+        ("mask_2d_as_key_padding", {"mask_mode": "rank2_as_padding"}),
         ("unstable_softmax", {"softmax": "no_max", "dtype": case_dtype}),
         ("unstable_softmax", {"softmax": "global_max", "dtype": case_dtype}),
         ("unstable_softmax", {"softmax": "naive_logsumexp", "dtype": case_dtype}),
@@ -240,7 +246,11 @@ def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transp
     factor = {"d_head": 1 / math.sqrt(d_head), "d_model": 1 / math.sqrt(d_model), "none": 1.0,
               "over_d_head_over_2": 1 / d_head / 2, "over_half_d_head": 2 / d_head, "sqrt_m": 1 / math.sqrt(m)}[scale]
     scores = (q @ k.transpose(-2, -1)) * factor
-    if mask is not None and mask_mode != "ignore":
+    if mask_mode == "causal_by_default":  # `mha(x, x, x)` with no mask taken for a decoder's
+        if mask is not None or not payload.get(ONE_TENSOR):
+            return None
+        scores = scores.masked_fill(~torch.ones(n, m, dtype=torch.bool).tril(), float("-inf"))
+    elif mask is not None and mask_mode != "ignore":
         allowed = allowed_mask(mask).cpu()
         if mask_mode == "additive":
             if mask.dtype == torch.bool:
@@ -299,8 +309,9 @@ def mha_candidates(payload: dict):
         ("additive_float_mask", {"mask_mode": "additive"}),
         ("softmax_wrong_dim", {"softmax_dim": -2}),
         ("unstable_softmax", {"softmax": "no_max", "dtype": case_dtype}),
+        ("causal_by_default", {"mask_mode": "causal_by_default"}),
     ]:
-        if payload.get("mask") is None and "mask_mode" in kwargs:
+        if payload.get("mask") is None and "mask_mode" in kwargs and kwargs["mask_mode"] != "causal_by_default":
             continue
         if kwargs.get("scale") == "sqrt_m" and payload["K"].shape[1] == payload["d_model"] // payload["num_heads"]:
             continue  # sqrt(m) is sqrt(d_head) here: not a mistake on this case

@@ -156,6 +156,9 @@ def public_cases(device: str) -> list[Case]:
         ("long keys, padding, transposed and expanded views",
          dict(lead=(2, 2), n=70, m=300, d=16, dv=8, mask="padding", layout="strided")),
         ("square past 256, causal", dict(lead=(2,), n=260, m=260, d=8, dv=8, mask="causal", dtype=f64)),
+        # a (n, m) mask whose first dim is also the batch's: still (n, m), not (batch, m) padding
+        ("causal (n, m) mask, as many queries as the batch", dict(lead=(3,), n=3, m=5, d=4, dv=4, mask="causal",
+                                                                   dtype=f64)),
     ]
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     probe = build_case(gen, "public device probe", lead=(2,), n=5, m=7, mask="random")
@@ -290,7 +293,10 @@ class AttentionBackwardDrill(TupleDrill):
             Candidate("dv_not_transposed", run(dv_transposed=False)),
             Candidate("mask_not_in_backward", run(mask_in_backward=False)),
             Candidate("nan_masked_rows", run(safe=False), symptom=True),
-        ] + ([Candidate("scale_zero_ignored", lambda: by_hand(*args[:5], None))] if p["scale"] == 0 else [])
+        ] + ([Candidate("scale_zero_ignored", lambda: by_hand(*args[:5], None))] if p["scale"] == 0 else []) + (
+            [Candidate("mask_2d_as_key_padding", lambda: by_hand(*args[:4], _as_key_padding(p["mask"], p["Q"]),
+                                                                 p["scale"]))]
+            if _as_key_padding(p["mask"], p["Q"]) is not None else [])
 
     def check_record(self, case: Case, record: dict, book: CheckBook, where: str) -> None:
         used = record.get("autograd") or []
@@ -314,3 +320,11 @@ class AttentionBackwardDrill(TupleDrill):
 
 
 DRILL = AttentionBackwardDrill.from_folder(__file__)
+
+
+def _as_key_padding(mask, Q):
+    """A 2-D (n, m) mask misread as (batch, m) key padding, shaped to broadcast so; None where
+    its first dim is not the batch's (the misreading cannot happen)."""
+    if mask is None or mask.dim() != 2 or Q.dim() < 3 or mask.shape[0] != Q.shape[0]:
+        return None
+    return mask.reshape(mask.shape[0], *([1] * (Q.dim() - 2)), mask.shape[1])

@@ -103,6 +103,8 @@ def candidates(Q, K, V, mask) -> list[tuple[str, object]]:
     out += [("scale_wrong_dim", scaled(size)) for size in sorted({heads * d, d_v, m, heads})]
     out.append(("no_scaling", lambda: attend(q, per_query_head(k, heads), per_query_head(v, heads), allowed, 1.0)))
     out += [("group_on_wrong_dim", copies_along_positions), ("mask_wrong_dim", mask_without_group_dim)]
+    if allowed is not None:
+        out.append(("mask_ignored", lambda: attend(q, per_query_head(k, heads), per_query_head(v, heads), None, right)))
 
     def leaky(how):
         """Blocked keys kept in the softmax: a finite fill (-1e4, which a score of -2e4 beats)
@@ -192,6 +194,8 @@ def public_cases(device: str) -> list[Case]:
         ("groups of 2, padding, batch == H_kv", dict(batch=3, heads=6, kv_heads=3, n=3, m=9, d=4, d_v=3,
                                                      dtype=f32, mask="padding")),
         ("single query (decode step)", dict(batch=2, heads=8, kv_heads=4, n=1, m=7, d=8, dtype=f64)),
+        ("single query, padding (decode step of a padded batch)", dict(batch=2, heads=8, kv_heads=4, n=1, m=7,
+                                                                       d=8, dtype=f64, mask="padding")),
         ("large scores", dict(batch=2, heads=4, kv_heads=2, n=4, m=6, d=8, dtype=f32, scores="large",
                               mask="random")),
         ("large scores, past 64", dict(batch=2, heads=4, kv_heads=2, n=70, m=130, d=8, dtype=f32,

@@ -101,7 +101,10 @@ def _arguments(inputs: dict, payload: dict) -> list:
 
 def _shared_again(second: dict, payload: dict) -> dict:
     """A case's second inputs, sharing tensors as its first call's do: one other tensor as Q, K
-    and V for a `ONE_TENSOR` case, as K and V for a `ONE_MEMORY` one."""
+    and V for a `ONE_TENSOR` case, as K and V for a `ONE_MEMORY` one. The module's weights are
+    others too, copied into its layers in place as an optimizer step does: what a module derives
+    from its weights once (W_q, W_k, W_v stacked on the first call) is stale after training."""
+    second = {**second, "weights": {layer: (-w.flip(0), b.flip(0)) for layer, (w, b) in payload["weights"].items()}}
     if payload.get(ONE_TENSOR):
         return {**second, "K": second["Q"], "V": second["Q"]}
     if payload.get(ONE_MEMORY):
@@ -141,6 +144,8 @@ class MhaDrill(AttentionDrill):
             ("large activations, past 64", dict(batch=2, n=70, m=100, d_model=8, heads=2, dtype=f32, scale=7.0)),
             # a memo kept only for long inputs ("to save projecting them") shows on a long case called again
             ("long keys, called again", dict(batch=1, n=3, m=260, d_model=8, heads=2, dtype=f64, again=True)),
+            ("self-attention, mha(x, x, x), no mask (an encoder's)", dict(batch=2, n=4, m=4, d_model=8, heads=2,
+                                                                          dtype=f64, one_tensor=True)),
         ]]
         probe = build_case(public, "public device probe", batch=2, n=3, m=5, d_model=8, heads=2, dtype=f32,
                            mask="padding")
@@ -164,6 +169,8 @@ class MhaDrill(AttentionDrill):
         return cases
 
     second_input_mistake = "state_on_module"
+    second_inputs_said = ("batch items swapped, queries reversed, K and V negated, and other weights copied into "
+                          "W_q..W_o in place, as an optimizer step does")
 
     def run_case(self, entry_obj, payload: dict) -> dict:
         """In the child: build the learner's module, load our weights and biases, call it twice,
@@ -185,6 +192,7 @@ class MhaDrill(AttentionDrill):
             if attempt == 0:
                 inputs_after = inputs_as_left(args, [payload[k] for k in ("Q", "K", "V", "mask")], payload)
         if AGAIN in payload and not payload.get(ONE_CALL):
+            load_projections(module, payload[AGAIN]["weights"], Q.device, Q.dtype, "")  # in place, as a step does
             args = _arguments(payload[AGAIN], payload)
             with torch.no_grad():
                 calls.append(export(module(*args) if args[3] is not None else module(*args[:3])))

@@ -15,7 +15,7 @@ import math
 
 import torch
 
-from ..device_probe import PROBE, check_probe, follow_inputs, probe_result
+from ..device_probe import PROBE, DeviceAudit, check_probe, follow_inputs, probe_result
 from ..grading import (
     AGAIN,
     AGAIN_CHECK,
@@ -238,6 +238,10 @@ def public_cases(device: str) -> list[Case]:
         ("relative, rotate-half", dict(heads=2, n=300, d=16, dtype=f64, relative=True, kwargs={"offset": 11})),
         ("relative, interleaved, base 500", dict(heads=3, n=80, d=8, dtype=f64, relative=True,
                                                  kwargs={"offset": 40, "interleaved": True, "base": 500.0})),
+        # positions across a model's context length (8k, 32k, 128k): a table of that many
+        # positions grown by n alone, not by offset + n, is wrong only here
+        *((f"positions across {end:,}", dict(batch=1, heads=1, n=8, d=8, dtype=f64, kwargs={"offset": end - 4}))
+          for end in (8192, 32768, 131072)),
     ]
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     next(c for c in cases if c.name == "public d = 8 after d = 2, same positions").payload[AFTER_D] = 2
@@ -334,12 +338,13 @@ class RopeDrill(AttentionDrill):
         results and the input."""
         kwargs = payload["kwargs"]
         if PROBE in payload:  # in both layouts: each has code of its own (a rotate-half matrix)
+            audit = DeviceAudit(default_is_wrong=True, inputs=[])  # one for both: what the first
             for layout in (kwargs.get("interleaved", False), not kwargs.get("interleaved", False)):
-                options = {**kwargs, "interleaved": layout}
+                options = {**kwargs, "interleaved": layout}  # made on the stand-in may serve the second
                 entry_obj(clone_tree(payload["x"]), **options)  # on the real device first: its tables kept
                 x = clone_tree(payload["x"])  # then on the stand-in: a table cached without the device shows
                 found = probe_result(lambda x=x, options=options: entry_obj(x, **options),
-                                     default_is_wrong=True, inputs=[x])
+                                     default_is_wrong=True, inputs=[x], audit=audit)
                 if found[PROBE]["problems"]:
                     return found
             return found

@@ -161,6 +161,9 @@ def public_cases(device: str) -> list[Case]:
                                                     mask="random")),
         ("3-D mask over heads", dict(leading=(3, 3), n=9, m=11, d_k=4, d_v=5, dtype=f32, mask="random",
                                      mask_kind="float64", mask_shape=(3, 9, 11))),
+        # a (n, m) mask whose first dim is also the batch's: still (n, m), not (batch, m) padding
+        ("2-D mask, as many queries as the batch", dict(leading=(3,), n=3, m=5, d_k=4, d_v=3, dtype=f64,
+                                                        mask="random", mask_shape=(3, 5))),
     ]
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     probe = build_case(gen, "public device probe", leading=(2,), n=5, m=7, d_k=4, d_v=3, dtype=f32,
