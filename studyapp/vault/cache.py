@@ -31,7 +31,7 @@ SCHEMA_VERSION = "13"
 flow-style one without review keys, is a problem; 12: a tag or drill YAML reads as a boolean
 is `true`, not Python's `True`, and one named twice is listed once; 13: a title skips thematic
 breaks, one-line HTML comments and a heading's closing hashes, and a block below lines of unseen
-characters, or with them in front of its `---`, is a problem, and a flow-style block is named as such)."""
+characters, or with them in front of its `---`, is a problem, and a flow-style block, or one closed by `...`, is named as such)."""
 RACY_WINDOW_NS = 2_000_000_000
 """Files modified this recently are not cached: a second edit within the same mtime tick
 and of the same size would otherwise go unseen (git's "racy clean" problem). Judged by the

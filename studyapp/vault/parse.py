@@ -13,6 +13,7 @@ from studyapp.textwidth import shown
 
 BOM = "\ufeff"
 _FENCE_LINE = re.compile(r"^---[ \t]*\r?$", re.M)
+_DOTS_LINE = re.compile(r"^\.\.\.[ \t]*\r?$", re.M)
 _HEADING_OR_CODE_FENCE = re.compile(r"^(?:(```|~~~)|(#{1,2})[ \t]+(.*)$)", re.M)
 """A fence, or a `#`/`##` heading and its text (trailing blanks and CR stripped in code: a lazy
 `(.*?)[ \t]*\r?$` backtracked quadratically over a long run of blanks inside the line)."""
@@ -89,6 +90,9 @@ def find_layout(text: str) -> Layout:
     block_start = first_end + 1
     close = _FENCE_LINE.search(text, block_start)
     if close is None:
+        if _DOTS_LINE.search(text, block_start):
+            raise NoteFormatError("metadata block closed by '...' (YAML's document end), which Obsidian does not "
+                                  "read as its close: write '---' there")
         raise NoteFormatError("metadata block opened with '---' but never closed")
     odd = _ODD_LINE_BREAK.search(text, block_start, close.start())
     if odd:
