@@ -10,18 +10,24 @@ the parent judges only data, and code that digs into the child's memory can forg
 
 from __future__ import annotations
 
+import os
 import sys
 import types
+from typing import Any
 
 WATCHED_PACKAGES = ("studyapp_kernels", "studyapp.grader")
 WATCHED_MODULES = ("torch", "torch.nn", "torch.nn.functional")
 _ABSENT = object()
+Entry = tuple[str, Any, Any, Any]
+"""(where, namespace, name, value): a name of a namespace and what it held (`snapshot`)."""
+_NAMES = object()
+"""An entry's `attr` for a class's set of names (`snapshot`)."""
 
 
-def snapshot() -> list[tuple[str, object, str, object]]:
+def snapshot() -> list[Entry]:
     """(where, namespace, name, value) of every function, class and module the harness's
     modules, torch's main ones, `torch.Tensor` and `torch.nn.Module` hold now."""
-    entries: list[tuple[str, object, str, object]] = []
+    entries: list[Entry] = []
     for name, module in list(sys.modules.items()):
         if module is None or not (name in WATCHED_MODULES or name.startswith(WATCHED_PACKAGES)):
             continue
@@ -33,23 +39,46 @@ def snapshot() -> list[tuple[str, object, str, object]]:
         for cls in (torch.Tensor, torch.nn.Module):
             namespace = cls.__dict__  # a live view: a name set on the class later shows in it
             entries += [(f"torch.{cls.__name__}", namespace, attr, value) for attr, value in list(namespace.items())]
+            # and the names it has now: one added later shadows what the class inherits
+            # (`torch.Tensor.clone` over TensorBase's, which export calls)
+            entries.append((f"torch.{cls.__name__}", namespace, _NAMES, frozenset(namespace)))
     return entries
 
 
-def rebound(entries: list[tuple[str, object, str, object]]) -> list[str]:
+def rebound(entries: list[Entry]) -> list[str]:
     """The names (at most five) no longer holding what `snapshot` found there, unless torch
     rebound them itself: importing `torch.func` wraps `torch.manual_seed`, say."""
     found = []
     for where, namespace, attr, value in entries:
-        now = namespace.get(attr, _ABSENT)  # type: ignore[attr-defined]
+        if attr is _NAMES:
+            found += [f"{where}.{name}" for name in sorted(set(namespace) - value)
+                      if not _torchs_own(namespace.get(name))]
+            continue
+        now = namespace.get(attr, _ABSENT)
         if now is not value and not _torchs_own(now):
             found.append(f"{where}.{attr}")
     return found[:5]
 
 
 def _torchs_own(value: object) -> bool:
+    """Made by torch: its module is torch's and, for a function written in Python, so is the file
+    of its code (a `__module__` alone is any string a learner's function is given)."""
     module = getattr(value, "__module__", None)
-    return isinstance(module, str) and (module == "torch" or module.startswith("torch."))
+    if not (isinstance(module, str) and (module == "torch" or module.startswith("torch."))):
+        return False
+    torch = sys.modules.get("torch")
+    folder = os.path.realpath(os.path.dirname(getattr(torch, "__file__", "") or "")) + os.sep
+
+    def in_torch(path: object) -> bool:
+        return isinstance(path, str) and os.path.realpath(path).startswith(folder)
+
+    if isinstance(value, type):  # a class: found under its name in a module of torch's files
+        home = sys.modules.get(module)
+        return getattr(home, value.__name__, None) is value and in_torch(getattr(home, "__file__", None))
+    code = getattr(value, "__code__", None)
+    if code is None:
+        return not isinstance(value, (types.FunctionType, types.MethodType))  # a builtin of torch's
+    return in_torch(code.co_filename)
 
 
 def settings() -> dict[str, object]:
