@@ -40,6 +40,9 @@ AUTOGRAD_WITH_THE_WATCH_SET_ASIDE = """
 """
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known gap: learner code can take the grader's watches off torch's mode stack during its call and put "
+    "them back (as it can reach the harness's objects through its frames); the README says what remains"))
 def test_popping_the_watch_off_the_mode_stack_does_not_hide_autograd(warm_grader, tmp_path):
     verdict = grade_source(warm_grader, tmp_path, "attention_backward", AUTOGRAD_WITH_THE_WATCH_SET_ASIDE,
                            timeout=30.0)
