@@ -178,6 +178,13 @@ class StudyApp(App):
         super().notify(printable(message), title=printable(title), severity=severity, timeout=timeout,
                        markup=False)
 
+    def action_help_quit(self) -> None:
+        """ctrl+c's hint, as text: Textual writes it in markup, which `notify` does not read."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {key} to quit the app", title="Do you want to quit?")
+                return
+
     def watch_theme(self, name: str) -> None:
         """A theme picked after start-up (from the palette) is kept for the next run."""
         if not self._save_theme or name == self.ctx.settings.theme:
