@@ -480,9 +480,7 @@ class StudyApp(App):
             return
         if not self.close_screens(self.action_start_review):
             return
-        if self.current_mode != "today":
-            self.switch_mode("today")
-        self.push_screen(ReviewScreen())
+        self.push_screen(ReviewScreen())  # on the screen it is started from: Esc goes back there
 
     def action_open_drill(self, drill_id: str) -> None:
         """Open a drill over the current mode's screen, or over the review it was reached from."""
