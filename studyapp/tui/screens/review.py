@@ -267,16 +267,20 @@ class ReviewScreen(StudyScreen):
             return None
         return True
 
+    def _repeated(self) -> bool:
+        """A key pressed again just after a drill's rating closed its screen (`REPEAT_GUARD`):
+        meant for the drill, not for what the review shows now."""
+        return time.monotonic() - self.app.drill_rated_at < REPEAT_GUARD
+
     def action_open_due_drill(self) -> None:
-        if self.card is None and self.due_drill is not None:
-            self.app.action_open_drill(self.due_drill.id)
+        if self.card is None and self.due_drill is not None and not self._repeated():
+            self.app.action_open_drill(self.due_drill.id)  # a second Enter would start the next drill's try
 
     def action_reveal(self) -> None:
-        if not self.begun:
+        if not self.begun or self._repeated():  # nor show the next note's answer unasked
             return
         if self.card is None or self.revealed:  # a drill offered past the notes opens with Enter only:
             return  # the reflex "space, 3" would type the 3 into its code
-            return
         try:
             options = self.study.rating_options(self.card.path)
         except Exception as exc:  # noqa: BLE001
@@ -315,7 +319,7 @@ class ReviewScreen(StudyScreen):
     def action_rate(self, rating: int) -> None:
         if self.card is None or not self.revealed:
             return
-        if time.monotonic() - self.app.drill_rated_at < REPEAT_GUARD:
+        if self._repeated():
             return  # the drill's rating key, pressed twice: the second is not this note's rating
         duration = time.monotonic() - self.shown_at
         try:
