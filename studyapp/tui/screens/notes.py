@@ -75,8 +75,9 @@ class NoteTable(DataTable[str | Text]):
 
 
 class NotesScreen(StudyScreen):
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
-    """Below 100 columns the folder tree gives the table some of its width (studyapp.tcss)."""
+    HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (70, "-narrow"), (100, "-wide")]
+    """Below 100 columns the folder tree gives the table some of its width, and below 70 all of it
+    (studyapp.tcss): at 60 the Path column was off the screen, at 50 the Title too."""
     BINDINGS = [
         Binding("enter", "open_note", "Open", show=False),
         Binding("o", "open_note", "Open"),
@@ -142,8 +143,9 @@ class NotesScreen(StudyScreen):
         widest_path = max((display_width(row.path) for row in rows), default=MIN_TEXT)
         if widest_title + widest_path <= room:
             return widest_title, widest_path
-        path = max(MIN_TEXT, min(widest_path, room - min(widest_title, max(room // 2, READABLE_TITLE))))
-        return max(MIN_TEXT, min(widest_title, room - path)), path
+        least = min(MIN_TEXT, max(3, room // 2))  # a terminal too narrow for two of MIN_TEXT: halves
+        path = max(least, min(widest_path, room - min(widest_title, max(room // 2, READABLE_TITLE))))
+        return max(least, min(widest_title, room - path)), path
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes")
     def list_notes(self) -> None:
