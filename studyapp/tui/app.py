@@ -308,7 +308,7 @@ class StudyApp(App):
         thread rather than a Textual worker: it never completes, and waiting for the app's
         workers to finish must not wait for it."""
         from studyapp.history.eventlog import log_dir
-        from studyapp.tui.vault_watch import watch_notes
+        from studyapp.tui.vault_watch import VaultFolderReplaced, watch_notes
 
         if self._watcher is not None:
             return
@@ -317,14 +317,23 @@ class StudyApp(App):
             """Watch until the app ends; a failed watch (a symbolic link loop, out of inotify
             watches) is said once and tried again, a little later each time, and what changed
             meanwhile is taken in by loading the vault again."""
-            delay, said = WATCH_RETRY_SECONDS, False
+            delay, said, again = WATCH_RETRY_SECONDS, False, False
+
+            def load_again() -> None:  # what changed while nothing watched
+                self.post_message(VaultFilesChanged(("/",)))
+                self.post_message(ReviewLogChanged())
+
             while True:
                 try:
                     watch_notes(self.ctx.paths.vault_dir, self._stop_watching,
                                 lambda paths: self.post_message(VaultFilesChanged(paths)),
                                 log_dir=log_dir(self.ctx.paths, self.ctx.settings),
-                                on_log_change=lambda: self.post_message(ReviewLogChanged()))
+                                on_log_change=lambda: self.post_message(ReviewLogChanged()),
+                                on_started=load_again if again else None)
                     return  # stopped with the app
+                except VaultFolderReplaced:  # watch the folder now at the vault's path, at once
+                    again = True
+                    continue
                 except Exception as exc:  # noqa: BLE001 - the app still works without it
                     if not said:
                         said = True
@@ -334,8 +343,8 @@ class StudyApp(App):
                 if self._stop_watching.wait(delay):
                     return
                 delay = min(delay * 2, 60.0)
-                self.post_message(VaultFilesChanged(("/",)))  # load again: changes went unseen
-                self.post_message(ReviewLogChanged())
+                load_again()
+                again = False
 
         self._watcher = threading.Thread(target=run, name="studyapp vault watcher", daemon=True)
         self._watcher.start()
