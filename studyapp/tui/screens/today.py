@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Header, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from studyapp.today_snapshot import next_midnight
 from studyapp.tui.markup import plain
@@ -92,10 +92,16 @@ class TodayScreen(StudyScreen):
         which they stay right (`fresh_between`): until a note, a step or a drill falls due, or
         midnight."""
         since = self.app.ctx.now()
-        if counts_first:
-            self.post_message(TodayCounted(self.study.today_counts()))
+        worker = get_current_worker()  # a newer run cancels this one, whose thread still runs on:
+        if counts_first:  # its figures, older, must not be posted over the newer run's
+            counts = self.study.today_counts()
+            if not worker.is_cancelled:
+                self.post_message(TodayCounted(counts))
         keep = getattr(self.study, "keep_today", None)
-        self.post_message(TodayComputed(self.study.today(keep_later=True) if keep else self.study.today()))
+        summary = self.study.today(keep_later=True) if keep else self.study.today()
+        if worker.is_cancelled:
+            return since, since
+        self.post_message(TodayComputed(summary))
         valid_until = getattr(self.study, "today_valid_until", None)
         until = valid_until() if valid_until is not None else None
         if keep is not None:
