@@ -99,14 +99,35 @@ def _raised_by_the_call(exc: BaseException, filename: str) -> bool:
 def _signature(obj) -> str:
     try:
         return f"{getattr(obj, '__name__', 'entry')}{inspect.signature(obj)}"  # a class: its constructor
-    except (TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - no signature, or a learner's __signature__ that raises
+        return _described(obj)
+
+
+def _described(obj) -> str:
+    """The learner's object as text, whatever its __repr__ does."""
+    try:
         return repr(obj)[:200]
+    except Exception:  # noqa: BLE001
+        return f"<a {type(obj).__name__} whose repr raised>"
+
+
+def _own_callable(name: object, value: object) -> bool:
+    """A public function or class the learner's file defines (what the ENTRY stage lists)."""
+    try:
+        return (isinstance(name, str) and not name.startswith("_") and callable(value)
+                and getattr(value, "__module__", None) == MODULE_NAME)
+    except Exception:  # noqa: BLE001 - a learner's __module__ (or __call__ lookup) that raises
+        return False
 
 
 def _stage_failure(exc: BaseException, filename: str) -> dict | None:
     """Failures that stop the whole submission, whatever case they happened in."""
     if isinstance(exc, SystemExit):
-        return {"stage": Stage.EXIT.value, "code": repr(exc.code)}
+        try:
+            code = repr(exc.code)[:200]
+        except Exception:  # noqa: BLE001 - a learner's SystemExit whose code raises
+            code = "<a code that raised when read>"
+        return {"stage": Stage.EXIT.value, "code": code}
     if _is_out_of_memory(exc):
         return {"stage": Stage.MEMORY.value, "error": _error(exc, filename)}
     if _errno(exc) == errno.EFBIG:
@@ -152,8 +173,7 @@ def evaluate(drill, source: str, filename: str, payloads: list, withheld: Withho
         return {"stage": Stage.LOAD.value, "error": _error(exc, filename)}
     entry = getattr(module, drill.entry, None)
     if entry is None:
-        defined = sorted(n for n, v in vars(module).items()
-                         if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == MODULE_NAME)
+        defined = sorted(n for n, v in list(vars(module).items()) if _own_callable(n, v))
         return {"stage": Stage.ENTRY.value, "entry": drill.entry, "defined": defined}
     if withheld is not None:
         withheld.note_entry(entry)
