@@ -103,18 +103,19 @@ def step_tensors(steps: list[dict]) -> list[torch.Tensor]:
 
 def second_steps(steps: list[dict], count: int = 2) -> list[dict]:
     """The first `count` steps as other inputs of the same kind (`AGAIN`): batch items trade
-    places in every tensor (states, memory, masks, caches handed in) and the float ones are
-    negated, so each item keeps its own padding and whatever the module kept from the first
-    run is stale. Two steps (a call with cache=None, then one with the cache it returned) show
-    what is kept; the later steps are graded on the case's own inputs, and skipping them keeps
-    the third run cheap."""
-    def other(value):
+    places in every tensor (states, memory, masks, caches handed in) and the float ones but
+    masks are negated, so each item keeps its own padding and whatever the module kept from the
+    first run is stale (a float mask stays 0/1, as the contract has it: negated, a right
+    `mask > 0` read it as all blocked). Two steps (a call with cache=None, then one with the
+    cache it returned) show what is kept; the later steps are graded on the case's own inputs,
+    and skipping them keeps the third run cheap."""
+    def other(value, negate: bool):
         if isinstance(value, torch.Tensor):
-            return other_layout_values(value, flip=(0,), negate=value.is_floating_point())
+            return other_layout_values(value, flip=(0,), negate=negate and value.is_floating_point())
         if isinstance(value, (tuple, list)):
-            return type(value)(other(item) for item in value)
+            return type(value)(other(item, negate) for item in value)
         return value
-    return [{key: other(value) for key, value in step.items()} for step in steps[:count]]
+    return [{key: other(value, "mask" not in key) for key, value in step.items()} for step in steps[:count]]
 
 
 def _flat_graded(trace: Trace, ignored: list[torch.Tensor] | None) -> torch.Tensor:

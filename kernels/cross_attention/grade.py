@@ -145,7 +145,8 @@ def cross_steps(payload: dict, *, dtype=torch.float64, kv_source: str = "memory"
 
     kv_source "decoder": K/V projected from the decoder states. mask_mode: "keys" (right),
     "queries", "heads" (a (batch, 1, m) mask, whose batch dim lands on the heads dim),
-    "additive" (the 0/1 mask turned into floats and added to the scores). cache_use: "use" (right), "ignore" (the
+    "additive" (the 0/1 mask turned into floats and added to the scores), "finite_bias" (-1e4 added
+    where blocked, BERT's). cache_use: "use" (right), "ignore" (the
     memory projected again on every call), "reproject" (W_k/W_v applied to the cache).
     `safe`/`fused`: correct computations (zeros on fully masked rows / PyTorch's fused kernel).
     """
@@ -172,6 +173,8 @@ def cross_steps(payload: dict, *, dtype=torch.float64, kv_source: str = "memory"
             mask = step["src_mask"].cpu()
             if mask_mode == "additive":  # whatever its dtype, turned into a float and added
                 shaped = mask.to(dtype)[:, None, None, :]
+            elif mask_mode == "finite_bias":  # BERT's: -10000 added where blocked
+                shaped = (~allowed_mask(mask)).to(dtype)[:, None, None, :] * -1e4
             else:
                 allowed = allowed_mask(mask)
                 shaped = {"keys": allowed[:, None, None, :], "queries": allowed[:, None, :, None],
@@ -181,7 +184,7 @@ def cross_steps(payload: dict, *, dtype=torch.float64, kv_source: str = "memory"
                     return None
             except RuntimeError:
                 return None
-            if mask_mode == "additive":
+            if mask_mode in ("additive", "finite_bias"):
                 scores = scores + shaped
             else:
                 keep = shaped
@@ -236,6 +239,9 @@ class CrossAttentionDrill(StepsDrill):
                                                              side_by_side=True)),
             ("long source, then another memory", dict(batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=300,
                                                       mask="bool", dtype=f64, again=True)),
+            # scores far past 1e4: a finite bias (BERT's -10000) no longer blocks
+            ("huge activations, padding", dict(batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=6, mask="bool",
+                                               lengths=[6, 3], dtype=f64, scale=300.0)),
         ]
         cases = [build_case(gen, f"public {name}", device=device, **kw) for name, kw in specs]
         probe = build_case(gen, "public device probe", batch=2, heads=2, d_model=8, queries=(3, 1, 2), m=5)
@@ -317,7 +323,8 @@ class CrossAttentionDrill(StepsDrill):
         ]
         if p["steps"][0]["src_mask"] is not None:
             options += [("mask_on_queries", {"mask_mode": "queries"}), ("mask_over_heads_dim", {"mask_mode": "heads"}),
-                        ("additive_float_mask", {"mask_mode": "additive"})]
+                        ("additive_float_mask", {"mask_mode": "additive"}),
+                        ("additive_bias_finite", {"mask_mode": "finite_bias"})]
         return [(mistake, lambda kw=kwargs: cross_steps(p, **kw)) for mistake, kwargs in options]
 
 

@@ -125,6 +125,10 @@ def public_cases(device: str) -> list[Case]:
                                                              block_k=4, dtype=f64, same_tensors={"causal": True})),
         ("scores near -1e5, a batch of one", dict(lead=(1,), n=8, m=12, dv=3, block_q=4, block_k=4, scores="far_negative",
                                                      dtype=f64)),
+        # keys that do not fill their last block, all scores near -1e5: padding kept out by a
+        # finite bias (-1e4) wins over every real key
+        ("scores near -1e5, a last key block half full", dict(n=4, m=6, dv=3, block_q=4, block_k=4,
+                                                              scores="far_negative", dtype=f64)),
         ("float16", dict(lead=(2,), n=20, m=40, d=8, dv=4, block_q=8, block_k=16, causal=True,
                          dtype=torch.float16, tier=EXTRA)),
         ("bfloat16", dict(lead=(2,), n=20, m=40, d=8, dv=4, block_q=8, block_k=16, dtype=torch.bfloat16,
@@ -249,6 +253,8 @@ class FlashAttentionDrill(TupleDrill):
             Candidate("max_init_zero", run(max_init=0.0, dtype=own, guard=True), symptom=True),
             Candidate("nan_masked_rows", run(safe=False), symptom=True),
         ]
+        if not p["causal"] and p["K"].shape[-2] % p["block_k"]:
+            found.append(Candidate("padded_keys_finite_bias", run(pad_bias=-1e4)))
         if p["causal"] and p["Q"].shape[-2] != p["K"].shape[-2]:
             found.append(Candidate("causal_top_left", run(top_left=True)))
         if p["causal"]:

@@ -64,13 +64,16 @@ def block_is_kept(rule: str, q_start: int, q_end: int, k_start: int, k_end: int,
 def tiled(Q, K, V, block_q: int, block_k: int, causal: bool, *, dtype=torch.float64,
           rescale_sum: bool = True, rescale_output: bool = True, update_max: bool = True,
           max_init: float = NEG_INF, keep: str = "visible", safe: bool = True, guard: bool = False,
-          lse_adds_max: bool = True, lse_known: bool = True, top_left: bool = False):
+          lse_adds_max: bool = True, lse_known: bool = True, top_left: bool = False,
+          pad_bias: float | None = None):
     """(output, lse) of online-softmax attention computed block by block, as a learner writes it.
 
     `safe`: a running max of -inf is replaced by 0 before subtracting (no -inf - -inf);
     `guard`: a zero running sum gives output 0 instead of 0/0. `lse_known=False` returns a NaN
     lse (undefined: the mistake's lse depends on details the learner may write either way).
-    `top_left`: causal aligned top-left (j <= i) instead of bottom-right.
+    `top_left`: causal aligned top-left (j <= i) instead of bottom-right. `pad_bias`: K and V
+    padded with zero rows to whole key blocks, the padding kept out by adding this finite bias
+    (-1e4) to its scores (non-causal).
     """
     q, k, v = (t.cpu().to(dtype) for t in (Q, K, V))
     n, m, scale = q.shape[-2], k.shape[-2], 1 / math.sqrt(q.shape[-1])
@@ -91,12 +94,18 @@ def tiled(Q, K, V, block_q: int, block_k: int, causal: bool, *, dtype=torch.floa
             allowed = allowed_keys(n, m, causal, torch.arange(q_start, q_end), torch.arange(k_start, k_end), offset)
             if allowed is not None:
                 scores = scores.masked_fill(~allowed, NEG_INF)
+            v_block = v[..., k_start:k_end, :]
+            if pad_bias is not None and not causal and k_end - k_start < block_k:
+                missing = block_k - (k_end - k_start)
+                scores = torch.cat([scores, torch.full((*scores.shape[:-1], missing), pad_bias, dtype=dtype)], -1)
+                v_block = torch.cat([v_block, torch.zeros((*v_block.shape[:-2], missing, v_block.shape[-1]),
+                                                          dtype=dtype)], -2)
             new_max = torch.maximum(running_max, scores.amax(dim=-1))
             base = torch.where(new_max == NEG_INF, 0.0, new_max) if safe else new_max
             p = torch.exp(scores - base.unsqueeze(-1))
             alpha = torch.exp(running_max - base)
             running_sum = (alpha * running_sum if rescale_sum else running_sum) + p.sum(dim=-1)
-            acc = (alpha.unsqueeze(-1) * acc if rescale_output else acc) + p @ v[..., k_start:k_end, :]
+            acc = (alpha.unsqueeze(-1) * acc if rescale_output else acc) + p @ v_block
             if update_max:
                 running_max = new_max
         total = running_sum.unsqueeze(-1)

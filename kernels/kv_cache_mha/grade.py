@@ -87,14 +87,16 @@ def as_trace(payload: dict, full) -> list:
 
 
 def stepwise(payload: dict, *, dtype=torch.float64, grow: str = "all", mask: str = "bottom_right",
-             new_token_seen: bool = True, reproject: bool = False, scale: str = "d_head"):
+             new_token_seen: bool = True, reproject: bool = False, scale: str = "d_head",
+             fill: float = float("-inf")):
     """The step-by-step forward as a learner writes it, with one knob turned the wrong way.
 
     grow: "all" (right), "new_only" (attends to past + new, returns only the new K/V),
     "never" (attends to the new tokens only and returns them). mask: "bottom_right" (right),
     "top_left" (query i sees keys 0..i, as is_causal=True does when n != m), "prefill_only".
     `new_token_seen=False`: after the prefill, attends to the cache before appending the new
-    K/V. `reproject`: concatenates the cached K/V with the new inputs BEFORE W_k/W_v.
+    K/V. `reproject`: concatenates the cached K/V with the new inputs BEFORE W_k/W_v. `fill`:
+    what blocked scores become (a finite -1e4 lets them back once scores pass it).
     """
     weights = {k: (w.to(dtype).cpu(), b.to(dtype).cpu()) for k, (w, b) in payload["weights"].items()}
     heads = payload["num_heads"]
@@ -127,7 +129,7 @@ def stepwise(payload: dict, *, dtype=torch.float64, grow: str = "all", mask: str
         else:
             allowed = cols <= rows + (length - t)
         d = q.shape[-1] * (heads if scale == "d_model" else 1)
-        scores = (q @ keys.transpose(-2, -1) / math.sqrt(d)).masked_fill(~allowed, float("-inf"))
+        scores = (q @ keys.transpose(-2, -1) / math.sqrt(d)).masked_fill(~allowed, fill)
         out = _linear(merge_heads(torch.softmax(scores, dim=-1) @ values), weights, "W_o")
         cache = (new_k, new_v) if grow in ("new_only", "never") else (k, v)
         trace.append((out, *cache))
@@ -164,6 +166,8 @@ class KvCacheDrill(StepsDrill):
             # beside each other (beam search): a prompt's results kept, a buffer kept on the module
             ("two long prompts side by side", dict(schedule=[260, 1, 2], batch=1, d_model=8, heads=2,
                                                    dtype=f64, side_by_side=True)),
+            # scores far past 1e4: a finite fill (-1e4, float16-safe) lets the future back in
+            ("huge activations", dict(schedule=[6, 1, 3], batch=2, d_model=8, heads=2, dtype=f64, scale=300.0)),
         ]
         cases = [build_case(gen, f"public {name}", device=device, **kw) for name, kw in specs]
         probe = build_case(gen, "public device probe", schedule=[3, 1, 2], batch=2, d_model=8, heads=2)
@@ -214,6 +218,7 @@ class KvCacheDrill(StepsDrill):
             ("new_token_not_attended", {"new_token_seen": False}),
             ("reprojects_cached_kv", {"reproject": True}),
             ("scale_by_d_model", {"scale": "d_model"}),
+            ("fill_finite", {"fill": -1e4}),
         ]]
 
     def diagnose_errors(self, book):

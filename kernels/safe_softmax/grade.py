@@ -192,6 +192,8 @@ def public_cases(device: str) -> list[Case]:
         # past any fixed buffer or block (64, 128, 256):
         ("rows of 300, padding", dict(shape=(3, 2, 20, 300), mask="padding")),
         ("rows of 257 along dim=1, |x| near 1e4", dict(shape=(2, 257, 3), dim=1, scale="large", empty_rows=2)),
+        # a dim of size 1 beside the reduced one: a bare .squeeze() drops it too
+        ("a batch of one, a head of one", dict(shape=(1, 3, 1, 6), empty_rows=1)),
     ]
     cases = [build_case(gen, f"public {name}", device=device, **kwargs) for name, kwargs in specs]
     twin = next(i for i, case in enumerate(cases) if case.name == "public the same shapes, another mask")

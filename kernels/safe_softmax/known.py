@@ -140,6 +140,12 @@ def _last_dim(right):
     return lambda x, mask, dim: right(x, mask, -1)
 
 
+def _squeezed_lse(x, mask, dim):
+    """The right log-sum-exp, ended by a bare `.squeeze()`: every other size-1 dim goes too."""
+    kept = safe_logsumexp(x, mask, dim).unsqueeze(dim if dim >= 0 else dim + x.dim())
+    return kept.squeeze()
+
+
 def _max_all_guarded(x, mask, dim):
     exps = torch.exp(x - x.amax(dim, keepdim=True)) * mask
     total = exps.sum(dim, keepdim=True)
@@ -183,6 +189,7 @@ LSE_MISTAKES: list[tuple[str, Variant]] = [
     ("inverted_mask", _inverted(safe_logsumexp)),
     ("lse_without_max", _lse_no_add_back),
     ("wrong_dim", _last_dim(safe_logsumexp)),
+    ("lse_squeezes_every_dim", _squeezed_lse),
     ("max_over_masked_entries", _max_all_lse),
     ("mask_cached", safe_logsumexp),
 ]
