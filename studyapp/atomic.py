@@ -209,7 +209,7 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
         if new == current:
             return Replacement(current, current)
         temp = _write_temp(target, new)
-        kept = False
+        kept = swapped = False
         try:
             if file_identity(os.stat(target)) != identity:
                 continue  # changed while we worked: start again from the new content
@@ -220,14 +220,17 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
                 kept = True
                 fsync_dir(target.parent)
                 return Replacement(current, new)
+            swapped = True  # ours at the note's path, the file it displaced at the temp path
             try:
                 displaced, _ = read_settled(temp, settle_seconds)
             except FileBusy:
                 displaced = None  # a writer still holds the old file open: give it back
             if displaced == current:
+                swapped = False
                 fsync_dir(target.parent)
                 return Replacement(current, new)
             _exchange(temp, target)  # put their edit back, then start again from it
+            swapped = False
             try:
                 ours_now, _ = read_settled(temp, settle_seconds)
             except FileBusy:  # a program writes into our copy and will not stop: keep it
@@ -237,6 +240,8 @@ def replace_checked(path: str | os.PathLike, make: Callable[[bytes], bytes],
             if ours_now != new:
                 carried.append((new, ours_now))
         finally:
+            if swapped:  # stopped (Ctrl-C) before the displaced file was judged: it may hold an
+                _exchange(temp, target)  # edit being saved, so it goes back, and ours is dropped
             if not kept:
                 _unlink_quietly(temp)
     if carried:
