@@ -232,6 +232,8 @@ class Vault:
     def read_note(self, path: str) -> Note:
         """One note, fresh from disk; UserError when it is missing, cannot be read, or is no note
         the vault lists (a .txt, a hidden file, the review log: never written as a note)."""
+        from studyapp.atomic import FileBusy, read_settled
+
         abs_path = self._abs(path)  # first: a path outside the vault is said as such
         reason = not_a_note_reason(path)
         if reason:
@@ -246,9 +248,14 @@ class Vault:
             ) or links_problem(st.st_nlink)
             if problem:
                 raise UserError(f"{path}: {problem}")
-            raw = abs_path.read_bytes()
+            # once nobody holds it open for writing: an editor saving in place (truncate, write)
+            # would otherwise be read half written, and the review refused for what is not there
+            raw, _identity = read_settled(abs_path)
         except FileNotFoundError:
             raise UserError(f"no such note in the vault: {path}") from None
+        except FileBusy:
+            raise UserError(f"{path}: another program keeps it open for writing; try again once it has "
+                            "saved it") from None
         except OSError as exc:
             raise UserError(f"{path}: cannot read: {exc.strerror}") from None
         result = _note_from_bytes(path, abs_path, raw, len(raw), st.st_mtime_ns, st.st_ctime_ns)
