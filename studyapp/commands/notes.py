@@ -108,12 +108,14 @@ def _print_due_table(due, counts, total: int) -> None:
 def print_import(args, ctx) -> int:
     from pathlib import Path
 
+    from studyapp.locking import WriterLock
     from studyapp.vault import Vault
     from studyapp.vault.importer import import_notes
 
     vault = Vault(ctx.paths.vault_dir, ctx.paths.cache_file)
     go_ahead = None if args.yes else (lambda paths: _many_confirmed(vault.root, paths))
-    actions = import_notes(vault, [Path(p) for p in args.paths], ctx.today(), args.dry_run, go_ahead)
+    lock = WriterLock(ctx.paths.writer_lock_file)
+    actions = import_notes(vault, [Path(p) for p in args.paths], ctx.today(), args.dry_run, go_ahead, lock.hold)
     if actions is None:
         print("not imported: nothing was changed")
         return ExitCode.FAILED

@@ -11,6 +11,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -66,9 +67,12 @@ def _body_bytes(raw: bytes) -> bytes:
 
 
 def add_missing_blocks(vault: Vault, today: date, dry_run: bool,
-                       go_ahead: Callable[[list[str]], bool] | None = None) -> list[ImportAction] | None:
+                       go_ahead: Callable[[list[str]], bool] | None = None,
+                       writing: Callable[[], AbstractContextManager] = nullcontext) -> list[ImportAction] | None:
     """Give every block-less note its block. `go_ahead(paths)` is asked first when there are
-    more than `MANY_NOTES` of them (not on a dry run); None when it says no: nothing written."""
+    more than `MANY_NOTES` of them (not on a dry run); None when it says no: nothing written.
+    Each block is written inside `writing()` (the writer lock): a review reads a note and writes
+    it back under that lock, and a block added in between made it refuse its own rating."""
     snapshot = vault.load()
     if go_ahead is not None and not dry_run:
         lacking = [note.path for note in snapshot.notes if not note.has_block]
@@ -85,8 +89,10 @@ def add_missing_blocks(vault: Vault, today: date, dry_run: bool,
                 continue
         else:
             try:
-                if vault.add_block_in_place(note, today) is None:
-                    continue  # it had its block again by the write (read mid-save): nothing added
+                with writing():
+                    added = vault.add_block_in_place(note, today)
+                if added is None:
+                    continue  # it had its block by the write (read mid-save, or a review gave it one)
             except NoteWriteError as exc:  # read-only, changed meanwhile: this note only
                 reason = str(exc).removeprefix(f"{note.path}: ")
                 actions.append(ImportAction("problem", note.path, reason=reason))
@@ -295,10 +301,11 @@ def _file_in_the_way(root: Path, rel: Path) -> str | None:
 
 
 def import_notes(vault: Vault, paths: list[Path], today: date, dry_run: bool,
-                 go_ahead: Callable[[list[str]], bool] | None = None) -> list[ImportAction] | None:
+                 go_ahead: Callable[[list[str]], bool] | None = None,
+                 writing: Callable[[], AbstractContextManager] = nullcontext) -> list[ImportAction] | None:
     """Run the import; returns what was (or would be) done, in order (None: `go_ahead` said no,
-    `add_missing_blocks`)."""
+    `add_missing_blocks`). Copies never replace a note, so only blocks are written in `writing()`."""
     if paths:
         return copy_into_vault(vault, paths, today, dry_run)
-    return add_missing_blocks(vault, today, dry_run, go_ahead)
+    return add_missing_blocks(vault, today, dry_run, go_ahead, writing)
 
