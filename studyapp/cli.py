@@ -188,10 +188,24 @@ def run() -> int:
     from the collector (`gc.freeze`), so that Python's exit skips its last full collection: a
     walk over every object the command made (10,000 notes), a tenth of a warm `due`
     (benchmarks/vault_scale.py). Exit still runs as usual (atexit, flushing, each module's
-    clean-up). Not `main`: tests and other callers run it in a longer process."""
+    clean-up). Not `main`: tests and other callers run it in a longer process.
+
+    A SIGTERM (a `kill`, a closing terminal's session manager) ends a command as Ctrl-C does,
+    by KeyboardInterrupt, so that what it was writing is put back in order on the way out (a
+    review that displaced a note an editor was saving gives the note back), with 143."""
+    import signal
+
+    terminated: list[int] = []
+
+    def on_term(signum: int, _frame) -> None:
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    if command_named(sys.argv[1:]) is not None and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, on_term)  # a command's: the app's own loop ends as it always did
     code = main()
     gc.freeze()
-    return code
+    return ExitCode.TERMINATED if terminated and code == ExitCode.INTERRUPTED else code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,6 +31,8 @@ class ExitCode(IntEnum):
     traceback was saved (`crash.log` in the data dir)."""
     INTERRUPTED = 130
     """Ctrl-C."""
+    TERMINATED = 143
+    """SIGTERM (128 + 15), ended as Ctrl-C ends a command."""
 
 
 class UserError(Exception):

@@ -30,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from vault_fixtures import USERS_NOTE, studyapp_process, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +71,8 @@ with open(note, "r+b") as handle:   # an editor saving in place, a little slowly
 """
 
 
-def test_ctrl_c_while_rate_waits_for_an_editor_keeps_the_editors_edit(tmp_path):
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_while_rate_waits_for_an_editor_keeps_the_editors_edit(tmp_path, sig, code):
     note = write(tmp_path / "vault" / "a.md", USERS_NOTE)
     assert studyapp_process(tmp_path, "due", now=NOW).returncode == 0
     go, opened = tmp_path / "go", tmp_path / "opened"
@@ -86,13 +88,13 @@ def test_ctrl_c_while_rate_waits_for_an_editor_keeps_the_editors_edit(tmp_path):
         while not opened.exists() and time.monotonic() < deadline:
             time.sleep(0.005)
         time.sleep(0.5)  # `rate` has swapped and waits for the editor: the user presses Ctrl-C
-        rate.send_signal(signal.SIGINT)
+        rate.send_signal(sig)
         out, err = rate.communicate(timeout=60)
         editor.wait(timeout=60)
     finally:
         for process in (rate, editor):
             if process.poll() is None:
                 process.kill()
-    assert rate.returncode == 130, (out, err)
+    assert rate.returncode == code, (out, err)
     text = note.read_text(encoding="utf-8")
     assert EDIT in text, ("the editor's saved line is gone", text[:400], sorted(p.name for p in note.parent.iterdir()))
