@@ -10,7 +10,7 @@ from textual.widgets import Static, TextArea
 from studyapp.drill_reviews import drill_scheduler, new_drill_card
 from studyapp.schedule import review as fsrs_review
 from studyapp.tui.screens.drill import DrillScreen
-from studyapp.tui.screens.review import ReviewScreen
+from studyapp.tui.screens.review import REPEAT_GUARD, ReviewScreen
 
 from .conftest import app_with_grader, real_app, settle
 
@@ -106,6 +106,7 @@ async def test_a_due_drill_in_the_session_hint_and_wrong_run_make_it_hard_then_g
 
         # back in the session: the second new drill, passed on the first run
         assert app.screen is review and review.due_drill is not None and review.due_drill.id == "mha"
+        await pilot.pause(REPEAT_GUARD)  # a deliberate Enter, not the accepting one pressed twice
         await pilot.press("enter")
         await settle(pilot)
         second = app.screen
