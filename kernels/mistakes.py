@@ -39,6 +39,15 @@ def softmax_variant(scores: torch.Tensor, how: str, dim: int = -1) -> torch.Tens
     return exps / exps.sum(dim=dim, keepdim=True)
 
 
+def as_key_padding(mask: torch.Tensor, scores: torch.Tensor) -> torch.Tensor | None:
+    """A 2-D `(n, m)` mask misread as `(batch, m)` key padding (Hugging Face's key_padding_mask)
+    and shaped to broadcast so over `scores` (or any tensor with the batch first); None where its
+    first dim is not the batch's, so the misreading cannot happen."""
+    if mask is None or mask.dim() != 2 or scores.dim() < 3 or mask.shape[0] != scores.shape[0]:
+        return None
+    return mask.reshape(mask.shape[0], *([1] * (scores.dim() - 2)), mask.shape[1])
+
+
 def attention_variant(Q, K, V, mask=None, *, scale: str = "sqrt_dk", softmax_dim: int = -1,
                       mask_mode: str = "fill", softmax: str = "stable", dtype=torch.float64):
     """(output, weights) of SDPA with one knob turned the wrong way; None where the mistake
@@ -60,10 +69,10 @@ def attention_variant(Q, K, V, mask=None, *, scale: str = "sqrt_dk", softmax_dim
             if mask.dtype == torch.bool:
                 return None
             scores = scores + mask.to(dtype)
-        elif mask_mode == "rank2_as_padding":  # (n, m) read as (batch, m) when n is the batch size
-            if allowed.dim() != 2 or scores.dim() < 3 or allowed.shape[0] != scores.shape[0]:
+        elif mask_mode == "rank2_as_padding":
+            shaped = as_key_padding(allowed, scores)
+            if shaped is None:
                 return None
-            shaped = allowed.reshape(allowed.shape[0], *([1] * (scores.dim() - 2)), allowed.shape[1])
             scores = scores.masked_fill(~shaped, float("-inf"))
         elif mask_mode == "rank3_as_batch":
             if allowed.dim() != 3 or scores.dim() != 4:
@@ -199,9 +208,10 @@ fast path for `K is V` runs it only then."""
 def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transpose",
                 out_proj: bool = True, biases: str = "all", scale: str = "d_head",
                 mask_mode: str = "fill", softmax_dim: int = -1, softmax: str = "stable",
-                project_inputs: bool = True, dtype=torch.float64):
+                project_inputs: bool = True, causal_by_default: bool = False, dtype=torch.float64):
     """(output, weights) of multi-head attention with one step done wrong (float64 unless the
-    mistake is about precision); None where the mistake cannot happen on this case."""
+    mistake is about precision); None where the mistake cannot happen on this case.
+    `causal_by_default`: `mha(x, x, x)` with no mask taken for a decoder's, masked causally."""
     weights = {name: (w.to(dtype).cpu(), b.to(dtype).cpu()) for name, (w, b) in payload["weights"].items()}
     heads = payload["num_heads"]
     Q, K, V = (payload[name].to(dtype).cpu() for name in ("Q", "K", "V"))
@@ -246,7 +256,7 @@ def mha_variant(payload: dict, *, split: str = "transpose", merge: str = "transp
     factor = {"d_head": 1 / math.sqrt(d_head), "d_model": 1 / math.sqrt(d_model), "none": 1.0,
               "over_d_head_over_2": 1 / d_head / 2, "over_half_d_head": 2 / d_head, "sqrt_m": 1 / math.sqrt(m)}[scale]
     scores = (q @ k.transpose(-2, -1)) * factor
-    if mask_mode == "causal_by_default":  # `mha(x, x, x)` with no mask taken for a decoder's
+    if causal_by_default:
         if mask is not None or not payload.get(ONE_TENSOR):
             return None
         scores = scores.masked_fill(~torch.ones(n, m, dtype=torch.bool).tril(), float("-inf"))
@@ -309,9 +319,9 @@ def mha_candidates(payload: dict):
         ("additive_float_mask", {"mask_mode": "additive"}),
         ("softmax_wrong_dim", {"softmax_dim": -2}),
         ("unstable_softmax", {"softmax": "no_max", "dtype": case_dtype}),
-        ("causal_by_default", {"mask_mode": "causal_by_default"}),
+        ("causal_by_default", {"causal_by_default": True}),
     ]:
-        if payload.get("mask") is None and "mask_mode" in kwargs and kwargs["mask_mode"] != "causal_by_default":
+        if payload.get("mask") is None and "mask_mode" in kwargs:
             continue
         if kwargs.get("scale") == "sqrt_m" and payload["K"].shape[1] == payload["d_model"] // payload["num_heads"]:
             continue  # sqrt(m) is sqrt(d_head) here: not a mistake on this case

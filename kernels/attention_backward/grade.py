@@ -26,6 +26,7 @@ from ..grading import (
     shape_text,
 )
 from ..hidden_calls import HiddenCalls, hidden_message
+from ..mistakes import as_key_padding
 from ..tuple_drill import Candidate, TupleDrill
 from .variants import autograd_backward, by_hand
 
@@ -294,9 +295,8 @@ class AttentionBackwardDrill(TupleDrill):
             Candidate("mask_not_in_backward", run(mask_in_backward=False)),
             Candidate("nan_masked_rows", run(safe=False), symptom=True),
         ] + ([Candidate("scale_zero_ignored", lambda: by_hand(*args[:5], None))] if p["scale"] == 0 else []) + (
-            [Candidate("mask_2d_as_key_padding", lambda: by_hand(*args[:4], _as_key_padding(p["mask"], p["Q"]),
-                                                                 p["scale"]))]
-            if _as_key_padding(p["mask"], p["Q"]) is not None else [])
+            [Candidate("mask_2d_as_key_padding", lambda: by_hand(*args[:4], padding, p["scale"]))]
+            if (padding := as_key_padding(p["mask"], p["Q"])) is not None else [])
 
     def check_record(self, case: Case, record: dict, book: CheckBook, where: str) -> None:
         used = record.get("autograd") or []
@@ -321,10 +321,3 @@ class AttentionBackwardDrill(TupleDrill):
 
 DRILL = AttentionBackwardDrill.from_folder(__file__)
 
-
-def _as_key_padding(mask, Q):
-    """A 2-D (n, m) mask misread as (batch, m) key padding, shaped to broadcast so; None where
-    its first dim is not the batch's (the misreading cannot happen)."""
-    if mask is None or mask.dim() != 2 or Q.dim() < 3 or mask.shape[0] != Q.shape[0]:
-        return None
-    return mask.reshape(mask.shape[0], *([1] * (Q.dim() - 2)), mask.shape[1])
