@@ -127,8 +127,9 @@ read it as text."""
 _ODD_BYTES = (rb"(?:[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0\xad]|\xd8\x9c|\xe1\x9a\x80|\xe1\xa0\x8e"
               rb"|\xe2\x80[\x80-\x8f\xa8-\xaf]|\xe2\x81[\x9f-\xa4\xa6-\xa9]|\xe3\x80\x80|\xef\xbb\xbf)")
 """`_UNSEEN` but spaces and tabs, in UTF-8 (a superset: a head read whole needlessly is only slower)."""
-_LATE_START = re.compile(rb"(?:\xef\xbb\xbf)?(?:(?:(?:[ \t]|" + _ODD_BYTES + rb")*\r?\n)+(?:[ \t]|" + _ODD_BYTES
-                         + rb")*---|(?:[ \t]|" + _ODD_BYTES + rb")+---|---[ \t]*" + _ODD_BYTES + rb")")
+_BLANK_BYTES = rb"(?:[ \t]|" + _ODD_BYTES + rb")"
+_LATE_START = re.compile(rb"(?:\xef\xbb\xbf)?(?:(?:" + _BLANK_BYTES + rb"*\r?\n)+" + _BLANK_BYTES + rb"*---|"
+                         + _BLANK_BYTES + rb"+---|---[ \t]*" + _ODD_BYTES + rb")")
 
 
 def may_hold_a_late_block(raw: bytes) -> bool:
