@@ -34,10 +34,11 @@ the footer: compact, the rest still took eight rows, and the answer got two of t
 
 
 REPEAT_GUARD = 0.6
-"""Seconds after a drill's rating closed its screen in which the review takes no rating key: a
-drill rated with `2` pressed twice, as a key that did not seem to take is, rated the note
-underneath too, its answer still showing (a review the learner never gave). A drill left with
-Esc arms nothing: the note's rating comes right after it."""
+"""Seconds after a drill's rating closed its screen in which the review takes no rating key, nor
+the Enter that opens the next drill (`_repeated`): a key that did not seem to take is pressed
+again, and `2` twice rated the note underneath too, its answer still showing (a review the
+learner never gave), Enter twice started the next drill's try. A drill left with Esc arms
+nothing: the note's rating comes right after it."""
 
 
 class ReviewScreen(StudyScreen):
@@ -277,7 +278,7 @@ class ReviewScreen(StudyScreen):
             self.app.action_open_drill(self.due_drill.id)  # a second Enter would start the next drill's try
 
     def action_reveal(self) -> None:
-        if not self.begun or self._repeated():  # nor show the next note's answer unasked
+        if not self.begun:
             return
         if self.card is None or self.revealed:  # a drill offered past the notes opens with Enter only:
             return  # the reflex "space, 3" would type the 3 into its code
